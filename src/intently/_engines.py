@@ -1,0 +1,14 @@
+"""The list of engines. Importing one registers its migrations and log appliers."""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["ENGINES", "load"]
+
+ENGINES: tuple[str, ...] = ("intently.access",)
+
+
+def load() -> None:
+    for name in ENGINES:
+        importlib.import_module(name)

@@ -1,0 +1,207 @@
+"""The front door: :class:`Intently` opens a home and hands out its engines."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ._runtime import Runtime
+from .access import Access, Permission
+from .core.actors import Actor, default_actor
+from .core.clock import Clock, SystemClock, format_time
+from .core.config import HOME_DIRNAME, Home, find_home
+from .core.errors import SchemaTooNew
+from .core.namespaces import namespace_from_folder, validate_namespace
+from .log import KeyRing, OperationLog
+from .store import Store, open_store
+
+__all__ = ["Intently"]
+
+
+class Intently:
+    """One home, seen by one actor in one namespace.
+
+    ``Intently.open()`` finds the home like git finds a repository; ``Intently.init(path)``
+    creates one. Use it as a context manager (or call :meth:`close`): on exit every stream
+    this process appended to gets a signed checkpoint.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    # -- construction ---------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        home: str | Path | None = None,
+        *,
+        actor: Actor | str | None = None,
+        namespace: str | None = None,
+        clock: Clock | None = None,
+        start: Path | None = None,
+        database_url: str | None = None,
+    ) -> Intently:
+        found = find_home(start, home)
+        return cls._from_home(found, actor=actor, namespace=namespace, clock=clock, database_url=database_url)
+
+    @classmethod
+    def init(
+        cls,
+        project: str | Path,
+        *,
+        actor: Actor | str | None = None,
+        name: str | None = None,
+        clock: Clock | None = None,
+        database_url: str | None = None,
+    ) -> Intently:
+        """Create ``<project>/.intently`` (or ``project`` itself if it is named ``.intently``)."""
+        path = Path(project).expanduser().resolve()
+        home = Home(path if path.name == HOME_DIRNAME else path / HOME_DIRNAME)
+        owner = _actor(actor)
+        ns = validate_namespace(name) if name else namespace_from_folder(home.project_root.name)
+        home.create(name=ns, owner=str(owner))
+        clk = clock or SystemClock()
+        ring = KeyRing([])
+        ring.generate(format_time(clk.now()))
+        ring.save(home.keys_dir)
+        ix = cls._from_home(home, actor=owner, namespace=ns, clock=clk, database_url=database_url)
+        with ix.store.transaction() as tx:
+            ix.log.append(
+                tx,
+                namespace=ns,
+                actor=str(owner),
+                op="HOME_INIT",
+                target=ns,
+                payload={"owner": str(owner), "key_id": ring.current_key_id, "origin": ix.config.home.origin},
+                policy_version="intently@init",
+            )
+        ix.checkpoint()
+        return ix
+
+    @classmethod
+    def _from_home(
+        cls,
+        home: Home,
+        *,
+        actor: Actor | str | None,
+        namespace: str | None,
+        clock: Clock | None,
+        database_url: str | None = None,
+    ) -> Intently:
+        _load_engines()
+        config = home.load_config()
+        store = open_store(database_url or home.database_url(config), group_commit=config.log.group_commit)
+        try:
+            store.check_not_newer()
+            if config.store.auto_upgrade:
+                store.upgrade()
+            else:
+                pending = [s for s in store.schema_status() if s.pending]
+                if pending:
+                    raise SchemaTooNew("the database needs a schema upgrade; run `intently store upgrade`")
+        except BaseException:
+            store.close()
+            raise
+        clk = clock or SystemClock()
+        log = OperationLog(
+            store,
+            clock=clk,
+            keyring=KeyRing.load(home.keys_dir),
+            origin=config.home.origin or f"intently/{config.home.name}",
+            witness_path=home.witness_path,
+        )
+        runtime = Runtime(
+            home=home,
+            config=config,
+            store=store,
+            log=log,
+            clock=clk,
+            actor=_actor(actor),
+            namespace=validate_namespace(namespace or config.home.name),
+        )
+        return cls(runtime)
+
+    def as_actor(self, actor: Actor | str) -> Intently:
+        """The same home seen by another actor (for servers mapping tokens to actors)."""
+        return Intently(self._rt.with_actor(_actor(actor)))
+
+    def in_namespace(self, namespace: str) -> Intently:
+        return Intently(self._rt.with_namespace(validate_namespace(namespace)))
+
+    # -- wiring ---------------------------------------------------------------
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._rt
+
+    @property
+    def home(self) -> Home:
+        return self._rt.home
+
+    @property
+    def store(self) -> Store:
+        return self._rt.store
+
+    @property
+    def log(self) -> OperationLog:
+        return self._rt.log
+
+    @property
+    def actor(self) -> Actor:
+        return self._rt.actor
+
+    @property
+    def namespace(self) -> str:
+        return self._rt.namespace
+
+    @property
+    def config(self) -> Any:
+        return self._rt.config
+
+    @cached_property
+    def access(self) -> Access:
+        return Access(self._rt)
+
+    def require(self, permission: Permission, namespace: str | None = None) -> None:
+        self.access.require(self._rt.actor, namespace or self._rt.namespace, permission)
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def checkpoint(self) -> int:
+        """Sign checkpoints for the streams this process appended to; returns how many."""
+        return len(self._rt.log.checkpoint_dirty())
+
+    def close(self) -> None:
+        try:
+            self.checkpoint()
+        finally:
+            self._rt.store.close()
+
+    def __enter__(self) -> Intently:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"Intently(home={str(self._rt.home.path)!r}, actor={str(self._rt.actor)!r}, namespace={self.namespace!r})"
+        )
+
+
+def _actor(actor: Actor | str | None) -> Actor:
+    if actor is None:
+        return default_actor()
+    return actor if isinstance(actor, Actor) else Actor.parse(actor)
+
+
+def _load_engines() -> None:
+    """Import every engine so its migrations and log appliers are registered."""
+    from . import _engines
+
+    _engines.load()

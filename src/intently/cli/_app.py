@@ -1,0 +1,81 @@
+"""Assembles the command groups and turns errors into one line and an exit code."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..core.errors import IntentlyError
+from ._common import State, err
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="intently",
+    help="The intent layer for AI agents: goals, project rules, standing reminders and a tool-call gate.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    home: Annotated[
+        str | None,
+        typer.Option("--home", envvar="INTENTLY_HOME", help="The home folder (default: .intently found upward)."),
+    ] = None,
+    actor: Annotated[
+        str | None,
+        typer.Option("--actor", envvar="INTENTLY_ACTOR", help="Who acts: name or kind:name (default: OS user)."),
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", envvar="INTENTLY_NAMESPACE", help="Namespace (default: the home's)."),
+    ] = None,
+) -> None:
+    ctx.obj = State(home=home, actor=actor, namespace=namespace)
+
+
+# Each module adds its commands or group to ``app`` when imported. Engines add theirs here.
+COMMAND_MODULES: tuple[str, ...] = (
+    "intently.cli.home",
+    "intently.cli.log",
+    "intently.cli.store",
+    "intently.cli.demo",
+)
+
+
+def _register() -> None:
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        module.register(app)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except IntentlyError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,93 @@
+"""``intently init``, ``grant``, ``revoke``, ``grants``, ``whoami``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .._intently import Intently
+from ..access import Permission
+from ..core.actors import Actor
+from ._common import JsonOpt, emit, open_home, out, state, table
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("grant")(grant)
+    app.command("revoke")(revoke)
+    app.command("grants")(grants)
+    app.command("whoami")(whoami)
+
+
+def init(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="Project folder to create .intently/ in.")] = Path("."),
+    name: Annotated[str | None, typer.Option(help="Default namespace (default: the folder's name).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a home: config, .gitignore, signing key, requirement folders. You become its owner."""
+    st = state(ctx)
+    target = Path(st.home) if st.home else path
+    ix = Intently.init(target, actor=st.actor, name=name)
+    try:
+        data = {
+            "home": str(ix.home.path),
+            "namespace": ix.namespace,
+            "owner": str(ix.actor),
+            "key_id": ix.log.keyring.current_key_id,
+        }
+    finally:
+        ix.close()
+    emit(data, as_json, lambda d: out.print(f"Created {d['home']} (namespace {d['namespace']}, owner {d['owner']})"))
+
+
+def grant(
+    ctx: typer.Context,
+    actor: Annotated[str, typer.Argument(help="Who gets it: name or kind:name.")],
+    permission: Annotated[Permission, typer.Argument(help="read, write, manage-reminders or admin.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Grant a permission in the namespace (needs admin)."""
+    with open_home(ctx) as ix:
+        ix.access.grant(Actor.parse(actor), permission)
+        data = {"namespace": ix.namespace, "actor": str(Actor.parse(actor)), "permission": permission.value}
+    emit(data, as_json, lambda d: out.print(f"Granted {d['permission']} to {d['actor']} in {d['namespace']}"))
+
+
+def revoke(
+    ctx: typer.Context,
+    actor: Annotated[str, typer.Argument(help="Whose permission to revoke.")],
+    permission: Annotated[Permission, typer.Argument(help="read, write, manage-reminders or admin.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Revoke a permission in the namespace (needs admin)."""
+    with open_home(ctx) as ix:
+        changed = ix.access.revoke(Actor.parse(actor), permission)
+        data = {"namespace": ix.namespace, "actor": actor, "permission": permission.value, "revoked": changed}
+    emit(data, as_json, lambda d: out.print("Revoked" if d["revoked"] else "Nothing to revoke"))
+
+
+def grants(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the grants of the namespace."""
+    with open_home(ctx) as ix:
+        rows: list[dict[str, Any]] = ix.access.grants()
+        owner = str(ix.access.owner)
+    emit(
+        {"owner": owner, "grants": rows},
+        as_json,
+        lambda d: table(
+            f"Grants (owner {owner} holds all)",
+            ["actor", "permission", "granted by", "at"],
+            [[g["actor"], g["permission"], g["granted_by"], g["granted_at"]] for g in d["grants"]],
+        ),
+    )
+
+
+def whoami(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Show the acting actor, namespace, home and permissions."""
+    with open_home(ctx) as ix:
+        perms = sorted(p.value for p in ix.access.permissions(ix.actor, ix.namespace))
+        data = {"actor": str(ix.actor), "namespace": ix.namespace, "home": str(ix.home.path), "permissions": perms}
+    emit(data, as_json)

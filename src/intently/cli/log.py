@@ -1,0 +1,185 @@
+"""``intently log show|verify|proof|consistency|replay|checkpoint|rotate-key``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ..access import Permission
+from ..core.clock import format_time
+from ..log import Checkpoint, KeyRing, OperationLog, verify_inclusion
+from ..log import replay as replay_log
+from ..store import open_store
+from ._common import JsonOpt, emit, err, open_home, out, table
+
+log_app = typer.Typer(help="The tamper-evident operation log.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(log_app, name="log")
+
+
+@log_app.command("show")
+def show(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(help="How many operations, newest first.")] = 20,
+    op: Annotated[str | None, typer.Option(help="Only this op type.")] = None,
+    target: Annotated[str | None, typer.Option(help="Only operations on this target id.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show recent operations of the namespace's stream."""
+    with open_home(ctx) as ix:
+        ix.require(Permission.READ)
+        ops = ix.log.read(ix.namespace, limit=limit, op=op, target=target, newest_first=True)
+    data = [o.to_json() for o in ops]
+    emit(
+        data,
+        as_json,
+        lambda d: table(
+            f"Operations in {ix.namespace}",
+            ["seq", "time", "actor", "op", "target", "payload"],
+            [[o["seq"], o["time"], o["actor"], o["op"], o["target"], json.dumps(o["payload"])[:80]] for o in d],
+        ),
+    )
+
+
+@log_app.command("verify")
+def verify(
+    ctx: typer.Context,
+    strict: Annotated[bool, typer.Option(help="Also fail on operations no checkpoint covers yet.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recompute every leaf, tree and signature; exit 0 only when all check.
+
+    The owner verifies every stream; anyone else the streams they may read.
+    """
+    with open_home(ctx) as ix:
+        streams = None if ix.access.is_owner(ix.actor) else ix.access.readable_namespaces(ix.actor)
+        total = sum(ix.log.size(s) for s in (streams or ix.log.streams()))
+        with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
+            task = bar.add_task("verify", total=total)
+            report = ix.log.verify(streams, progress=lambda n: bar.advance(task, n))
+    data = report.to_json()
+    failed = [s for s in report.streams if not s.ok or (strict and s.unsigned_tail)]
+
+    def render(_: object) -> None:
+        table(
+            "Log verification",
+            ["stream", "ok", "size", "checkpoints", "witnessed", "unsigned", "error"],
+            [
+                [s.stream, "yes" if s.ok else "NO", s.size, s.checkpoints, s.witnessed_size, s.unsigned_tail, s.error]
+                for s in report.streams
+            ],
+        )
+
+    emit(data, as_json, render)
+    if failed:
+        first = failed[0]
+        err.print(
+            f"log does not verify: stream {first.stream} at seq {first.bad_seq}: {first.error or 'unsigned tail'}"
+        )
+        raise typer.Exit(8)
+
+
+@log_app.command("proof")
+def proof(
+    ctx: typer.Context,
+    seq: Annotated[int, typer.Argument(help="Sequence number of the operation.")],
+    size: Annotated[int | None, typer.Option(help="Tree size (default: the latest checkpoint).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Inclusion proof of one operation in the signed tree; checked before it is printed."""
+    with open_home(ctx) as ix:
+        ix.require(Permission.READ)
+        data = ix.log.inclusion_proof(ix.namespace, seq, size)
+        cp = ix.log.latest_checkpoints().get(ix.namespace)
+    verify_inclusion(
+        bytes.fromhex(data["leaf_hash"]),
+        data["leaf_index"],
+        data["tree_size"],
+        [bytes.fromhex(h) for h in data["proof"]],
+        bytes.fromhex(data["root"]),
+    )
+    data["verified"] = True
+    data["checkpoint"] = cp.to_json() if cp and cp.size == data["tree_size"] else None
+    emit(data, as_json)
+
+
+@log_app.command("consistency")
+def consistency(
+    ctx: typer.Context,
+    old_size: Annotated[int, typer.Argument(help="The older tree size.")],
+    new_size: Annotated[int | None, typer.Argument(help="The newer tree size (default: current).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Consistency proof that the tree at OLD_SIZE is a prefix of the tree at NEW_SIZE."""
+    with open_home(ctx) as ix:
+        ix.require(Permission.READ)
+        data = ix.log.consistency_proof(ix.namespace, old_size, new_size)
+    emit(data, as_json)
+
+
+@log_app.command("checkpoint")
+def checkpoint(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Sign a checkpoint for every stream that grew (commands do this on their own)."""
+    with open_home(ctx) as ix:
+        ix.require(Permission.ADMIN)
+        made = ix.log.checkpoint()
+    emit([c.to_json() for c in made], as_json, lambda d: out.print(f"{len(d)} checkpoint(s) signed"))
+
+
+@log_app.command("rotate-key")
+def rotate_key(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Retire the signing key and make a new one; old checkpoints stay verifiable."""
+    with open_home(ctx) as ix:
+        ix.require(Permission.ADMIN)
+        ix.log.checkpoint()
+        ring = ix.log.keyring
+        old = ring.current_key_id if ring.can_sign else None
+        new = ring.generate(format_time(ix.runtime.clock.now()))
+        ring.save(ix.home.keys_dir)
+    emit({"retired": old, "key_id": new}, as_json, lambda d: out.print(f"New signing key {d['key_id']}"))
+
+
+@log_app.command("replay")
+def replay(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option("--to", help="Fresh database URL or SQLite file path to rebuild into.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Rebuild state from the log into a fresh store, verifying the log first."""
+    with open_home(ctx) as ix:
+        ix.require(Permission.ADMIN)
+        url = to if "://" in to else f"sqlite:///{Path(to).resolve()}"
+        target_store = open_store(url)
+        try:
+            target_store.upgrade()
+            target = OperationLog(
+                target_store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin, witness_path=None
+            )
+            count = replay_log(ix.log, target)
+        finally:
+            target_store.close()
+    emit(
+        {"replayed": count, "to": url},
+        as_json,
+        lambda d: out.print(f"Replayed {d['replayed']} operations into {d['to']}"),
+    )
+
+
+@log_app.command("verify-checkpoint")
+def verify_checkpoint(
+    checkpoint_file: Annotated[Path, typer.Argument(help="A checkpoint JSON file.")],
+    keys: Annotated[Path, typer.Option(help="The public keyring (keys/public.json).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a checkpoint's signature with only the public keyring (no home needed)."""
+    data = json.loads(checkpoint_file.read_text(encoding="utf-8"))
+    cp = Checkpoint.from_json(data)
+    ring = KeyRing.load_public(keys)
+    ring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream)
+    emit({"ok": True, "stream": cp.stream, "size": cp.size, "key_id": cp.key_id}, as_json)

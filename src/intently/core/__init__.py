@@ -1,0 +1,1 @@
+"""Foundation pieces shared by every engine: errors, ids, clocks, actors, config, namespaces."""

@@ -1,0 +1,228 @@
+"""The home folder and its ``intently.toml``.
+
+A home is a ``.intently/`` folder, found upward from the working directory like git finds
+``.git``, or named by ``--home`` / ``INTENTLY_HOME``. Tracked files (config, requirement
+files, public keys, the witnessed checkpoint) live beside ignored runtime state (database,
+indexes, private keys), and the generated ``.gitignore`` keeps the two apart.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import InvalidInput, NotFound
+
+__all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
+
+HOME_DIRNAME = ".intently"
+CONFIG_FILE = "intently.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HomeSection(_Section):
+    name: str = Field(description="Default namespace for objects created in this home.")
+    owner: str = Field(description="The actor who ran `intently init`; holds every permission.")
+    origin: str = Field(default="", description="Origin line of signed checkpoints (defaults to intently/<name>).")
+
+
+class StoreSection(_Section):
+    url: str = Field(default="", description="Database URL; empty means state/intently.db in the home.")
+    auto_upgrade: bool = Field(default=True, description="Apply pending schema upgrades when the store opens.")
+
+
+class LogSection(_Section):
+    group_commit: bool = Field(default=False, description="Batch fsyncs (synchronous=NORMAL) for speed.")
+
+
+class ContextSection(_Section):
+    budget: int = Field(default=4000, ge=200, description="Token budget of the whole context block.")
+
+
+class RequirementsSection(_Section):
+    inject: Literal["on", "off"] = Field(default="on", description="'off' opts the whole project out.")
+    budget: int = Field(default=2000, ge=50)
+    transcripts: str = Field(default="", description="Folder of transcripts a scan may mine.")
+
+
+class TriggersSection(_Section):
+    max_shown: int = Field(default=3, ge=1)
+    max_chars: int = Field(default=1200, ge=100)
+
+
+class LLMSection(_Section):
+    base_url: str = Field(default="", description="OpenAI-compatible endpoint for optional proposers.")
+    model: str = ""
+    api_key_env: str = Field(default="INTENTLY_LLM_KEY", description="Environment variable holding the key.")
+
+
+class Config(_Section):
+    """Validated ``intently.toml``. Unknown keys are errors, not silently ignored."""
+
+    home: HomeSection
+    store: StoreSection = StoreSection()
+    log: LogSection = LogSection()
+    context: ContextSection = ContextSection()
+    requirements: RequirementsSection = RequirementsSection()
+    triggers: TriggersSection = TriggersSection()
+    llm: LLMSection = LLMSection()
+    extra: dict[str, Any] = Field(default_factory=dict, description="Engine-specific tables.")
+
+
+CONFIG_TEMPLATE = """\
+# intently home configuration. Every key is documented in docs/configuration.md.
+
+[home]
+# Default namespace for objects created in this home.
+name = "{name}"
+# The actor who ran `intently init`; holds every permission in every namespace.
+owner = "{owner}"
+# Origin line written into signed log checkpoints.
+origin = "{origin}"
+
+[store]
+# Empty: one SQLite file at .intently/state/intently.db. Or postgresql://user@host/db
+url = ""
+auto_upgrade = true
+
+[log]
+# true trades a sync per operation for batched syncs (faster, a crash may lose the last ms).
+group_commit = false
+
+[context]
+# Token budget of the whole block an agent is given before a model call.
+budget = 4000
+
+[requirements]
+# "off" opts the project out of injection and transcript mining.
+inject = "on"
+budget = 2000
+transcripts = ""
+
+[triggers]
+max_shown = 3
+max_chars = 1200
+
+[llm]
+# Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.
+base_url = ""
+model = ""
+api_key_env = "INTENTLY_LLM_KEY"
+"""
+
+GITIGNORE = """\
+# Runtime state stays out of git; config, requirements, public keys and the
+# witnessed checkpoint are tracked so that history witnesses the log.
+state/
+index/
+keys/private/
+*.db
+*.db-wal
+*.db-shm
+"""
+
+
+class Home:
+    """A ``.intently/`` folder: where config, keys, tracked files and state live."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.resolve()
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def project_root(self) -> Path:
+        return self.path.parent
+
+    @property
+    def state_dir(self) -> Path:
+        return self.path / "state"
+
+    @property
+    def keys_dir(self) -> Path:
+        return self.path / "keys"
+
+    @property
+    def private_keys_dir(self) -> Path:
+        return self.path / "keys" / "private"
+
+    @property
+    def witness_path(self) -> Path:
+        return self.path / "checkpoints.json"
+
+    @property
+    def requirements_dir(self) -> Path:
+        return self.path / "requirements"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.path / "index"
+
+    def exists(self) -> bool:
+        return self.config_path.is_file()
+
+    def load_config(self) -> Config:
+        """Read and validate ``intently.toml``; errors name the file and field."""
+        try:
+            raw = tomllib.loads(self.config_path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise NotFound(f"no {CONFIG_FILE} in {self.path}; run `intently init`") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidInput(str(exc), where=str(self.config_path)) from exc
+        known = set(Config.model_fields) - {"extra"}
+        extra = {k: raw.pop(k) for k in list(raw) if k not in known}
+        try:
+            return Config.model_validate({**raw, "extra": extra})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise InvalidInput(first["msg"], where=f"{self.config_path}: {field}") from exc
+
+    def database_url(self, config: Config) -> str:
+        env = os.environ.get("INTENTLY_DATABASE_URL")
+        if env:
+            return env
+        if config.store.url:
+            return config.store.url
+        return f"sqlite:///{self.state_dir / 'intently.db'}"
+
+    def create(self, *, name: str, owner: str) -> Config:
+        """Lay out a new home. Refuses to overwrite an existing one."""
+        if self.exists():
+            raise InvalidInput(f"a home already exists at {self.path}", where=str(self.config_path))
+        for folder in (self.path, self.state_dir, self.private_keys_dir, self.requirements_dir, self.index_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.private_keys_dir, 0o700)
+        origin = f"intently/{name}"
+        self.config_path.write_text(CONFIG_TEMPLATE.format(name=name, owner=owner, origin=origin), encoding="utf-8")
+        (self.path / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        (self.requirements_dir / ".gitkeep").touch()
+        return self.load_config()
+
+
+def find_home(start: Path | None = None, explicit: str | Path | None = None) -> Home:
+    """``explicit`` (``--home``), then ``INTENTLY_HOME``, then the nearest ``.intently/`` upward.
+
+    Naming a project folder instead of its ``.intently/`` works too.
+    """
+    chosen = explicit or os.environ.get("INTENTLY_HOME")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if path.name != HOME_DIRNAME and (path / HOME_DIRNAME).is_dir():
+            path = path / HOME_DIRNAME
+        return Home(path)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / HOME_DIRNAME
+        if (candidate / CONFIG_FILE).is_file():
+            return Home(candidate)
+    raise NotFound(f"no {HOME_DIRNAME}/ found in {here} or above; run `intently init` or pass --home")

@@ -1,0 +1,43 @@
+"""The tamper-evident operation log: RFC 9162 Merkle streams, Ed25519 checkpoints, proofs."""
+
+from __future__ import annotations
+
+from ._checkpoint import Checkpoint
+from ._keys import KeyRing, key_id_of
+from ._merkle import (
+    Frontier,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    node_hash,
+    root_hash,
+    verify_consistency,
+    verify_inclusion,
+)
+from ._operation import Operation, canonical_json, policy_version
+from ._oplog import OperationLog, StreamReport, VerifyReport
+from ._replay import Applier, register_applier, registered_appliers, replay
+
+__all__ = [
+    "Applier",
+    "Checkpoint",
+    "Frontier",
+    "KeyRing",
+    "Operation",
+    "OperationLog",
+    "StreamReport",
+    "VerifyReport",
+    "canonical_json",
+    "consistency_proof",
+    "inclusion_proof",
+    "key_id_of",
+    "leaf_hash",
+    "node_hash",
+    "policy_version",
+    "register_applier",
+    "registered_appliers",
+    "replay",
+    "root_hash",
+    "verify_consistency",
+    "verify_inclusion",
+]

@@ -1,0 +1,163 @@
+"""Ed25519 signing keys for log checkpoints.
+
+The private key stays in the home's ignored ``keys/private/``; the public keyring
+``keys/public.json`` is tracked, and each entry records when the key signed its first and
+last checkpoint, so a rotated key keeps its old checkpoints verifiable by anyone.
+Unlike a shared HMAC secret, verifying needs no secret at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..core.errors import BadSignature, InvalidInput, UnknownKey
+
+__all__ = ["KeyRing", "PublicKeyEntry", "key_id_of"]
+
+
+def key_id_of(public: Ed25519PublicKey) -> str:
+    """First 16 hex digits of SHA-256 over the raw 32-byte public key."""
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+@dataclass
+class PublicKeyEntry:
+    key_id: str
+    public_key: Ed25519PublicKey
+    created: str
+    first_signed: str | None = None
+    last_signed: str | None = None
+    retired: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        raw = self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return {
+            "key_id": self.key_id,
+            "algorithm": "ed25519",
+            "public_key": base64.b64encode(raw).decode(),
+            "created": self.created,
+            "first_signed": self.first_signed,
+            "last_signed": self.last_signed,
+            "retired": self.retired,
+        }
+
+
+class KeyRing:
+    """Public keys by id, plus (where this home holds it) the current private key."""
+
+    def __init__(self, entries: list[PublicKeyEntry], private: Ed25519PrivateKey | None = None) -> None:
+        self.entries = {e.key_id: e for e in entries}
+        self._private = private
+
+    # -- loading --------------------------------------------------------------
+
+    @classmethod
+    def load_public(cls, path: Path) -> KeyRing:
+        """The tracked keyring alone: enough to verify, not to sign."""
+        if not path.exists():
+            return cls([])
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"not JSON: {exc}", where=str(path)) from exc
+        entries = []
+        for i, item in enumerate(data.get("keys", [])):
+            if item.get("algorithm") != "ed25519":
+                raise InvalidInput(f"unsupported algorithm {item.get('algorithm')!r}", where=f"{path}: keys[{i}]")
+            try:
+                public = Ed25519PublicKey.from_public_bytes(base64.b64decode(item["public_key"]))
+            except (ValueError, KeyError) as exc:
+                raise InvalidInput(f"bad public key: {exc}", where=f"{path}: keys[{i}]") from exc
+            if key_id_of(public) != item.get("key_id"):
+                raise InvalidInput("key_id does not match the public key", where=f"{path}: keys[{i}]")
+            entries.append(
+                PublicKeyEntry(
+                    item["key_id"],
+                    public,
+                    item.get("created", ""),
+                    item.get("first_signed"),
+                    item.get("last_signed"),
+                    item.get("retired"),
+                )
+            )
+        return cls(entries)
+
+    @classmethod
+    def load(cls, keys_dir: Path) -> KeyRing:
+        ring = cls.load_public(keys_dir / "public.json")
+        private_path = keys_dir / "private" / "log-ed25519.pem"
+        if private_path.exists():
+            loaded = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
+            if not isinstance(loaded, Ed25519PrivateKey):
+                raise InvalidInput("log signing key must be Ed25519", where=str(private_path))
+            ring._private = loaded
+        return ring
+
+    def save(self, keys_dir: Path) -> None:
+        keys_dir.mkdir(parents=True, exist_ok=True)
+        data = {"keys": [e.to_json() for e in self.entries.values()]}
+        tmp = keys_dir / "public.json.tmp"
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(keys_dir / "public.json")
+        if self._private is not None:
+            private_dir = keys_dir / "private"
+            private_dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(private_dir, 0o700)
+            pem = self._private.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            path = private_dir / "log-ed25519.pem"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(pem)
+
+    # -- keys -----------------------------------------------------------------
+
+    def generate(self, now: str) -> str:
+        """Make a new signing key and retire the current one; returns the new key id."""
+        for entry in self.entries.values():
+            if entry.retired is None:
+                entry.retired = now
+        self._private = Ed25519PrivateKey.generate()
+        public = self._private.public_key()
+        kid = key_id_of(public)
+        self.entries[kid] = PublicKeyEntry(kid, public, now)
+        return kid
+
+    @property
+    def can_sign(self) -> bool:
+        return self._private is not None
+
+    @property
+    def current_key_id(self) -> str:
+        if self._private is None:
+            raise UnknownKey("this home holds no private signing key")
+        return key_id_of(self._private.public_key())
+
+    def sign(self, message: bytes, now: str) -> tuple[str, bytes]:
+        if self._private is None:
+            raise UnknownKey("this home holds no private signing key")
+        kid = self.current_key_id
+        entry = self.entries[kid]
+        entry.first_signed = entry.first_signed or now
+        entry.last_signed = now
+        return kid, self._private.sign(message)
+
+    def verify(self, key_id: str, message: bytes, signature: bytes, *, stream: str | None = None) -> None:
+        entry = self.entries.get(key_id)
+        if entry is None:
+            raise UnknownKey(f"checkpoint signed by unknown key {key_id}", stream=stream)
+        try:
+            entry.public_key.verify(signature, message)
+        except InvalidSignature as exc:
+            raise BadSignature(f"checkpoint signature does not verify under key {key_id}", stream=stream) from exc

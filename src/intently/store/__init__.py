@@ -1,0 +1,37 @@
+"""Storage: one small :class:`Store` interface over SQLite (default) and PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import InvalidInput, StoreError
+from ._base import Migration, Row, SchemaStatus, Store, Transaction, register_migration, registered_migrations
+from ._sqlite import SQLiteStore
+
+__all__ = [
+    "Migration",
+    "Row",
+    "SQLiteStore",
+    "SchemaStatus",
+    "Store",
+    "Transaction",
+    "open_store",
+    "register_migration",
+    "registered_migrations",
+]
+
+
+def open_store(url: str, *, group_commit: bool = False) -> Store:
+    """Open the store a URL names: ``sqlite:///path`` or ``postgresql://...``."""
+    if url.startswith("sqlite:///"):
+        return SQLiteStore(Path(url[len("sqlite:///") :]), synchronous="NORMAL" if group_commit else "FULL")
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            from ._postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
+        except ImportError as exc:
+            raise StoreError(
+                "the PostgreSQL backend needs the 'postgres' extra: pip install 'intently[postgres]'"
+            ) from exc
+        store: Store = PostgresStore(url)
+        return store
+    raise InvalidInput(f"unsupported database URL {url!r} (sqlite:///PATH or postgresql://...)", where="store.url")
