@@ -6,7 +6,14 @@ import importlib
 
 __all__ = ["ENGINES", "load"]
 
-ENGINES: tuple[str, ...] = ("intently.access",)
+ENGINES: tuple[str, ...] = (
+    "intently.access",
+    "intently.goals",
+    "intently.triggers",
+    "intently.requirements",
+    "intently.gate",
+    "intently.extract",
+)
 
 
 def load() -> None:

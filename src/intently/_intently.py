@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._runtime import Runtime
 from .access import Access, Permission
@@ -16,6 +16,13 @@ from .core.errors import SchemaTooNew
 from .core.namespaces import namespace_from_folder, validate_namespace
 from .log import KeyRing, OperationLog
 from .store import Store, open_store
+
+if TYPE_CHECKING:
+    from .extract import Extraction
+    from .gate import GateEngine
+    from .goals import Goals
+    from .requirements import Requirements
+    from .triggers import Triggers
 
 __all__ = ["Intently"]
 
@@ -164,6 +171,43 @@ class Intently:
     @cached_property
     def access(self) -> Access:
         return Access(self._rt)
+
+    # -- engines (each imported on first use) ---------------------------------
+
+    @cached_property
+    def goals(self) -> Goals:
+        """Goals, commitments, open questions, decisions in progress, risks, follow-ups."""
+        from .goals import Goals
+
+        return Goals(self._rt)
+
+    @cached_property
+    def triggers(self) -> Triggers:
+        """Standing intents: "when X comes up, remind me to Y"."""
+        from .triggers import Triggers
+
+        return Triggers(self._rt)
+
+    @cached_property
+    def requirements(self) -> Requirements:
+        """Durable project rules, selected per task under a token budget."""
+        from .requirements import Requirements
+
+        return Requirements(self._rt)
+
+    @cached_property
+    def gate(self) -> GateEngine:
+        """The tool-call gate bound to this home's log."""
+        from .gate import GateEngine
+
+        return GateEngine(self._rt)
+
+    @cached_property
+    def extraction(self) -> Extraction:
+        """Turns conversation into candidate intents for review."""
+        from .extract import Extraction
+
+        return Extraction(self._rt)
 
     def require(self, permission: Permission, namespace: str | None = None) -> None:
         self.access.require(self._rt.actor, namespace or self._rt.namespace, permission)

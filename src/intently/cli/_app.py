@@ -48,6 +48,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "intently.cli.log",
     "intently.cli.store",
     "intently.cli.demo",
+    "intently.cli.goal",
+    "intently.cli.review",
+    "intently.cli.trigger",
+    "intently.cli.req",
+    "intently.cli.gate",
+    "intently.cli.eval",
 )
 
 

@@ -1,0 +1,1 @@
+"""Embedders shared by every engine. (Being built.)"""

@@ -1,0 +1,17 @@
+"""Goals engine (RFC-0013): typed intents with a lifecycle, dependencies and retrieval. (Being built.)"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["Goals"]
+
+
+class Goals:
+    """Engine facade bound to one home, actor and namespace (placeholder until built)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
