@@ -54,6 +54,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "intently.cli.req",
     "intently.cli.gate",
     "intently.cli.eval",
+    "intently.cli.token",
+    "intently.cli.serve",
+    "intently.cli.hook",
+    "intently.cli.mcp",
 )
 
 

@@ -12,7 +12,7 @@ import typer
 
 eval_app = typer.Typer(help="Measure quality on a data set (dev data in shared/datasets).", no_args_is_help=True)
 
-EVALUATIONS: tuple[str, ...] = ()
+EVALUATIONS: tuple[str, ...] = ("extraction", "triggers", "requirements", "agentdojo")
 
 
 def register(app: typer.Typer) -> None:

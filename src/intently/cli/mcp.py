@@ -1,0 +1,10 @@
+"""``intently mcp`` (being built)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    del app

@@ -1,0 +1,10 @@
+"""``intently eval requirements`` (being built)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(eval_app: typer.Typer) -> None:
+    """Add the ``requirements`` evaluation command to ``eval_app``."""
+    del eval_app

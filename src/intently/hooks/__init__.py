@@ -1,0 +1,1 @@
+"""Agent harness hooks (Claude Code). (Being built.)"""

@@ -1,0 +1,1 @@
+"""MCP server exposing intently to agents. (Being built.)"""

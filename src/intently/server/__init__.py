@@ -1,0 +1,1 @@
+"""HTTP API (FastAPI) and web console. (Being built.)"""
