@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[server,postgres,dev]'
+	$(BIN)/python -m pip install -q -e '.[server,postgres,agentdojo,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -28,7 +28,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP) system
-	$(BIN)/pytest -q
+	INTENTLY_TEST_BACKENDS=sqlite,postgresql $(BIN)/pytest -q
 
 test: lint typecheck unit
 

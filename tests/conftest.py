@@ -9,6 +9,22 @@ import pytest
 
 from intently import Intently, ManualClock
 
+pytest.register_assert_rewrite("tests._backends")
+from tests._backends import use_database  # noqa: E402
+
+pytest_plugins = ["tests._backends"]
+
+# CI clones the repository into some folder with a copy of shared/ beside it.
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The team's shared/ folder (datasets, research). Missing data fails; it never skips."""
+    if not (SHARED / "datasets").is_dir():
+        pytest.fail(f"shared data not found at {SHARED}; the tests need the shared/ folder beside the checkout")
+    return SHARED
+
 
 @pytest.fixture
 def clock() -> ManualClock:
@@ -23,7 +39,10 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ix(project: Path, clock: ManualClock) -> Iterator[Intently]:
-    """A fresh home owned by user:alice in namespace 'proj'."""
-    with Intently.init(project, actor="user:alice", name="proj", clock=clock) as handle:
+def ix(project: Path, clock: ManualClock, database_url: str | None) -> Iterator[Intently]:
+    """A fresh home owned by user:alice in namespace 'proj', on each backend under test
+    (``INTENTLY_TEST_BACKENDS``: SQLite always, PostgreSQL in ``make test``)."""
+    with Intently.init(project, actor="user:alice", name="proj", clock=clock, database_url=database_url) as handle:
+        if database_url:
+            use_database(handle.home.path, database_url)  # CLI subprocesses open the same database
         yield handle

@@ -13,6 +13,7 @@ ENGINES: tuple[str, ...] = (
     "intently.requirements",
     "intently.gate",
     "intently.extract",
+    "intently.server",
 )
 
 

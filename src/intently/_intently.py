@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -12,12 +14,13 @@ from .access import Access, Permission
 from .core.actors import Actor, default_actor
 from .core.clock import Clock, SystemClock, format_time
 from .core.config import HOME_DIRNAME, Home, find_home
-from .core.errors import SchemaTooNew
+from .core.errors import StoreError
 from .core.namespaces import namespace_from_folder, validate_namespace
 from .log import KeyRing, OperationLog
 from .store import Store, open_store
 
 if TYPE_CHECKING:
+    from .context import ContextResult
     from .extract import Extraction
     from .gate import GateEngine
     from .goals import Goals
@@ -108,7 +111,7 @@ class Intently:
             else:
                 pending = [s for s in store.schema_status() if s.pending]
                 if pending:
-                    raise SchemaTooNew("the database needs a schema upgrade; run `intently store upgrade`")
+                    raise StoreError("the database needs a schema upgrade; run `intently store upgrade`")
         except BaseException:
             store.close()
             raise
@@ -133,10 +136,10 @@ class Intently:
 
     def as_actor(self, actor: Actor | str) -> Intently:
         """The same home seen by another actor (for servers mapping tokens to actors)."""
-        return Intently(self._rt.with_actor(_actor(actor)))
+        return type(self)(self._rt.with_actor(_actor(actor)))
 
     def in_namespace(self, namespace: str) -> Intently:
-        return Intently(self._rt.with_namespace(validate_namespace(namespace)))
+        return type(self)(self._rt.with_namespace(validate_namespace(namespace)))
 
     # -- wiring ---------------------------------------------------------------
 
@@ -179,6 +182,10 @@ class Intently:
         """Goals, commitments, open questions, decisions in progress, risks, follow-ups."""
         from .goals import Goals
 
+        if self._rt.config.goals.semantic:
+            from .embed import get_embedder
+
+            return Goals(self._rt, embedder=get_embedder(self._rt.config.embed.model))
         return Goals(self._rt)
 
     @cached_property
@@ -193,7 +200,7 @@ class Intently:
         """Durable project rules, selected per task under a token budget."""
         from .requirements import Requirements
 
-        return Requirements(self._rt)
+        return Requirements(self._rt, embedder=os.environ.get("INTENTLY_EMBEDDER") or self._rt.config.embed.model)
 
     @cached_property
     def gate(self) -> GateEngine:
@@ -208,6 +215,26 @@ class Intently:
         from .extract import Extraction
 
         return Extraction(self._rt)
+
+    def context(
+        self,
+        query: str,
+        *,
+        session: str | None = None,
+        channel: str | None = None,
+        sender: str | None = None,
+        paths: Sequence[str] = (),
+        budget: int | None = None,
+        fire: bool = True,
+    ) -> ContextResult:
+        """The one bounded block an agent is given before a model call: the requirements for
+        this step, the goals bundle with its mandatory risks, and the standing intents that fire
+        on this turn, each in its own delimited section (see :mod:`intently.context`)."""
+        from .context import assemble
+
+        return assemble(
+            self, query, session=session, channel=channel, sender=sender, paths=paths, budget=budget, fire=fire
+        )
 
     def require(self, permission: Permission, namespace: str | None = None) -> None:
         self.access.require(self._rt.actor, namespace or self._rt.namespace, permission)

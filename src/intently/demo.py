@@ -34,6 +34,7 @@ def _store_and_log(ix: Intently, console: Console) -> None:
 
 def _verify(ix: Intently, console: Console) -> None:
     console.print(Panel.fit("Verify the log", style="bold"))
+    ix.checkpoint()  # every command signs on its way out; the demo signs before it verifies
     for operation in ix.log.read(ix.namespace):
         console.print(f"  {operation.seq:>3} {operation.op:<22} {escape(operation.target)}")
     report = ix.log.verify()
@@ -48,8 +49,45 @@ def _verify(ix: Intently, console: Console) -> None:
     )
 
 
-CHAPTERS: list[Chapter] = [_store_and_log]
-CLOSING: list[Chapter] = [_verify]
+def _tamper(ix: Intently, console: Console) -> None:
+    """Show what the log is for: edit a copy of the database as an attacker would, and watch
+    verification name the stream and the operation. The home itself is not touched."""
+    import sqlite3
+    from contextlib import closing
+
+    from .log import OperationLog
+    from .store import SQLiteStore
+
+    console.print(Panel.fit("Tamper with a copy", style="bold"))
+    source = ix.home.state_dir / "intently.db"
+    copy = ix.home.project_root / "tampered-copy.db"
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(copy)) as dst:
+        src.backup(dst)
+    with closing(sqlite3.connect(copy)) as conn, conn:
+        seq = conn.execute("SELECT MAX(seq) FROM log_ops WHERE stream = ?", (ix.namespace,)).fetchone()[0]
+        conn.execute("UPDATE log_ops SET actor = 'user:mallory' WHERE stream = ? AND seq = ?", (ix.namespace, seq))
+    store = SQLiteStore(copy)
+    try:
+        forged = OperationLog(store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin)
+        report = forged.verify([ix.namespace])
+    finally:
+        store.close()
+        copy.unlink()
+    (stream,) = report.streams
+    console.print(f"Rewrote the actor of operation {seq} to user:mallory in a copy of the database.")
+    console.print(
+        f"Verify on the copy: [red]{escape(stream.error_type or 'passed?!')}[/red]: {escape(stream.error or '')}"
+    )
+
+
+def _engines() -> list[Chapter]:
+    from ._demo_engines import ENGINE_CHAPTERS
+
+    return list(ENGINE_CHAPTERS)
+
+
+CHAPTERS: list[Chapter] = [_store_and_log, *_engines()]
+CLOSING: list[Chapter] = [_verify, _tamper]
 
 
 def run(console: Console | None = None, *, project: Path | None = None) -> int:

@@ -31,7 +31,12 @@ def test_times_are_rfc3339_utc_with_microseconds() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("24h", timedelta(hours=24)), ("90d", timedelta(days=90)), ("1h30m", timedelta(minutes=90)), ("45", timedelta(seconds=45))],
+    [
+        ("24h", timedelta(hours=24)),
+        ("90d", timedelta(days=90)),
+        ("1h30m", timedelta(minutes=90)),
+        ("45", timedelta(seconds=45)),
+    ],
 )
 def test_durations(text: str, expected: timedelta) -> None:
     assert parse_duration(text) == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Annotated
 
@@ -73,7 +74,9 @@ _register()
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except IntentlyError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(exc.exit_code)
@@ -88,4 +91,9 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, click.ClickException):
             exc.show()
             sys.exit(exc.exit_code)
-        raise
+        if os.environ.get("INTENTLY_DEBUG"):
+            raise
+        # Never a traceback (it can hold secrets in locals); one line, and a way to see more.
+        err.print(f"[red]internal error:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}")
+        err.print("set INTENTLY_DEBUG=1 to see the traceback")
+        sys.exit(70)

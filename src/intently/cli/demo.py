@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ..core.errors import LogIntegrityError
 from ..demo import run
 from ._common import out
 
@@ -14,6 +15,5 @@ def register(app: typer.Typer) -> None:
 
 def demo() -> None:
     """Walk through the engines on a sample project and verify the log."""
-    code = run(out)
-    if code:
-        raise typer.Exit(code)
+    if run(out):
+        raise LogIntegrityError("the demo's log does not verify")

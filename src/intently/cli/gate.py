@@ -1,10 +1,233 @@
-"""``intently gate``: command group (being built)."""
+"""``intently gate ...`` (contracts, resolve, runs, explain, approve, export, verify-trace, bundle,
+vocab suggest) and the top-level ``intently gateway -- <upstream MCP server command>``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from ..core.errors import InvalidInput
+from ._common import JsonOpt, emit, open_home, out, table
+
+gate_app = typer.Typer(help="The tool-call gate: contracts, decisions, approvals, signed traces.", no_args_is_help=True)
+bundle_app = typer.Typer(help="The signed bundle of contracts, vocabulary and policies.", no_args_is_help=True)
+vocab_app = typer.Typer(help="Grow the intent vocabulary as reviewed data.", no_args_is_help=True)
+gate_app.add_typer(bundle_app, name="bundle")
+gate_app.add_typer(vocab_app, name="vocab")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
-    del app
+    app.add_typer(gate_app, name="gate")
+    app.command(
+        "gateway",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        help="Proxy an MCP server over stdio with the gate on every call: intently gateway -- CMD ARGS...",
+    )(gateway)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"cannot read JSON: {exc}", where=str(path)) from exc
+
+
+def _tools(path: Path) -> list[dict[str, Any]]:
+    data = _read_json(path)
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list):
+        raise InvalidInput('expected a list of tools or {"tools": [...]}', where=str(path))
+    return tools
+
+
+@gate_app.command("contracts")
+def contracts(
+    tools_file: Annotated[Path, typer.Argument(help="JSON: MCP tools/list result or a list of tool definitions.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the contract the gate infers (or finds) for each tool; tools without one are blocked."""
+    from ..gate import Gate
+
+    tools = _tools(tools_file)
+    gate = Gate.from_tools(tools)
+    data = [
+        gate.contracts[t["name"]].to_json() if t["name"] in gate.contracts else {"tool": t["name"], "contract": None}
+        for t in tools
+    ]
+    emit(
+        data,
+        as_json,
+        lambda d: table(
+            "Contracts",
+            ["tool", "kinds", "side effect", "risk", "confirm", "roles"],
+            [
+                [
+                    c["tool"],
+                    ", ".join(c.get("kinds", [])),
+                    c.get("side_effect", "NO CONTRACT: blocked"),
+                    c.get("risk", ""),
+                    c.get("confirm", ""),
+                    ", ".join(f"{k}={v['role']}" for k, v in c.get("fields", {}).items()),
+                ]
+                for c in d
+            ],
+        ),
+    )
+
+
+@gate_app.command("resolve")
+def resolve_cmd(
+    request: Annotated[str, typer.Argument(help="The user's request.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show which action kinds a request authorises, what it negates and what was not placed."""
+    from ..gate import default_bundle, resolve
+
+    r = resolve(request, default_bundle().vocabulary)
+    emit(r.to_json(), as_json)
+
+
+@gate_app.command("runs")
+def runs(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recent gate runs (sessions) in this namespace."""
+    with open_home(ctx) as ix:
+        data = ix.gate.runs(limit)
+    emit(
+        data,
+        as_json,
+        lambda d: table(
+            "Gate runs",
+            ["id", "started", "decisions", "blocked", "request"],
+            [[r["id"], r["started"], r["decisions"], r["blocked"], r["request"][:60]] for r in d],
+        ),
+    )
+
+
+@gate_app.command("explain")
+def explain(
+    ctx: typer.Context, run: Annotated[str, typer.Argument(help="The run (session) id.")], as_json: JsonOpt = False
+) -> None:
+    """Why was this blocked? Each decision of a run in plain words, from the log."""
+    with open_home(ctx) as ix:
+        data = ix.gate.explain(run)
+    emit(data, as_json, lambda d: out.print(d["text"], markup=False, highlight=False))
+
+
+@gate_app.command("approve")
+def approve(
+    ctx: typer.Context,
+    decision: Annotated[str, typer.Argument(help="The decision id to approve.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve a waiting (confirm/review) decision: once, for exactly that action."""
+    with open_home(ctx) as ix:
+        d = ix.gate.approve(decision)
+    emit({"approved": d.id, "tool": d.tool, "action_hash": d.action_hash}, as_json)
+
+
+@gate_app.command("export")
+def export(
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="The run (session) id.")],
+    output: Annotated[Path, typer.Option("--out", "-o", help="Where to write the signed trace bundle.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Export a run as a signed trace bundle (verify offline with `gate verify-trace`)."""
+    with open_home(ctx) as ix:
+        doc = ix.gate.export_run(run)
+    output.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    emit({"run": run, "file": str(output), "key_id": doc["key_id"], "decisions": len(doc["run"]["decisions"])}, as_json)
+
+
+@gate_app.command("verify-trace")
+def verify_trace_cmd(
+    trace: Annotated[Path, typer.Argument(help="A trace bundle from `gate export`.")],
+    keys: Annotated[Path, typer.Option("--keys", help="The home's public keyring (keys/public.json).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify a trace bundle offline with the public keyring; exit non-zero if it does not verify."""
+    from ..gate import verify_trace
+    from ..log import KeyRing
+
+    if not keys.exists():
+        raise InvalidInput("no such keyring file", where=str(keys))
+    result = verify_trace(_read_json(trace), KeyRing.load_public(keys))
+    emit(result, as_json)
+
+
+@bundle_app.command("verify")
+def bundle_verify(
+    folder: Annotated[Path | None, typer.Argument(help="Bundle folder (default: the shipped bundle).")] = None,
+    public_key: Annotated[Path | None, typer.Option("--public-key", help="Ed25519 public key (PEM or base64).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a bundle's hashes and signature; a tampered bundle fails."""
+    from ..gate import Bundle, load_public_key
+
+    b = Bundle.load(folder, public_key=load_public_key(public_key) if public_key else None)
+    emit({"ok": True, "version": b.version, "key_id": b.key_id, "rules": len(b.policies.rules)}, as_json)
+
+
+@bundle_app.command("sign")
+def bundle_sign(
+    folder: Annotated[Path, typer.Argument(help="Bundle folder to sign.")],
+    key: Annotated[Path, typer.Option("--key", help="Ed25519 private key (PEM).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Sign a bundle folder after reviewing its changes."""
+    from ..gate import load_private_key, sign_bundle
+
+    path = sign_bundle(folder, load_private_key(key))
+    emit({"signed": str(path)}, as_json)
+
+
+@vocab_app.command("suggest")
+def vocab_suggest(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(help="How many recent runs to read.")] = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """Propose vocabulary entries from phrases the resolver could not place (for review)."""
+    with open_home(ctx) as ix:
+        data = ix.gate.vocab_suggest(limit)
+    emit(
+        data,
+        as_json,
+        lambda d: table(
+            "Vocabulary suggestions",
+            ["phrase", "count", "kinds", "example", "note"],
+            [[s["phrase"], s["count"], ", ".join(s["suggested_kinds"]), s["example"][:50], s["note"]] for s in d],
+        ),
+    )
+
+
+def gateway(
+    ctx: typer.Context,
+    request: Annotated[str, typer.Option("--request", help="The user's request (trusted channel).")] = "",
+    request_file: Annotated[
+        Path | None, typer.Option("--request-file", help="File holding the user's request; re-read when it changes.")
+    ] = None,
+    no_home: Annotated[
+        bool, typer.Option("--no-home", help="Keep decisions in memory instead of the home's log.")
+    ] = False,
+) -> None:
+    """Proxy an MCP server over stdio with the gate on every call."""
+    from ..gate._gateway import run_gateway
+
+    command = list(ctx.args)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise InvalidInput("usage: intently gateway [--request TEXT] -- <upstream MCP server command>", where="command")
+    if no_home:
+        run_gateway(ctx, command, request=request, request_file=request_file)
+        return
+    with open_home(ctx) as ix:
+        run_gateway(ctx, command, request=request, request_file=request_file, home=ix)

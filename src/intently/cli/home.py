@@ -64,8 +64,9 @@ def revoke(
 ) -> None:
     """Revoke a permission in the namespace (needs admin)."""
     with open_home(ctx) as ix:
-        changed = ix.access.revoke(Actor.parse(actor), permission)
-        data = {"namespace": ix.namespace, "actor": actor, "permission": permission.value, "revoked": changed}
+        grantee = Actor.parse(actor)
+        changed = ix.access.revoke(grantee, permission)
+        data = {"namespace": ix.namespace, "actor": str(grantee), "permission": permission.value, "revoked": changed}
     emit(data, as_json, lambda d: out.print("Revoked" if d["revoked"] else "Nothing to revoke"))
 
 

@@ -10,8 +10,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..access import Permission
-from ..core.clock import format_time
-from ..log import Checkpoint, KeyRing, OperationLog, verify_inclusion
+from ..core.errors import InvalidInput, LogIntegrityError, RootMismatch
+from ..log import Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
 from ..log import replay as replay_log
 from ..store import open_store
 from ._common import JsonOpt, emit, err, open_home, out, table
@@ -78,11 +78,14 @@ def verify(
 
     emit(data, as_json, render)
     if failed:
+        # Raised, not typer.Exit: the one error handler prints it as one line and exits 8.
         first = failed[0]
-        err.print(
-            f"log does not verify: stream {first.stream} at seq {first.bad_seq}: {first.error or 'unsigned tail'}"
+        if first.error is not None:
+            raise LogIntegrityError(f"log does not verify ({first.error_type}): {first.error}")
+        raise LogIntegrityError(
+            f"stream {first.stream!r}: {first.unsigned_tail} operation(s) after seq "
+            f"{first.size - first.unsigned_tail} no checkpoint covers"
         )
-        raise typer.Exit(8)
 
 
 @log_app.command("proof")
@@ -97,13 +100,9 @@ def proof(
         ix.require(Permission.READ)
         data = ix.log.inclusion_proof(ix.namespace, seq, size)
         cp = ix.log.latest_checkpoints().get(ix.namespace)
-    verify_inclusion(
-        bytes.fromhex(data["leaf_hash"]),
-        data["leaf_index"],
-        data["tree_size"],
-        [bytes.fromhex(h) for h in data["proof"]],
-        bytes.fromhex(data["root"]),
-    )
+    verify_inclusion_proof(data)
+    if cp is not None and cp.size == data["tree_size"] and cp.root.hex() != data["root"]:
+        raise RootMismatch("the signed checkpoint's root is not the proof's root", stream=cp.stream, seq=cp.size)
     data["verified"] = True
     data["checkpoint"] = cp.to_json() if cp and cp.size == data["tree_size"] else None
     emit(data, as_json)
@@ -120,6 +119,8 @@ def consistency(
     with open_home(ctx) as ix:
         ix.require(Permission.READ)
         data = ix.log.consistency_proof(ix.namespace, old_size, new_size)
+    verify_consistency_proof(data)
+    data["verified"] = True
     emit(data, as_json)
 
 
@@ -137,11 +138,7 @@ def rotate_key(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Retire the signing key and make a new one; old checkpoints stay verifiable."""
     with open_home(ctx) as ix:
         ix.require(Permission.ADMIN)
-        ix.log.checkpoint()
-        ring = ix.log.keyring
-        old = ring.current_key_id if ring.can_sign else None
-        new = ring.generate(format_time(ix.runtime.clock.now()))
-        ring.save(ix.home.keys_dir)
+        old, new = ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
     emit({"retired": old, "key_id": new}, as_json, lambda d: out.print(f"New signing key {d['key_id']}"))
 
 
@@ -178,8 +175,14 @@ def verify_checkpoint(
     as_json: JsonOpt = False,
 ) -> None:
     """Check a checkpoint's signature with only the public keyring (no home needed)."""
-    data = json.loads(checkpoint_file.read_text(encoding="utf-8"))
-    cp = Checkpoint.from_json(data)
+    try:
+        cp = Checkpoint.from_json(json.loads(checkpoint_file.read_text(encoding="utf-8")))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read: {exc.strerror}", where=str(checkpoint_file)) from exc
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InvalidInput(f"not a checkpoint: {exc}", where=str(checkpoint_file)) from exc
     ring = KeyRing.load_public(keys)
-    ring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream)
+    if not ring.entries:
+        raise InvalidInput("no public keys", where=str(keys))
+    ring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
     emit({"ok": True, "stream": cp.stream, "size": cp.size, "key_id": cp.key_id}, as_json)

@@ -1,10 +1,32 @@
-"""``intently mcp`` (being built)."""
+"""``intently mcp``: serve intently over MCP (stdio; streamable HTTP with ``--http``)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from ._common import err, open_home
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
-    del app
+    app.command("mcp")(mcp)
+
+
+def mcp(
+    ctx: typer.Context,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="With --http: interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="With --http: TCP port.")] = 8766,
+) -> None:
+    """Run the MCP server for this home, acting as --actor (tools: goals, standing intents, rules, gate)."""
+    from ..mcp_server import build_server
+
+    with open_home(ctx) as ix:
+        server = build_server(ix)
+        if http:
+            err.print(f"intently MCP on http://{host}:{port}/mcp (no authentication: keep it on loopback)")
+            server.run("streamable-http", host=host, port=port)
+        else:
+            server.run("stdio")

@@ -1,10 +1,311 @@
-"""``intently req``: command group (being built)."""
+"""``intently req``: project requirements as files: list, show, add, edit, select, scan."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shlex
+import subprocess
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.markup import escape
+
+from ..core.errors import InvalidInput
+from ..requirements import RequirementFileWarning
+from ._common import JsonOpt, emit, err, open_home, out, table
+
+req_app = typer.Typer(help="Standing project requirements: files in .intently/requirements/.", no_args_is_help=True)
+domains_app = typer.Typer(help="The domain map in .intently/domains.yaml.", no_args_is_help=True)
+
+Multi = Annotated[list[str] | None, typer.Option(help="Repeat for several.")]
+
+
+@contextlib.contextmanager
+def _home(ctx: typer.Context) -> Iterator[Any]:
+    """Open the home; a skipped requirement file becomes one ``warning:`` line on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RequirementFileWarning)
+        with open_home(ctx) as ix:
+            yield ix
+    for item in caught:
+        if issubclass(item.category, RequirementFileWarning):
+            err.print(f"[yellow]warning:[/yellow] {escape(str(item.message))}")
+        else:
+            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
+
+
+def _row(r: Any) -> list[Any]:
+    scope = "project" if r.scope.level == "project" else ",".join(r.scope.domains) or "domain"
+    if r.scope.paths:
+        scope += " @" + ",".join(r.scope.paths)
+    first = r.statement.splitlines()[0]
+    return [r.id, r.status, scope, r.meta.provenance.kind, first[:60] + ("…" if len(first) > 60 else "")]
+
+
+@req_app.command("list")
+def list_cmd(
+    ctx: typer.Context,
+    status: Annotated[str | None, typer.Option(help="active, disabled or superseded.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Only requirements of this domain.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List requirements (bad files are reported on stderr and skipped)."""
+    with _home(ctx) as ix:
+        reqs = ix.requirements.list(status=status, domain=domain)
+    data = [r.to_json() for r in reqs]
+
+    def render(_: Any) -> None:
+        if not reqs:
+            out.print("No requirements found.")
+            return
+        table("requirements", ["ID", "STATUS", "SCOPE", "SOURCE", "STATEMENT"], [_row(r) for r in reqs])
+
+    emit(data, as_json, render)
+
+
+@req_app.command("show")
+def show_cmd(ctx: typer.Context, req_id: str, as_json: JsonOpt = False) -> None:
+    """Every field of one requirement, then its body."""
+    with _home(ctx) as ix:
+        req = ix.requirements.get(req_id)
+
+    def render(_: Any) -> None:
+        m = req.meta
+        for key, value in (
+            ("id", req.id),
+            ("status", m.status + (f" (by {m.superseded_by})" if m.superseded_by else "")),
+            ("scope", m.scope.model_dump()),
+            ("confidence", m.confidence),
+            ("user_edited", m.user_edited),
+            ("provenance", m.provenance.model_dump(mode="json")),
+            ("evidence", m.evidence),
+            ("hints", m.hints),
+            ("file", str(req.path)),
+        ):
+            out.print(f"[bold]{key}[/bold]: {escape(str(value))}")
+        out.print()
+        out.print(escape(req.body))
+
+    emit(req.to_json(), as_json, render)
+
+
+@req_app.command("add")
+def add_cmd(
+    ctx: typer.Context,
+    statement: str,
+    why: Annotated[str, typer.Option("--why", help="Rationale.")] = "",
+    domain: Multi = None,
+    path: Multi = None,
+    language: Multi = None,
+    hint: Multi = None,
+    level: Annotated[str | None, typer.Option(help="project or domain (default: domain if scoped).")] = None,
+    confidence: Annotated[str, typer.Option(help="high, medium or low.")] = "high",
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a new requirement file (provenance user, user_edited)."""
+    with _home(ctx) as ix:
+        req = ix.requirements.add(
+            statement,
+            rationale=why,
+            level=level,
+            domains=domain or [],
+            paths=path or [],
+            languages=language or [],
+            hints=hint or [],
+            confidence=confidence,
+        )
+    emit(req.to_json(), as_json, lambda _: out.print(f"created {req.id} ({req.path})"))
+
+
+@req_app.command("edit")
+def edit_cmd(
+    ctx: typer.Context,
+    req_id: str,
+    statement: Annotated[str | None, typer.Option(help="New statement.")] = None,
+    why: Annotated[str | None, typer.Option("--why", help="New rationale.")] = None,
+    domain: Multi = None,
+    path: Multi = None,
+    language: Multi = None,
+    hint: Multi = None,
+    level: Annotated[str | None, typer.Option(help="project or domain.")] = None,
+    confidence: Annotated[str | None, typer.Option(help="high, medium or low.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change fields, or with no field option open the file in $EDITOR. ``user_edited`` is
+    set only when the statement or scope actually changed."""
+    with _home(ctx) as ix:
+        fields = (statement, why, domain, path, language, hint, level, confidence)
+        if all(v is None for v in fields):
+            req = ix.requirements.get(req_id)
+            text = _edit_in_editor(req.path.read_text(encoding="utf-8"))
+            req, changed = ix.requirements.edit_text(req_id, text)
+        else:
+            req, changed = ix.requirements.edit(
+                req_id,
+                statement=statement,
+                rationale=why,
+                level=level,
+                domains=domain,
+                paths=path,
+                languages=language,
+                hints=hint,
+                confidence=confidence,
+            )
+    data = {**req.to_json(), "changed": changed}
+    emit(data, as_json, lambda _: out.print(f"{req.id}: " + (", ".join(changed) if changed else "no change")))
+
+
+def _edit_in_editor(text: str) -> str:
+    editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as fh:
+        fh.write(text)
+        name = fh.name
+    try:
+        code = subprocess.call([*shlex.split(editor), name])
+        if code != 0:
+            raise InvalidInput(f"editor {editor!r} exited with {code}; nothing changed", where="EDITOR")
+        return Path(name).read_text(encoding="utf-8")
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
+def _status_cmd(name: str, help_text: str) -> None:
+    @req_app.command(name, help=help_text)
+    def cmd(ctx: typer.Context, req_id: str, as_json: JsonOpt = False) -> None:
+        with _home(ctx) as ix:
+            req = getattr(ix.requirements, name)(req_id)
+        emit(req.to_json(), as_json, lambda _: out.print(f"{req.id}: {req.status}"))
+
+
+_status_cmd("disable", "Stop injecting a requirement (a scan never re-enables it).")
+_status_cmd("enable", "Make a disabled requirement active again.")
+
+
+@req_app.command("supersede")
+def supersede_cmd(
+    ctx: typer.Context,
+    req_id: str,
+    by: Annotated[str, typer.Option("--by", help="The active requirement that replaces it.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark a requirement superseded by another (terminal; nothing is deleted)."""
+    with _home(ctx) as ix:
+        req = ix.requirements.supersede(req_id, by=by)
+    emit(req.to_json(), as_json, lambda _: out.print(f"{req.id}: superseded by {by}"))
+
+
+@req_app.command("validate")
+def validate_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Check every file; each problem names file, line and field. Exit 2 if any."""
+    with _home(ctx) as ix:
+        errors = ix.requirements.validate()
+
+    def render(_: Any) -> None:
+        if not errors:
+            out.print("all requirement files are valid")
+        for e in errors:
+            err.print(escape(str(e)))
+
+    emit({"ok": not errors, "errors": [e.to_json() for e in errors]}, as_json, render)
+    if errors:
+        raise InvalidInput(f"{len(errors)} requirement file(s) are invalid", where=".intently")
+
+
+@req_app.command("preview")
+def preview_cmd(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Option("--task", help="The task description.")],
+    paths: Annotated[list[str] | None, typer.Option("--paths", help="Files the task touches (repeat).")] = None,
+    domain: Multi = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget (default: [requirements] budget).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Why each requirement was kept or dropped.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the exact block that would be injected for a task (nothing is recorded)."""
+    files = [p for item in paths or [] for p in item.split(",") if p]
+    with _home(ctx) as ix:
+        sel = ix.requirements.select(
+            task, paths=files, domains=domain or [], budget=budget, explain=explain, record=False
+        )
+
+    def render(_: Any) -> None:
+        out.print(escape(sel.block) if sel.block else "(no requirements selected)")
+        if explain and sel.explain is not None:
+            rows = [
+                [d.id, "kept" if d.kept else "dropped", d.stage, d.scope, d.score and round(d.score, 3), d.reason]
+                for d in sel.explain
+            ]
+            table("why", ["ID", "RESULT", "STAGE", "SCOPE", "SCORE", "REASON"], rows)
+
+    emit(sel.to_json(), as_json, render)
+
+
+@req_app.command("scan")
+def scan_cmd(
+    ctx: typer.Context,
+    full: Annotated[bool, typer.Option("--full", help="Re-read every source, not only what changed.")] = False,
+    no_commit: Annotated[bool, typer.Option("--no-commit", help="Leave the changes uncommitted.")] = False,
+    llm: Annotated[bool, typer.Option("--llm", help="Let the [llm] endpoint propose candidates.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Collect guidance, docs, ADRs, commits and transcripts; extract, reconcile, apply, commit."""
+    with _home(ctx) as ix:
+        report = ix.requirements.scan(full=full, commit=not no_commit, llm=llm)
+    emit(report.to_json(), as_json, lambda _: out.print(report.summary()))
+
+
+@domains_app.command("list")
+def domains_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """The domains of domains.yaml."""
+    with _home(ctx) as ix:
+        doms = ix.requirements.domains()
+    emit(
+        [d.model_dump() for d in doms],
+        as_json,
+        lambda _: table(
+            "domains",
+            ["NAME", "DESCRIPTION", "PATHS", "USER_EDITED"],
+            [[d.name, d.description, ", ".join(d.paths), d.user_edited] for d in doms],
+        ),
+    )
+
+
+@domains_app.command("add")
+def domains_add(
+    ctx: typer.Context,
+    name: str,
+    description: Annotated[str, typer.Option(help="What the domain covers.")] = "",
+    path: Multi = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a domain (marked user_edited, so scans never change it)."""
+    with _home(ctx) as ix:
+        dom = ix.requirements.add_domain(name, description=description, paths=path or [])
+    emit(dom.model_dump(), as_json, lambda _: out.print(f"added domain {dom.name}"))
+
+
+@domains_app.command("edit")
+def domains_edit(
+    ctx: typer.Context,
+    name: str,
+    description: Annotated[str | None, typer.Option(help="New description.")] = None,
+    path: Multi = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change a domain's description or paths (marks it user_edited)."""
+    with _home(ctx) as ix:
+        dom = ix.requirements.edit_domain(name, description=description, paths=path)
+    emit(dom.model_dump(), as_json, lambda _: out.print(f"edited domain {dom.name}"))
+
+
+req_app.add_typer(domains_app, name="domains")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
-    del app
+    """Add the ``req`` group to ``app``."""
+    app.add_typer(req_app, name="req")

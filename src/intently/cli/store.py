@@ -1,13 +1,20 @@
-"""``intently store status|upgrade``."""
+"""``intently store status|upgrade|copy``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-from .._intently import _load_engines
+from .._intently import Intently, _load_engines
+from ..access import Permission
 from ..core.config import find_home
+from ..core.errors import LogIntegrityError
+from ..log import OperationLog, VerifyReport
 from ..store import open_store
-from ._common import JsonOpt, emit, out, state, table
+from ..store._copy import copy_tables
+from ._common import JsonOpt, emit, err, open_home, out, state, table
 
 store_app = typer.Typer(help="The database behind the home.", no_args_is_help=True)
 
@@ -57,3 +64,63 @@ def upgrade(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         store.close()
     data = {"applied": [{"component": m.component, "version": m.version} for m in applied]}
     emit(data, as_json, lambda d: out.print(f"{len(d['applied'])} migration(s) applied"))
+
+
+@store_app.command("copy")
+def copy(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option("--to", help="Empty target: postgresql://... URL or a SQLite file path.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy the home's database into another one, verifying the log before and after.
+
+    The target is migrated, must be empty and receives everything in one transaction.
+    Afterwards point the home at it with ``[store] url`` or ``INTENTLY_DATABASE_URL``.
+    """
+    with open_home(ctx) as ix:
+        ix.require(Permission.ADMIN)
+        data = copy_home(ix, to if "://" in to else f"sqlite:///{Path(to).expanduser().resolve()}")
+    emit(data, as_json, _render_copy)
+    if not as_json:
+        err.print(f"Point the home at it: set [store] url in intently.toml or INTENTLY_DATABASE_URL={data['to']}")
+
+
+def copy_home(ix: Intently, url: str) -> dict[str, Any]:
+    """Verify the home's log, copy every table to ``url``, then verify the copy's log."""
+    _require_verified(ix.log.verify(), "the source")
+    target = open_store(url)
+    try:
+        target.upgrade()
+        counts = copy_tables(ix.store, target)
+        copied = OperationLog(
+            target,
+            clock=ix.runtime.clock,
+            keyring=ix.log.keyring,
+            origin=ix.log.origin,
+            witness_path=ix.home.witness_path,
+        )
+        report = copied.verify()
+        _require_verified(report, "the copy")
+        return {
+            "from": ix.store.url,
+            "to": target.url,
+            "tables": counts,
+            "streams": {s.stream: s.size for s in report.streams},
+            "verified": True,
+        }
+    finally:
+        target.close()
+
+
+def _require_verified(report: VerifyReport, which: str) -> None:
+    bad = next((s for s in report.streams if not s.ok), None)
+    if bad is not None:
+        raise LogIntegrityError(f"{which} log does not verify: {bad.error}", stream=bad.stream, seq=bad.bad_seq)
+
+
+def _render_copy(data: dict[str, Any]) -> None:
+    table(
+        f"Copied {data['from']} to {data['to']} (log verified on both sides)",
+        ["table", "rows"],
+        [[name, rows] for name, rows in data["tables"].items()],
+    )

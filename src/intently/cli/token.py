@@ -1,10 +1,64 @@
-"""``intently token`` (being built)."""
+"""``intently token create|list|revoke``: bearer tokens for the HTTP API, mapped to actors."""
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 import typer
+
+from ..server import TokenStore  # light: registers the token operations' appliers for every CLI process
+from ._common import JsonOpt, emit, err, open_home, out, table
+
+token_app = typer.Typer(help="Bearer tokens for `intently serve` (stored hashed; creation is logged).")
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
-    del app
+    app.add_typer(token_app, name="token", no_args_is_help=True)
+
+
+@token_app.command("create")
+def create(
+    ctx: typer.Context,
+    actor: Annotated[str, typer.Option("--actor", help="Who the token acts as: name or kind:name.")],
+    label: Annotated[str, typer.Option(help="A note to recognise the token by.")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a token for ACTOR (needs admin). The token is printed once and never stored."""
+    with open_home(ctx) as ix:
+        issued = TokenStore(ix).create(actor, label=label)
+    data = issued.to_json()
+
+    def render(d: Any) -> None:
+        out.print(d["token"], markup=False, highlight=False)
+        err.print(f"token {d['id']} for {d['actor']}: shown once; keep it secret")
+
+    emit(data, as_json, render)
+
+
+@token_app.command("list")
+def list_tokens(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the namespace's tokens (ids and actors; never the tokens)."""
+    with open_home(ctx) as ix:
+        rows = [t.to_json() for t in TokenStore(ix).list()]
+    emit(
+        rows,
+        as_json,
+        lambda d: table(
+            "Tokens",
+            ["id", "actor", "label", "created by", "created", "revoked"],
+            [[t["id"], t["actor"], t["label"], t["created_by"], t["created_at"], t["revoked_at"] or ""] for t in d],
+        ),
+    )
+
+
+@token_app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    token_id: Annotated[str, typer.Argument(help="The token's id (from `intently token list`).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Revoke a token; requests with it get 401 from then on."""
+    with open_home(ctx) as ix:
+        info = TokenStore(ix).revoke(token_id)
+    emit(info.to_json(), as_json, lambda d: out.print(f"Revoked {d['id']} ({d['actor']})"))

@@ -1,10 +1,268 @@
-"""``intently trigger``: command group (being built)."""
+"""``intently trigger add|list|show|update|snooze|cancel|confirm|tick|test|match``: standing intents."""
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 import typer
+from rich.markup import escape
+
+from ..triggers import MatchResult, StandingIntent
+from ._common import JsonOpt, emit, err, open_home, out, table
+
+trigger_app = typer.Typer(
+    help='Standing intents: "when X comes up, remind me to Y" (events, not clock times).', no_args_is_help=True
+)
+
+WhenOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--when",
+        help='One trigger entry: words that must all come up ("launch checklist"); quote a phrase to need it '
+        "verbatim. Repeat for alternatives.",
+    ),
+]
+ScopeOpt = Annotated[
+    list[str] | None, typer.Option("--scope", help="channel:ID, conversation:ID or sender:ID (repeatable).")
+]
+ExcludeOpt = Annotated[
+    list[str] | None, typer.Option("--exclude", help="Do not fire when this word or phrase comes up (repeatable).")
+]
+ChannelOpt = Annotated[str | None, typer.Option("--channel", help="The turn's channel id.")]
+ConversationOpt = Annotated[str | None, typer.Option("--conversation", help="The turn's conversation id.")]
+SenderOpt = Annotated[str | None, typer.Option("--sender", help="The turn's sender id.")]
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
-    del app
+    app.add_typer(trigger_app, name="trigger")
+
+
+def _render_intent(intent: StandingIntent) -> None:
+    data = intent.to_json()
+    fires = data.pop("fires")
+    for key, value in data.items():
+        out.print(f"[bold]{escape(key)}[/bold]: {escape(str(value))}")
+    if fires:
+        table(
+            "Fires",
+            ["time", "entry", "terms", "channel", "conversation", "sender", "actor"],
+            [
+                [
+                    f["fired_at"],
+                    f["entry"] + 1,
+                    ", ".join(f["terms"]),
+                    f["channel"],
+                    f["conversation"],
+                    f["sender"],
+                    f["actor"],
+                ]
+                for f in fires
+            ],
+        )
+
+
+def _emit_intent(intent: StandingIntent, as_json: bool) -> None:
+    emit(intent.to_json(), as_json, lambda _: _render_intent(intent))
+
+
+def _render_match(result: MatchResult) -> None:
+    if not result.hits:
+        out.print("no standing intent matches")
+    for hit in result.hits:
+        mark = "[green]●[/green]" if hit.shown else "[dim]○[/dim]"
+        out.print(f"{mark} {escape(hit.id)}  {escape(hit.reminder)}")
+        out.print(f"    {escape(hit.why)}")
+    if result.block:
+        out.print(escape(result.block))
+    for problem in result.problems:
+        err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
+
+
+@trigger_app.command("add")
+def add(
+    ctx: typer.Context,
+    reminder: Annotated[str, typer.Argument(help="What the agent is told when it fires (at most 500 characters).")],
+    when: WhenOpt = None,
+    event: Annotated[str, typer.Option("--event", help="What you care about, shown in lists.")] = "",
+    scope: ScopeOpt = None,
+    expires: Annotated[str | None, typer.Option("--expires", help="90d (default), 2w, or a date/time.")] = None,
+    max_fires: Annotated[int, typer.Option("--max-fires", help="Fire budget.")] = 3,
+    cooldown: Annotated[str, typer.Option("--cooldown", help="Quiet time after a fire (24h, 0 for none).")] = "24h",
+    no_negation_guard: Annotated[
+        bool, typer.Option("--no-negation-guard", help='Also fire on negated mentions ("no rollback").')
+    ] = False,
+    exclude: ExcludeOpt = None,
+    propose: Annotated[bool, typer.Option("--propose", help="Create as pending, for a manager to confirm.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a standing intent (armed for reminder managers, otherwise a pending proposal)."""
+    with open_home(ctx) as ix:
+        intent = ix.triggers.add(
+            reminder,
+            when=list(when or []),
+            event=event,
+            scope=list(scope or []),
+            expires=expires,
+            max_fires=max_fires,
+            cooldown=cooldown,
+            negation_guard=not no_negation_guard,
+            exclude=list(exclude or []),
+            propose=propose,
+        )
+    if not as_json:
+        err.print(f"standing intent {intent.id} is {intent.state.value} ({intent.scope.describe()})")
+    _emit_intent(intent, as_json)
+
+
+@trigger_app.command("list")
+def list_(
+    ctx: typer.Context,
+    state: Annotated[str | None, typer.Option("--state", help="Only this state.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Include done, cancelled and expired intents.")] = False,
+    channel: ChannelOpt = None,
+    conversation: ConversationOpt = None,
+    sender: SenderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the standing intents you may see (runs expiry and re-arming first)."""
+    with open_home(ctx) as ix:
+        intents = ix.triggers.list(
+            state=state, include_closed=all_, channel=channel, conversation=conversation, sender=sender
+        )
+    emit(
+        [i.to_json() for i in intents],
+        as_json,
+        lambda _: table(
+            "Standing intents",
+            ["id", "state", "reminder", "when", "scope", "fires", "expires"],
+            [
+                [
+                    i.id,
+                    i.state.value,
+                    i.reminder[:60],
+                    " | ".join(" ".join(e) for e in i.entries),
+                    i.scope.describe(),
+                    f"{i.fire_count}/{i.max_fires}",
+                    i.expires_at[:10],
+                ]
+                for i in intents
+            ],
+        ),
+    )
+
+
+@trigger_app.command("show")
+def show(
+    ctx: typer.Context, intent_id: Annotated[str, typer.Argument(help="Intent id.")], as_json: JsonOpt = False
+) -> None:
+    """Show one intent with its fire history."""
+    with open_home(ctx) as ix:
+        intent = ix.triggers.show(intent_id)
+    _emit_intent(intent, as_json)
+
+
+@trigger_app.command("update")
+def update(
+    ctx: typer.Context,
+    intent_id: Annotated[str, typer.Argument(help="Intent id.")],
+    reminder: Annotated[str | None, typer.Option("--reminder")] = None,
+    event: Annotated[str | None, typer.Option("--event")] = None,
+    when: WhenOpt = None,
+    exclude: ExcludeOpt = None,
+    scope: ScopeOpt = None,
+    expires: Annotated[str | None, typer.Option("--expires")] = None,
+    max_fires: Annotated[int | None, typer.Option("--max-fires")] = None,
+    cooldown: Annotated[str | None, typer.Option("--cooldown")] = None,
+    negation_guard: Annotated[
+        bool | None, typer.Option("--negation-guard/--no-negation-guard", help="Switch the negation guard.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Change fields of a live intent (given --when/--exclude/--scope lists replace the old ones)."""
+    with open_home(ctx) as ix:
+        intent = ix.triggers.update(
+            intent_id,
+            reminder=reminder,
+            event=event,
+            when=when,
+            exclude=exclude,
+            scope=scope,
+            expires=expires,
+            max_fires=max_fires,
+            cooldown=cooldown,
+            negation_guard=negation_guard,
+        )
+    _emit_intent(intent, as_json)
+
+
+@trigger_app.command("snooze")
+def snooze(
+    ctx: typer.Context,
+    intent_id: Annotated[str, typer.Argument(help="Intent id.")],
+    until: Annotated[str, typer.Argument(help="A duration (2d) or a date/time; 'off' lifts the snooze.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Silence an intent for a while without spending its fire budget."""
+    with open_home(ctx) as ix:
+        intent = ix.triggers.snooze(intent_id, None if until.strip().lower() == "off" else until)
+    _emit_intent(intent, as_json)
+
+
+@trigger_app.command("cancel")
+def cancel(
+    ctx: typer.Context, intent_id: Annotated[str, typer.Argument(help="Intent id.")], as_json: JsonOpt = False
+) -> None:
+    """Cancel an intent: it can no longer fire."""
+    with open_home(ctx) as ix:
+        intent = ix.triggers.cancel(intent_id)
+    _emit_intent(intent, as_json)
+
+
+@trigger_app.command("confirm")
+def confirm(
+    ctx: typer.Context, intent_id: Annotated[str, typer.Argument(help="Intent id.")], as_json: JsonOpt = False
+) -> None:
+    """Arm a pending proposal (needs the manage-reminders permission)."""
+    with open_home(ctx) as ix:
+        intent = ix.triggers.confirm(intent_id)
+    _emit_intent(intent, as_json)
+
+
+@trigger_app.command("tick")
+def tick(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Expire intents past their expiry and re-arm those whose cooldown has passed."""
+    with open_home(ctx) as ix:
+        counts = ix.triggers.tick()
+    emit(counts, as_json)
+
+
+def _match(ctx: typer.Context, text: str, fire: bool, where: dict[str, Any], as_json: bool) -> None:
+    with open_home(ctx) as ix:
+        result = ix.triggers.match(text, fire=True, **where) if fire else ix.triggers.test(text, **where)
+    emit(result.to_json(), as_json, lambda _: _render_match(result))
+
+
+@trigger_app.command("test")
+def test(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="A turn to try.")],
+    channel: ChannelOpt = None,
+    conversation: ConversationOpt = None,
+    sender: SenderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show which intents and entries would fire on TEXT, and why, without firing."""
+    _match(ctx, text, False, {"channel": channel, "conversation": conversation, "sender": sender}, as_json)
+
+
+@trigger_app.command("match")
+def match(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The user's turn.")],
+    channel: ChannelOpt = None,
+    conversation: ConversationOpt = None,
+    sender: SenderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Match a real turn and fire: prints the standing_intents block (what an agent hook injects)."""
+    _match(ctx, text, True, {"channel": channel, "conversation": conversation, "sender": sender}, as_json)

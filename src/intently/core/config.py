@@ -52,6 +52,16 @@ class RequirementsSection(_Section):
     transcripts: str = Field(default="", description="Folder of transcripts a scan may mine.")
 
 
+class EmbedSection(_Section):
+    model: Literal["minilm", "wordllama", "hashing", "none"] = Field(
+        default="minilm", description="Local embedding model every engine ranks with; 'none' = lexical only."
+    )
+
+
+class GoalsSection(_Section):
+    semantic: bool = Field(default=False, description="Also match MEDIUM goals to a query by meaning (embedder).")
+
+
 class TriggersSection(_Section):
     max_shown: int = Field(default=3, ge=1)
     max_chars: int = Field(default=1200, ge=100)
@@ -72,6 +82,8 @@ class Config(_Section):
     context: ContextSection = ContextSection()
     requirements: RequirementsSection = RequirementsSection()
     triggers: TriggersSection = TriggersSection()
+    embed: EmbedSection = EmbedSection()
+    goals: GoalsSection = GoalsSection()
     llm: LLMSection = LLMSection()
     extra: dict[str, Any] = Field(default_factory=dict, description="Engine-specific tables.")
 
@@ -107,8 +119,21 @@ budget = 2000
 transcripts = ""
 
 [triggers]
+# The hidden standing_intents block: at most this many reminders and characters per turn.
 max_shown = 3
 max_chars = 1200
+
+[embed]
+# Local, offline embedding model that ranks candidates (never decides): minilm, wordllama, hashing, none.
+model = "minilm"
+
+[goals]
+# Also match MEDIUM goals to the query by meaning, using [embed] model.
+semantic = false
+
+[extract]
+# Which extractor `observe` uses: "rules" (deterministic, offline) or "llm" (the [llm] endpoint).
+extractor = "rules"
 
 [llm]
 # Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.
@@ -126,6 +151,7 @@ keys/private/
 *.db
 *.db-wal
 *.db-shm
+*.tmp
 """
 
 

@@ -2,7 +2,7 @@
 
 Every failure a caller can act on is an :class:`IntentlyError`, so a CLI, a hook or a
 server denies or reports by catching one class. Backend errors (sqlite3, psycopg,
-cedarpy, ...) are translated at the boundary and chained with ``from``.
+cel, ...) are translated at the boundary and chained with ``from``.
 
 - IntentlyError
   - InvalidInput              bad input; names the place (file:line, field or id)

@@ -1,10 +1,159 @@
-"""``intently eval triggers`` (being built)."""
+"""``intently eval triggers``: precision, recall and F1 of fires over (intent, turn) pairs.
+
+Runs the engine's own :class:`~intently.triggers.Matcher` (the code ``Triggers.match``
+runs, with the shipped synonyms and the negation guard on) beside the reference
+behaviour, computed in the same run: lower-cased tokens are maximal runs of Unicode
+letters, digits, ``_`` and ``-``, and an entry fires when all its tokens occur in the turn.
+Cooldown and fire budgets are ignored: this scores matching. Every pair not listed in
+``should_fire`` is a should-not-fire pair.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from ..cli._common import JsonOpt, emit, out, table
+from ..core.errors import InvalidInput
+from ..triggers import Matcher
+
+__all__ = ["Counts", "evaluate", "load_dataset", "register"]
+
+_BASELINE_RUN = re.compile(r"(?:[^\W]|-)+")
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        return {
+            "precision": round(p, 4),
+            "recall": round(r, 4),
+            "f1": round(f1, 4),
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+        }
+
+
+def load_dataset(path: Path) -> dict[str, Any]:
+    """Read and check the file; errors name the file and the field."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read: {exc.strerror or exc}", where=str(path)) from exc
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}") from exc
+    for key in ("intents", "turns", "should_fire"):
+        if not isinstance(data.get(key), list):
+            raise InvalidInput(f"missing list {key!r}", where=str(path))
+    for i, intent in enumerate(data["intents"]):
+        triggers = intent.get("triggers")
+        if not intent.get("id") or not isinstance(triggers, list) or not all(isinstance(e, list) for e in triggers):
+            raise InvalidInput(
+                "each intent needs an id and triggers (a list of term lists)", where=f"{path}: intents[{i}]"
+            )
+    for i, turn in enumerate(data["turns"]):
+        if not turn.get("id") or not isinstance(turn.get("text"), str):
+            raise InvalidInput("each turn needs an id and a text", where=f"{path}: turns[{i}]")
+    return dict(data)
+
+
+def _baseline_tokens(text: str) -> set[str]:
+    return {m.lower() for m in _BASELINE_RUN.findall(text)}
+
+
+def _baseline(data: dict[str, Any]) -> Callable[[str], set[str]]:
+    entries = [
+        (i["id"], [[t.lower() for term in e for t in _BASELINE_RUN.findall(term)] for e in i["triggers"]])
+        for i in data["intents"]
+    ]
+
+    def fires(text: str) -> set[str]:
+        tokens = _baseline_tokens(text)
+        return {iid for iid, es in entries if any(e and all(t in tokens for t in e) for e in es)}
+
+    return fires
+
+
+def _intently(data: dict[str, Any], synonyms_file: Path | None) -> Callable[[str], set[str]]:
+    matcher = Matcher.for_home(synonyms_file.parent) if synonyms_file is not None else Matcher()
+    for intent in data["intents"]:
+        matcher.index.upsert(matcher.compile(str(intent["id"]), intent["triggers"]))
+
+    def fires(text: str) -> set[str]:
+        return {h.intent.id for h in matcher.match(text)}
+
+    return fires
+
+
+def evaluate(data: dict[str, Any], *, synonyms_file: Path | None = None, errors: bool = False) -> dict[str, Any]:
+    """Score intently and the reference baseline on the same pairs."""
+    gold = {(str(p["intent"]), str(p["turn"])) for p in data["should_fire"]}
+    systems = {"intently": _intently(data, synonyms_file), "exact_baseline": _baseline(data)}
+    counts = {name: Counts() for name in systems}
+    mistakes: list[dict[str, str]] = []
+    intent_ids = [str(i["id"]) for i in data["intents"]]
+    for turn in data["turns"]:
+        tid = str(turn["id"])
+        for name, fires in systems.items():
+            fired = fires(turn["text"])
+            for iid in intent_ids:
+                want, got = (iid, tid) in gold, iid in fired
+                c = counts[name]
+                if want and got:
+                    c.tp += 1
+                elif got:
+                    c.fp += 1
+                elif want:
+                    c.fn += 1
+                if errors and name == "intently" and want != got:
+                    mistakes.append(
+                        {"kind": "fp" if got else "fn", "intent": iid, "turn": tid, "text": turn["text"][:160]}
+                    )
+    result: dict[str, Any] = {name: c.to_json() for name, c in counts.items()}
+    result["pairs"] = len(intent_ids) * len(data["turns"])
+    if errors:
+        result["errors"] = mistakes
+    return result
+
+
+def _render(result: dict[str, Any]) -> None:
+    rows = [
+        [name, v["precision"], v["recall"], v["f1"], v["tp"], v["fp"], v["fn"]]
+        for name, v in result.items()
+        if isinstance(v, dict)
+    ]
+    table(f"Standing-intent matching ({result['pairs']} pairs)", ["system", "P", "R", "F1", "tp", "fp", "fn"], rows)
+    for e in result.get("errors", []):
+        out.print(f"{e['kind']} {e['intent']} {e['turn']}: {e['text']}", markup=False)
+
+
+def triggers(
+    data: Annotated[Path, typer.Option("--data", help="Dataset (format of shared/datasets/triggers-dev.json).")],
+    synonyms: Annotated[
+        Path | None, typer.Option("--synonyms", help="A home synonyms.yaml to add to the shipped one.")
+    ] = None,
+    errors: Annotated[bool, typer.Option("--errors", help="Also list each false positive and negative.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Precision, recall and F1 of fires, intently beside the reference exact-token matching."""
+    result = evaluate(load_dataset(data), synonyms_file=synonyms, errors=errors)
+    emit(result, as_json, _render)
 
 
 def register(eval_app: typer.Typer) -> None:
     """Add the ``triggers`` evaluation command to ``eval_app``."""
-    del eval_app
+    eval_app.command("triggers")(triggers)

@@ -1,17 +1,44 @@
-"""Extraction: conversation turns to candidate intents for review. (Being built.)"""
+"""Extraction: conversation turns to candidate intents for review (RFC-0013 section 5).
+
+Language proposes, people decide: every candidate becomes an INFERRED intent waiting in the
+review queue (``intently review``), or a decision record. The default extractor is
+deterministic rules over clause structure with reviewed lexicons (``lexicon.toml``); an
+OpenAI-compatible LLM extractor is optional and its replies are validated as untrusted input.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ._base import Extractor
+from ._dates import DueDate, find_due
+from ._engine import Extraction, ExtractionSettings, ObserveResult, Proposal, owner_actor
+from ._lexicon import Lexicon, load_lexicon
+from ._llm import REPLY_SCHEMA, ExtractionRejected, LLMExtractor
+from ._models import Candidate, CandidateType, Turn
+from ._rules import RuleExtractor
+from ._scoring import EVAL_TYPES, RFC4_TYPES, LabelledTurn, Score, load_labelled, score
 
-if TYPE_CHECKING:
-    from .._runtime import Runtime
-
-__all__ = ["Extraction"]
-
-
-class Extraction:
-    """Engine facade bound to one home, actor and namespace (placeholder until built)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+__all__ = [
+    "EVAL_TYPES",
+    "REPLY_SCHEMA",
+    "RFC4_TYPES",
+    "Candidate",
+    "CandidateType",
+    "DueDate",
+    "Extraction",
+    "ExtractionRejected",
+    "ExtractionSettings",
+    "Extractor",
+    "LLMExtractor",
+    "LabelledTurn",
+    "Lexicon",
+    "ObserveResult",
+    "Proposal",
+    "RuleExtractor",
+    "Score",
+    "Turn",
+    "find_due",
+    "load_labelled",
+    "load_lexicon",
+    "owner_actor",
+    "score",
+]

@@ -1,17 +1,61 @@
-"""The gate: typed action contracts, value provenance, a fail-closed policy gate. (Being built.)"""
+"""The gate: execute verified intent, not language.
+
+Typed action contracts (data, or inferred from MCP-style tool definitions), provenance of
+every argument value, deterministic intent resolution from vocabulary data, ordered policy
+rules with five decisions, a signed bundle, single-use approvals bound to the exact action,
+and (bound to a home) every decision as an operation in the log. See ``docs/gate.md``.
+
+Importing this package registers the ``gate`` tables and the appliers of its operations.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ._bundle import BUNDLE_FILES, Bundle, default_bundle, load_private_key, load_public_key, sign_bundle
+from ._contracts import Contract, ContractSet, FieldSpec, Role, SideEffect, ToolDefinition
+from ._decision import Decision, Level
+from ._engine import TABLES, GateEngine, verify_trace
+from ._gate import Gate, Session, action_hash
+from ._intent import Clause, Proposer, ResolvedRequest, resolve
+from ._journal import Journal, MemoryJournal
+from ._policy import PolicySet, Verdict
+from ._proposer import OpenAICompatibleProposer
+from ._provenance import Ledger, Origin, Sighting
+from ._suggest import suggest
+from ._vocabulary import Vocabulary
 
-if TYPE_CHECKING:
-    from .._runtime import Runtime
-
-__all__ = ["GateEngine"]
-
-
-class GateEngine:
-    """Engine facade bound to one home, actor and namespace (placeholder until built)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+__all__ = [
+    "BUNDLE_FILES",
+    "TABLES",
+    "Bundle",
+    "Clause",
+    "Contract",
+    "ContractSet",
+    "Decision",
+    "FieldSpec",
+    "Gate",
+    "GateEngine",
+    "Journal",
+    "Ledger",
+    "Level",
+    "MemoryJournal",
+    "OpenAICompatibleProposer",
+    "Origin",
+    "PolicySet",
+    "Proposer",
+    "ResolvedRequest",
+    "Role",
+    "Session",
+    "SideEffect",
+    "Sighting",
+    "ToolDefinition",
+    "Verdict",
+    "Vocabulary",
+    "action_hash",
+    "default_bundle",
+    "load_private_key",
+    "load_public_key",
+    "resolve",
+    "sign_bundle",
+    "suggest",
+    "verify_trace",
+]

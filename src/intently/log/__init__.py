@@ -14,8 +14,9 @@ from ._merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from ._operation import Operation, canonical_json, policy_version
+from ._operation import Operation, canonical_json, canonical_operation, policy_version
 from ._oplog import OperationLog, StreamReport, VerifyReport
+from ._proofs import verify_consistency_proof, verify_inclusion_proof
 from ._replay import Applier, register_applier, registered_appliers, replay
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "StreamReport",
     "VerifyReport",
     "canonical_json",
+    "canonical_operation",
     "consistency_proof",
     "inclusion_proof",
     "key_id_of",
@@ -39,5 +41,7 @@ __all__ = [
     "replay",
     "root_hash",
     "verify_consistency",
+    "verify_consistency_proof",
     "verify_inclusion",
+    "verify_inclusion_proof",
 ]

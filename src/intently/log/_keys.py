@@ -153,11 +153,17 @@ class KeyRing:
         entry.last_signed = now
         return kid, self._private.sign(message)
 
-    def verify(self, key_id: str, message: bytes, signature: bytes, *, stream: str | None = None) -> None:
+    def verify(
+        self, key_id: str, message: bytes, signature: bytes, *, stream: str | None = None, seq: int | None = None
+    ) -> None:
+        """Raise :class:`UnknownKey` or :class:`BadSignature` unless ``signature`` is ``key_id``'s
+        over ``message``. ``stream`` and ``seq`` (a checkpoint's size) name the place in errors."""
         entry = self.entries.get(key_id)
         if entry is None:
-            raise UnknownKey(f"checkpoint signed by unknown key {key_id}", stream=stream)
+            raise UnknownKey(f"checkpoint signed by unknown key {key_id}", stream=stream, seq=seq)
         try:
             entry.public_key.verify(signature, message)
         except InvalidSignature as exc:
-            raise BadSignature(f"checkpoint signature does not verify under key {key_id}", stream=stream) from exc
+            raise BadSignature(
+                f"checkpoint signature does not verify under key {key_id}", stream=stream, seq=seq
+            ) from exc

@@ -8,8 +8,10 @@ so a change and its record commit together or not at all.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from hashlib import sha256 as _sha256
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +28,11 @@ from ..core.errors import (
     StaleCheckpoint,
 )
 from ..core.ids import new_id
-from ..store import Store, Transaction, register_migration
+from ..store import Store, Transaction, register_migration, reject_nul
 from ._checkpoint import Checkpoint
 from ._keys import KeyRing
 from ._merkle import Frontier, consistency_proof, inclusion_proof, leaf_hash, root_hash
-from ._operation import Operation, canonical_json
+from ._operation import Operation, canonical_json, canonical_operation
 
 __all__ = ["OperationLog", "StreamReport", "VerifyReport"]
 
@@ -128,18 +130,15 @@ class OperationLog:
         if not op or not op.replace("_", "").isalnum() or op.upper() != op:
             raise InvalidInput(f"op type {op!r} must be UPPER_SNAKE_CASE", where="op")
         payload_json = canonical_json(payload).decode("utf-8")
-        row = tx.one("UPDATE log_streams SET size = size + 1 WHERE stream = ? RETURNING size, frontier", (namespace,))
-        if row is None:
-            tx.execute(
-                "INSERT INTO log_streams (stream, size, frontier) VALUES (?, 0, '[]') ON CONFLICT (stream) DO NOTHING",
-                (namespace,),
-            )
-            row = tx.one(
-                "UPDATE log_streams SET size = size + 1 WHERE stream = ? RETURNING size, frontier", (namespace,)
-            )
-            assert row is not None
-        seq = int(row["size"])
-        frontier = Frontier.from_hex(seq - 1, json.loads(str(row["frontier"])))
+        # Validate every field before the first write: a caller that catches the error inside
+        # its transaction must not be left with a stream header that counts a missing operation.
+        reject_nul((namespace, actor, target, policy_version))
+        # Read, then write the header once: safe because a write transaction holds the store's
+        # write lock from its start (BEGIN IMMEDIATE on SQLite, an advisory lock on PostgreSQL).
+        row = tx.one("SELECT size, frontier FROM log_streams WHERE stream = ?", (namespace,))
+        size = int(row["size"]) if row else 0
+        seq = size + 1
+        frontier = Frontier.from_hex(size, json.loads(str(row["frontier"])) if row else [])
         now = self.clock.now()
         operation = Operation(
             stream=namespace,
@@ -153,9 +152,16 @@ class OperationLog:
             policy_version=policy_version,
             payload=payload,
         )
-        leaf = leaf_hash(operation.canonical())
+        try:
+            leaf = leaf_hash(operation.canonical())
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(f"text is not valid Unicode: {exc}", where=f"operation {op} on {target!r}") from exc
         frontier.append(leaf)
-        tx.execute("UPDATE log_streams SET frontier = ? WHERE stream = ?", (json.dumps(frontier.to_hex()), namespace))
+        tx.execute(
+            "INSERT INTO log_streams (stream, size, frontier) VALUES (?, ?, ?) "
+            "ON CONFLICT (stream) DO UPDATE SET size = excluded.size, frontier = excluded.frontier",
+            (namespace, seq, json.dumps(frontier.to_hex())),
+        )
         tx.execute(
             "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -213,11 +219,18 @@ class OperationLog:
 
     def checkpoint(self, streams: Iterable[str] | None = None) -> list[Checkpoint]:
         """Sign a checkpoint for every stream that grew since its last one, then update the
-        tracked witness file. Called at the end of every command that appended."""
+        tracked witness file. Called at the end of every command that appended.
+
+        The witness file is written inside the same write transaction, so concurrent
+        processes update it one at a time and it never goes backwards. A witnessed
+        checkpoint the database disagrees with (a rolled-back or rewritten database) is
+        kept, not overwritten, and the call raises once the new checkpoints are committed.
+        """
         if not self.keyring.can_sign:
             return []
         wanted = set(streams) if streams is not None else None
         made: list[Checkpoint] = []
+        conflicts: list[LogIntegrityError] = []
         with self.store.transaction(write=True) as tx:
             rows = tx.query(
                 "SELECT s.stream, s.size, s.frontier, (SELECT MAX(c.size) FROM log_checkpoints c "
@@ -241,9 +254,11 @@ class OperationLog:
                     (stream, size, root.hex(), now, self.origin, key_id, cp.to_json()["signature"]),
                 )
                 made.append(cp)
+            if made and self.witness_path is not None:
+                conflicts = self._update_witness(tx)
         self._dirty.clear()
-        if made:
-            self.write_witness()
+        if conflicts:
+            raise conflicts[0]
         return made
 
     def checkpoint_dirty(self) -> list[Checkpoint]:
@@ -254,29 +269,121 @@ class OperationLog:
 
     def latest_checkpoints(self) -> dict[str, Checkpoint]:
         with self.store.transaction(write=False) as tx:
-            rows = tx.query(
-                "SELECT c.* FROM log_checkpoints c JOIN (SELECT stream, MAX(size) AS size FROM log_checkpoints "
-                "GROUP BY stream) m ON c.stream = m.stream AND c.size = m.size ORDER BY c.stream"
-            )
+            return self._latest(tx)
+
+    @staticmethod
+    def _latest(tx: Transaction) -> dict[str, Checkpoint]:
+        rows = tx.query(
+            "SELECT c.* FROM log_checkpoints c JOIN (SELECT stream, MAX(size) AS size FROM log_checkpoints "
+            "GROUP BY stream) m ON c.stream = m.stream AND c.size = m.size ORDER BY c.stream"
+        )
         return {str(r["stream"]): _checkpoint_from_row(r) for r in rows}
 
     def write_witness(self) -> None:
-        """Write the latest checkpoint of every stream to the tracked witness file."""
+        """Bring the tracked witness file up to the database's latest checkpoints.
+
+        Raises the first disagreement between the database and a witnessed checkpoint
+        (which is then kept in the file as evidence).
+        """
         if self.witness_path is None:
             return
-        data = {"streams": {s: cp.to_json() for s, cp in self.latest_checkpoints().items()}}
-        tmp = self.witness_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(self.witness_path)
+        with self.store.transaction(write=True) as tx:
+            conflicts = self._update_witness(tx)
+        if conflicts:
+            raise conflicts[0]
+
+    def _update_witness(self, tx: Transaction) -> list[LogIntegrityError]:
+        """Merge the database's latest checkpoints into the witness file, under ``tx``'s write lock.
+
+        A stream's witnessed checkpoint is replaced only by a newer one that extends it: the
+        database must still hold a checkpoint of the witnessed size with the witnessed root
+        (verification proves every database checkpoint against the tree). Anything else is a
+        conflict: the old entry stays and the conflict is returned.
+        """
+        assert self.witness_path is not None
+        witnessed = self.read_witness()
+        merged = dict(witnessed)
+        conflicts: list[LogIntegrityError] = []
+        for stream, cp in self._latest(tx).items():
+            old = witnessed.get(stream)
+            if old is None or (old.size, old.root) == (cp.size, cp.root):
+                merged[stream] = cp
+                continue
+            if old.size > cp.size:
+                conflicts.append(
+                    RolledBack(
+                        f"the witnessed checkpoint covers {old.size} operations but the database's newest covers "
+                        f"{cp.size}; the witness was kept (run `intently log verify`)",
+                        stream=stream,
+                        seq=cp.size + 1,
+                    )
+                )
+                continue
+            same = tx.scalar("SELECT root FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, old.size))
+            if same != old.root.hex():
+                conflicts.append(
+                    RootMismatch(
+                        f"the database has no checkpoint matching the witnessed one at size {old.size}; "
+                        "the witness was kept (run `intently log verify`)",
+                        stream=stream,
+                        seq=old.size,
+                    )
+                )
+                continue
+            merged[stream] = cp
+        if merged != witnessed:
+            data = {"streams": {s: merged[s].to_json() for s in sorted(merged)}}
+            tmp = self.witness_path.with_name(f".{self.witness_path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            tmp.replace(self.witness_path)
+        return conflicts
 
     def read_witness(self) -> dict[str, Checkpoint]:
+        """The witnessed checkpoints by stream (empty when the home has no witness file yet)."""
         if self.witness_path is None or not self.witness_path.exists():
             return {}
         try:
             data = json.loads(self.witness_path.read_text(encoding="utf-8"))
-            return {s: Checkpoint.from_json(cp) for s, cp in data.get("streams", {}).items()}
-        except (json.JSONDecodeError, KeyError, ValueError) as exc:
+            out = {str(s): Checkpoint.from_json(cp) for s, cp in data.get("streams", {}).items()}
+        except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
             raise InvalidInput(f"witness file unreadable: {exc}", where=str(self.witness_path)) from exc
+        for stream, cp in out.items():
+            if cp.stream != stream:
+                raise InvalidInput(f"entry names stream {cp.stream!r}", where=f"{self.witness_path}: {stream}")
+        return out
+
+    def rotate_key(self, keys_dir: Path, *, namespace: str, actor: str) -> tuple[str | None, str]:
+        """Retire the signing key and make a new one; returns (retired key id, new key id).
+
+        Pending operations are checkpointed with the old key first, each key's signed range
+        is recorded from the database, the rotation is itself an operation, and the new key
+        signs a checkpoint at once, so the tracked keyring always covers every checkpoint.
+        """
+        self.checkpoint()
+        old = self.keyring.current_key_id if self.keyring.can_sign else None
+        with self.store.transaction(write=False) as tx:
+            ranges = tx.query(
+                "SELECT key_id, MIN(time) AS first, MAX(time) AS last FROM log_checkpoints GROUP BY key_id"
+            )
+        for row in ranges:
+            entry = self.keyring.entries.get(str(row["key_id"]))
+            if entry is not None:
+                entry.first_signed, entry.last_signed = str(row["first"]), str(row["last"])
+        new = self.keyring.generate(format_time(self.clock.now()))
+        self.keyring.save(keys_dir)
+        with self.store.transaction(write=True) as tx:
+            self.append(
+                tx,
+                namespace=namespace,
+                actor=actor,
+                op="KEY_ROTATED",
+                target=new,
+                payload={"retired": old, "key_id": new},
+                policy_version="intently@keys",
+            )
+        self.checkpoint()
+        self.keyring.save(keys_dir)
+        return old, new
 
     # -- reading --------------------------------------------------------------
 
@@ -351,6 +458,8 @@ class OperationLog:
         if not 1 <= seq <= size:
             raise NotFound(f"no operation {seq} in stream {stream!r} at size {size}")
         leaves = self._leaves(stream, size)
+        if len(leaves) < size:
+            raise NotFound(f"stream {stream!r} holds {len(leaves)} operations, not {size}")
         operation = self.get(stream, seq)
         return {
             "stream": stream,
@@ -366,6 +475,8 @@ class OperationLog:
     def consistency_proof(self, stream: str, old_size: int, new_size: int | None = None) -> dict[str, Any]:
         new = new_size if new_size is not None else self.size(stream)
         leaves = self._leaves(stream, new)
+        if len(leaves) < new:
+            raise NotFound(f"stream {stream!r} holds {len(leaves)} operations, not {new}")
         return {
             "stream": stream,
             "old_size": old_size,
@@ -387,7 +498,7 @@ class OperationLog:
         """
         report = VerifyReport()
         witness = self.read_witness()
-        names = sorted(set(self.streams()) | set(witness)) if streams is None else sorted(set(streams))
+        names = sorted(self._all_streams() | set(witness)) if streams is None else sorted(set(streams))
         for stream in names:
             rep = StreamReport(stream)
             try:
@@ -399,6 +510,32 @@ class OperationLog:
             report.streams.append(rep)
         return report
 
+    def _all_streams(self) -> set[str]:
+        """Every stream any log table mentions, so rows moved to a stream without a header
+        are verified too."""
+        with self.store.transaction(write=False) as tx:
+            rows = tx.query(
+                "SELECT stream FROM log_streams UNION SELECT DISTINCT stream FROM log_ops "
+                "UNION SELECT DISTINCT stream FROM log_checkpoints"
+            )
+        return {str(r["stream"]) for r in rows}
+
+    def _leaf_chunks(self, stream: str) -> Iterator[list[tuple[Any, ...]]]:
+        """(seq, id, time, actor, op, target, payload, policy_version, leaf) in seq order, a
+        chunk at a time: never the whole stream in memory, and no payload parsing."""
+        after = 0
+        while True:
+            with self.store.transaction(write=False) as tx:
+                rows = tx.rows(
+                    "SELECT seq, id, time, actor, op, target, payload, policy_version, leaf FROM log_ops "
+                    "WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?",
+                    (stream, after, _CHUNK),
+                )
+            if not rows:
+                return
+            yield rows
+            after = int(rows[-1][0])
+
     def _verify_stream(
         self,
         stream: str,
@@ -406,6 +543,11 @@ class OperationLog:
         rep: StreamReport,
         progress: Callable[[int], None] | None,
     ) -> None:
+        """Walk the stream once, in order, so the error raised is the one at the lowest seq.
+
+        A checkpoint's signature is checked when the walk reaches its size, then its root;
+        checkpoints beyond the stored operations are checked after the walk.
+        """
         with self.store.transaction(write=False) as tx:
             cps = [
                 _checkpoint_from_row(r)
@@ -413,40 +555,45 @@ class OperationLog:
             ]
             recorded_size = int(tx.scalar("SELECT size FROM log_streams WHERE stream = ?", (stream,)) or 0)
         rep.checkpoints = len(cps)
-        for cp in cps:
-            self._verify_signature(cp)
-        roots_wanted = {cp.size: cp for cp in cps}
         if witnessed is not None:
-            self._verify_signature(witnessed)
             rep.witnessed_size = witnessed.size
+        at_size = {cp.size: cp for cp in cps}
         frontier = Frontier()
         expected = 1
-        for operation, stored_leaf in self.iter_stream(stream):
-            if operation.seq != expected:
-                kind = "missing" if operation.seq > expected else "repeated or out of order"
-                raise SequenceGap(
-                    f"operation {expected} is {kind} (found {operation.seq})", stream=stream, seq=expected
-                )
-            leaf = leaf_hash(operation.canonical())
-            if leaf.hex() != stored_leaf:
-                raise LeafMismatch("stored operation does not hash to its recorded leaf", stream=stream, seq=expected)
-            frontier.append(leaf)
-            signed = roots_wanted.get(frontier.size)
-            if signed is not None and signed.root != frontier.root():
-                raise RootMismatch(
-                    f"checkpoint at size {signed.size} does not match the tree (history was changed at or before here)",
-                    stream=stream,
-                    seq=expected,
-                )
-            if witnessed is not None and frontier.size == witnessed.size and witnessed.root != frontier.root():
-                raise RootMismatch(
-                    f"witnessed checkpoint at size {witnessed.size} does not match the tree (history was rewritten)",
-                    stream=stream,
-                    seq=expected,
-                )
-            expected += 1
+        append, root = frontier.append, frontier.root
+        for rows in self._leaf_chunks(stream):
+            for seq, id_, time_, actor, op, target, payload, policy, stored_leaf in rows:
+                if seq != expected:
+                    kind = "missing" if not isinstance(seq, int) or seq > expected else "repeated or out of order"
+                    raise SequenceGap(f"operation {expected} is {kind} (found {seq})", stream=stream, seq=expected)
+                try:
+                    data = canonical_operation(stream, seq, id_, time_, actor, op, target, payload, policy)
+                except (UnicodeError, TypeError) as exc:  # not text we wrote: cannot be the leaf's data
+                    raise LeafMismatch(f"stored operation is not valid text: {exc}", stream=stream, seq=seq) from exc
+                leaf = _sha256(b"\x00" + data).digest()
+                if leaf.hex() != stored_leaf:
+                    raise LeafMismatch("stored operation does not hash to its recorded leaf", stream=stream, seq=seq)
+                append(leaf)
+                signed = at_size.get(seq)
+                if signed is not None:
+                    self._verify_signature(signed)
+                    if signed.root != root():
+                        raise RootMismatch(
+                            f"checkpoint at size {seq} does not match the tree (history was changed at or before here)",
+                            stream=stream,
+                            seq=seq,
+                        )
+                if witnessed is not None and seq == witnessed.size:
+                    self._verify_signature(witnessed)
+                    if witnessed.root != root():
+                        raise RootMismatch(
+                            f"witnessed checkpoint at size {seq} does not match the tree (history was rewritten)",
+                            stream=stream,
+                            seq=seq,
+                        )
+                expected += 1
             if progress is not None:
-                progress(1)
+                progress(len(rows))
         size = frontier.size
         rep.size = size
         if recorded_size != size:
@@ -456,14 +603,18 @@ class OperationLog:
                 seq=min(recorded_size, size) + 1,
             )
         for cp in cps:
-            if cp.size > size:
+            if cp.size > size or cp.size < 1:
+                self._verify_signature(cp)
+                if cp.size < 1:
+                    raise RootMismatch(f"checkpoint of impossible size {cp.size}", stream=stream, seq=1)
                 raise RolledBack(
                     f"a signed checkpoint covers {cp.size} operations but only {size} are stored",
                     stream=stream,
                     seq=size + 1,
                 )
         if witnessed is not None:
-            if witnessed.size > size:
+            if witnessed.size > size or witnessed.size < 1:
+                self._verify_signature(witnessed)
                 raise RolledBack(
                     f"the witnessed checkpoint covers {witnessed.size} operations but the database holds {size} "
                     "(database rolled back or truncated)",
@@ -481,25 +632,43 @@ class OperationLog:
         rep.unsigned_tail = size - (cps[-1].size if cps else 0)
 
     def _verify_signature(self, cp: Checkpoint) -> None:
-        self.keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream)
+        """Signature, key validity period and origin of one checkpoint; errors name its size."""
+        self.keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
         entry = self.keyring.entries[cp.key_id]
         if entry.retired is not None and cp.time > entry.retired:
             raise BadSignature(
-                f"checkpoint at size {cp.size} signed by key {cp.key_id} after it was retired", stream=cp.stream
+                f"checkpoint at size {cp.size} signed by key {cp.key_id} after it was retired at {entry.retired}",
+                stream=cp.stream,
+                seq=cp.size,
             )
         if cp.origin != self.origin:
-            raise BadSignature(f"checkpoint origin {cp.origin!r} is not this log's {self.origin!r}", stream=cp.stream)
+            raise BadSignature(
+                f"checkpoint origin {cp.origin!r} is not this log's {self.origin!r}", stream=cp.stream, seq=cp.size
+            )
 
 
 def _checkpoint_from_row(row: dict[str, Any]) -> Checkpoint:
-    return Checkpoint.from_json(
-        {
-            "origin": row["origin"],
-            "stream": row["stream"],
-            "size": row["size"],
-            "root": row["root"],
-            "time": row["time"],
-            "key_id": row["key_id"],
-            "signature": row["signature"],
-        }
-    )
+    """A stored checkpoint; one whose fields no longer decode is a :class:`BadSignature` at its size."""
+    try:
+        return Checkpoint.from_json(
+            {
+                "origin": row["origin"],
+                "stream": row["stream"],
+                "size": row["size"],
+                "root": row["root"],
+                "time": row["time"],
+                "key_id": row["key_id"],
+                "signature": row["signature"],
+            }
+        )
+    except (ValueError, TypeError) as exc:
+        raise BadSignature(
+            f"stored checkpoint does not decode: {exc}", stream=str(row["stream"]), seq=_int_or_none(row["size"])
+        ) from exc
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

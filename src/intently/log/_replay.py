@@ -71,3 +71,7 @@ def _apply_batch(target: OperationLog, batch: list[Operation]) -> int:
             if applier is not None:
                 applier(tx, operation)
     return len(batch)
+
+
+# Rotating the signing key changes no table; the keyring itself is tracked beside the log.
+register_applier("KEY_ROTATED", None)

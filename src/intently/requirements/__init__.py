@@ -1,17 +1,33 @@
-"""Requirements engine: durable project rules as reviewable Markdown files. (Being built.)"""
+"""Requirements engine: durable project rules as reviewable Markdown files.
+
+Files under ``.intently/requirements/`` are the source of truth; :class:`Requirements`
+loads them (logging outside edits), edits them in place, selects the ones a task should
+see under a token budget with an explanation for each, and scans a project's guidance,
+docs and history for new ones.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ._engine import Requirements
+from ._files import FileError
+from ._load import LoadResult, RequirementFileWarning
+from ._model import Domain, Frontmatter, Provenance, Requirement, Scope
+from ._render import place
+from ._select import Decision, Policy, Selection, requirement_text
 
-if TYPE_CHECKING:
-    from .._runtime import Runtime
-
-__all__ = ["Requirements"]
-
-
-class Requirements:
-    """Engine facade bound to one home, actor and namespace (placeholder until built)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+__all__ = [
+    "Decision",
+    "Domain",
+    "FileError",
+    "Frontmatter",
+    "LoadResult",
+    "Policy",
+    "Provenance",
+    "Requirement",
+    "RequirementFileWarning",
+    "Requirements",
+    "Scope",
+    "Selection",
+    "place",
+    "requirement_text",
+]

@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import InvalidInput, StoreError
-from ._base import Migration, Row, SchemaStatus, Store, Transaction, register_migration, registered_migrations
+from ._base import (
+    Migration,
+    Row,
+    SchemaStatus,
+    Store,
+    Transaction,
+    register_migration,
+    registered_migrations,
+    reject_nul,
+)
 from ._sqlite import SQLiteStore
 
 __all__ = [
@@ -18,6 +27,7 @@ __all__ = [
     "open_store",
     "register_migration",
     "registered_migrations",
+    "reject_nul",
 ]
 
 

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.errors import SchemaTooNew, StoreError
+from ..core.errors import InvalidInput, SchemaTooNew, StoreError
 
 __all__ = ["Migration", "Row", "Store", "Transaction", "register_migration", "registered_migrations"]
 
@@ -49,6 +49,17 @@ def registered_migrations() -> dict[str, list[Migration]]:
     return {c: [steps[v] for v in sorted(steps)] for c, steps in _REGISTRY.items()}
 
 
+def reject_nul(params: Params | Sequence[Params], *, many: bool = False) -> None:
+    """Refuse text holding a NUL character on every backend alike: PostgreSQL cannot store it,
+    and a value that exists on one backend but not the other would break ``store copy``."""
+    rows: Sequence[Params] = params if many else (params,)  # type: ignore[assignment]
+    for row in rows:
+        values = row.values() if isinstance(row, Mapping) else row
+        for value in values:
+            if isinstance(value, str) and "\x00" in value:
+                raise InvalidInput("text may not contain a NUL character", where="value")
+
+
 class Transaction(ABC):
     """A unit of work: everything in it commits together or not at all."""
 
@@ -63,6 +74,11 @@ class Transaction(ABC):
     @abstractmethod
     def query(self, sql: str, params: Params = ()) -> list[Row]:
         """Run a query; return rows as dicts."""
+
+    def rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Run a query; return rows as tuples in column order. For hot loops (log verification
+        reads a million rows): backends may skip building dicts; this default builds them."""
+        return [tuple(r.values()) for r in self.query(sql, params)]
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
         rows = self.query(sql, params)

@@ -12,9 +12,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import ConflictError, StoreError
-from ._base import Params, Row, Store, Transaction
+from ._base import Params, Row, Store, Transaction, reject_nul
 
 __all__ = ["SQLiteStore"]
 
@@ -28,6 +29,7 @@ class _SQLiteTx(Transaction):
         self._store = store
 
     def execute(self, sql: str, params: Params = ()) -> int:
+        reject_nul(params)
         try:
             cur = self._conn.execute(self._store.translate(sql), params)
         except sqlite3.IntegrityError as exc:
@@ -37,6 +39,7 @@ class _SQLiteTx(Transaction):
         return cur.rowcount
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        reject_nul(rows, many=True)
         try:
             self._conn.executemany(self._store.translate(sql), rows)
         except sqlite3.IntegrityError as exc:
@@ -45,12 +48,48 @@ class _SQLiteTx(Transaction):
             raise StoreError(f"sqlite: {exc}") from exc
 
     def query(self, sql: str, params: Params = ()) -> list[Row]:
+        reject_nul(params)
+        translated = self._store.translate(sql)
         try:
-            cur = self._conn.execute(self._store.translate(sql), params)
+            cur = self._conn.execute(translated, params)
+            rows = cur.fetchall()
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"constraint failed: {exc}") from exc
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise StoreError(f"sqlite: {exc}") from exc
+            cur, rows = self._query_lenient(translated, params, exc)
         except sqlite3.Error as exc:
             raise StoreError(f"sqlite: {exc}") from exc
         names = [d[0] for d in cur.description or ()]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        reject_nul(params)
+        translated = self._store.translate(sql)
+        try:
+            return self._conn.execute(translated, params).fetchall()
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"constraint failed: {exc}") from exc
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc):
+                raise StoreError(f"sqlite: {exc}") from exc
+            return self._query_lenient(translated, params, exc)[1]
+        except sqlite3.Error as exc:
+            raise StoreError(f"sqlite: {exc}") from exc
+
+    def _query_lenient(self, sql: str, params: Params, first: sqlite3.Error) -> tuple[sqlite3.Cursor, list[Any]]:
+        """Re-run a query whose text is not valid UTF-8 (only tampering writes such bytes),
+        decoding with ``surrogateescape`` so the reader sees the row and the log verifier can
+        name it, instead of the whole read failing."""
+        self._conn.text_factory = lambda raw: raw.decode("utf-8", "surrogateescape")
+        try:
+            cur = self._conn.execute(sql, params)
+            return cur, cur.fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"sqlite: {exc}") from first
+        finally:
+            self._conn.text_factory = str
 
 
 class SQLiteStore(Store):

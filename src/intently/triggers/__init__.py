@@ -1,17 +1,46 @@
-"""Standing intents: deterministic event-triggered reminders. (Being built.)"""
+"""Standing intents: "when X comes up, remind me to Y", matched deterministically.
+
+Importing this package registers the ``triggers`` tables and the ``TRIGGER_*`` log
+appliers, so ``intently log replay`` rebuilds every intent and its fire history.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ._engine import Triggers
+from ._index import CompiledIntent, EntryHit, MatchIndex
+from ._matcher import Matcher
+from ._model import (
+    DEFAULT_COOLDOWN,
+    DEFAULT_EXPIRY,
+    DEFAULT_MAX_FIRES,
+    MAX_REMINDER_CHARS,
+    Fire,
+    IntentState,
+    Scope,
+    StandingIntent,
+)
+from ._result import Hit, MatchResult
+from ._synonyms import SynonymTable, load_synonyms, shipped_synonyms_path
+from ._timeonly import SCHEDULER_HINT
 
-if TYPE_CHECKING:
-    from .._runtime import Runtime
-
-__all__ = ["Triggers"]
-
-
-class Triggers:
-    """Engine facade bound to one home, actor and namespace (placeholder until built)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+__all__ = [
+    "DEFAULT_COOLDOWN",
+    "DEFAULT_EXPIRY",
+    "DEFAULT_MAX_FIRES",
+    "MAX_REMINDER_CHARS",
+    "SCHEDULER_HINT",
+    "CompiledIntent",
+    "EntryHit",
+    "Fire",
+    "Hit",
+    "IntentState",
+    "MatchIndex",
+    "MatchResult",
+    "Matcher",
+    "Scope",
+    "StandingIntent",
+    "SynonymTable",
+    "Triggers",
+    "load_synonyms",
+    "shipped_synonyms_path",
+]

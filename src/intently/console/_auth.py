@@ -1,0 +1,106 @@
+"""Console sessions: the API's bearer token kept in an HttpOnly cookie, plus a CSRF token.
+
+The browser never sees the token again after the login form: it lives in an HttpOnly,
+SameSite=Strict cookie next to a random per-login nonce. Every state-changing form carries
+``csrf = HMAC(app secret, token + nonce)``; a request without the matching value is refused
+before any engine is called. The cookie is resolved on every request through the same
+:class:`~intently.server.TokenStore` as the API, so revoking a token ends its console
+sessions at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+
+from .._intently import Intently
+from ..core.actors import Actor
+from ..server import TokenStore
+
+__all__ = ["COOKIE", "ConsoleSession", "CsrfRejected", "LoginRequired", "Sessions"]
+
+COOKIE = "intently_console"
+_MAX_COOKIE = 512
+
+
+class LoginRequired(Exception):
+    """No live session: the caller is sent to the login page (``next`` keeps where they were)."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__("login required")
+        self.next_path = next_path
+
+
+class CsrfRejected(Exception):
+    """A form without the session's CSRF token, or posted from another origin."""
+
+
+@dataclass(frozen=True)
+class ConsoleSession:
+    """Who the browser acts as, and the CSRF token its forms must carry."""
+
+    actor: Actor
+    csrf: str
+
+
+class Sessions:
+    """Makes and checks console cookies for one app (the HMAC secret lives as long as the app)."""
+
+    def __init__(self, ix: Intently) -> None:
+        self._ix = ix
+        self._secret = secrets.token_bytes(32)
+
+    def cookie_value(self, token: str) -> str:
+        return f"{token}.{secrets.token_urlsafe(16)}"
+
+    def actor_for(self, token: str) -> Actor | None:
+        return TokenStore(self._ix).resolve(token)
+
+    def _csrf(self, cookie: str) -> str:
+        return hmac.new(self._secret, cookie.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
+
+    def current(self, request: Request) -> ConsoleSession:
+        """The session of this request, or :class:`LoginRequired`."""
+        cookie = request.cookies.get(COOKIE, "")
+        token, dot, nonce = cookie.rpartition(".")
+        if not dot or not nonce or len(cookie) > _MAX_COOKIE:
+            raise LoginRequired(_here(request))
+        actor = self.actor_for(token)
+        if actor is None:
+            raise LoginRequired(_here(request))
+        return ConsoleSession(actor, self._csrf(cookie))
+
+    def check_form(self, request: Request, session: ConsoleSession, sent: str | None) -> None:
+        """Refuse a POST whose CSRF token differs, or whose Origin is another site."""
+        check_origin(request)
+        if not sent or not hmac.compare_digest(sent, session.csrf):
+            raise CsrfRejected("the form's security token is missing or stale; reload the page and try again")
+
+
+def check_origin(request: Request) -> None:
+    """Browsers send Origin on POST; when present it must be this server."""
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        if origin == "null":
+            raise CsrfRejected("forms must be posted from this console")
+        return
+    parts = urlsplit(origin)
+    if parts.netloc != request.headers.get("host", ""):
+        raise CsrfRejected("forms must be posted from this console")
+
+
+def safe_next(target: str | None) -> str:
+    """Only same-site paths are followed after login (no open redirect)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _here(request: Request) -> str:
+    query = request.url.query
+    return request.url.path + (f"?{query}" if query else "")

@@ -1,0 +1,118 @@
+"""The gate view: runs, every decision with its rule ids and reason, pending confirmations.
+
+An approval is bound to the exact action: the form carries the decision id *and* the
+action hash the person saw, and the console refuses it unless the stored decision still
+has that hash and still waits, before ``gate.approve`` (single-use, logged) is called.
+The gate has no deny operation: a confirmation that is never approved never runs, which
+the page says; a Deny button appears once the engine exposes ``gate.deny``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from ..access import Permission
+from ..context import engine_method
+from ..core.errors import InvalidInput, InvalidTransition
+from ._web import CsrfField, act, attempt, checked_page, method, page_for, render
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+RUNS = 30
+_WAITING = ("confirm", "review")
+
+
+def _pending(run: dict[str, Any]) -> list[dict[str, Any]]:
+    approved = {str(a["decision_id"]) for a in run.get("approvals", [])}
+    return [d for d in run.get("decisions", []) if d.get("level") in _WAITING and str(d.get("id")) not in approved]
+
+
+@router.get("/ns/{namespace}/gate", response_class=HTMLResponse)
+def gate_page(request: Request, namespace: str, run: str = "") -> HTMLResponse:
+    page = page_for(request, namespace)
+    listed = attempt(page.view, "gate", "runs", RUNS)
+    runs = list(listed.value) if listed.ok else []
+    pending: list[dict[str, Any]] = []
+    for summary in runs:
+        found = attempt(page.view, "gate", "run", str(summary["id"]))
+        if found.ok:
+            pending.extend({**d, "request": summary["request"]} for d in _pending(found.value))
+    chosen = run or (str(runs[0]["id"]) if runs else "")
+    detail = attempt(page.view, "gate", "run", chosen) if chosen else None
+    explained = attempt(page.view, "gate", "explain", chosen) if chosen else None
+    context = {
+        "view": "gate",
+        "panel": listed.panel,
+        "runs": runs,
+        "pending": pending,
+        "chosen": chosen,
+        "run": detail.value if detail is not None and detail.ok else None,
+        "run_panel": detail.panel if detail is not None else None,
+        "explained": explained.value if explained is not None and explained.ok else None,
+        "can_deny": engine_method(page.view, "gate", "deny") is not None,
+        "can_write": page.can(Permission.WRITE),
+    }
+    return render(page, request, "gate.html", context)
+
+
+@router.post("/ns/{namespace}/gate/approve")
+def approve(
+    request: Request,
+    namespace: str,
+    decision_id: Annotated[str, Form(min_length=1, max_length=200)],
+    action_hash: Annotated[str, Form(min_length=1, max_length=200)],
+    run: Annotated[str, Form(max_length=200)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    page = checked_page(request, namespace, csrf)
+
+    def run_approval() -> None:
+        _check_bound(page.view, decision_id, action_hash)
+        method(page.view, "gate", "approve")(decision_id)
+
+    done = f"Approved once, for exactly this action (decision {decision_id})."
+    return act(page, page.url("gate", run=run), done, run_approval)
+
+
+@router.post("/ns/{namespace}/gate/deny")
+def deny(
+    request: Request,
+    namespace: str,
+    decision_id: Annotated[str, Form(min_length=1, max_length=200)],
+    action_hash: Annotated[str, Form(min_length=1, max_length=200)],
+    run: Annotated[str, Form(max_length=200)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    """Only routed to once the engine exposes ``gate.deny`` (the button is hidden until then)."""
+    page = checked_page(request, namespace, csrf)
+
+    def run_denial() -> None:
+        _check_bound(page.view, decision_id, action_hash)
+        method(page.view, "gate", "deny")(decision_id)
+
+    return act(page, page.url("gate", run=run), f"Denied (decision {decision_id}).", run_denial)
+
+
+def _check_bound(view: Any, decision_id: str, action_hash: str) -> None:
+    """The decision must still wait, for the very action the person saw."""
+    runs = method(view, "gate", "runs")(RUNS)
+    for summary in runs:
+        found = method(view, "gate", "run")(str(summary["id"]))
+        for d in found.get("decisions", []):
+            if str(d.get("id")) != decision_id:
+                continue
+            if not hmac.compare_digest(str(d.get("action_hash", "")), action_hash):
+                raise InvalidInput(
+                    "the action changed since the page was shown; reload and check it again", where=decision_id
+                )
+            if d not in _pending(found):
+                raise InvalidTransition("decision", "decided", "approved", detail="it no longer waits for a person")
+            return
+    raise InvalidInput("no pending decision with this id among the recent runs", where=decision_id)

@@ -1,0 +1,141 @@
+"""The goals view: a board by state and type, the review queue, the dependency graph, risks.
+
+Confirm, dismiss and edit act on INFERRED candidates through ``goals.promote``,
+``goals.dismiss`` and ``goals.edit``; each form carries the CSRF token and the version the
+person saw, so an edit based on a stale page is refused by the engine instead of winning.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from ..access import Permission
+from ..context import run_engine
+from ..core.clock import format_time
+from ._graph import layout
+from ._web import CsrfField, act, attempt, checked_page, console_of, page_for, render
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+STATES = ("ACTIVE", "ON_HOLD", "COMPLETED", "EXPIRED", "CANCELLED", "SUPERSEDED")
+TYPES = ("GOAL", "COMMITMENT", "OPEN_QUESTION", "DECISION_IN_PROGRESS", "RISK", "FOLLOW_UP")
+_OPEN = {"ACTIVE", "ON_HOLD"}
+
+
+def _row(intent: Any) -> dict[str, Any]:
+    """The fields the templates show, read by name (the engine's ``Intent``)."""
+    return {
+        "id": str(intent.id),
+        "version": int(intent.version),
+        "text": str(intent.value),
+        "type": str(intent.intent_type),
+        "state": str(intent.state),
+        "epistemic": str(intent.epistemic_type),
+        "priority": str(intent.priority),
+        "owner": intent.owner,
+        "due": intent.target_completion,
+        "depends_on": [str(d) for d in intent.depends_on],
+        "blocks": [str(b) for b in intent.blocks],
+        "confidence": float(intent.confidence),
+        "evidence": list(intent.evidence_ids),
+        "source": str(intent.source_type),
+        "created": intent.created_at,
+        "events": list(getattr(intent, "events", ()) or ()),
+    }
+
+
+@router.get("/ns/{namespace}/goals", response_class=HTMLResponse)
+def goals_page(request: Request, namespace: str, type: str = "") -> HTMLResponse:
+    page = page_for(request, namespace)
+    listed = attempt(page.view, "goals", "list_intents")
+    queue = attempt(page.view, "goals", "review_queue")
+    intents = [_row(i) for i in listed.value] if listed.ok else []
+    board_items = [i for i in intents if i["epistemic"] != "INFERRED"]
+    by_id = {i["id"]: i for i in intents}
+    for item in intents:
+        item["blocked"] = item["state"] in _OPEN and any(
+            by_id.get(d, {}).get("state") in _OPEN for d in item["depends_on"]
+        )
+    chosen = type.upper() if type.upper() in TYPES else ""
+    type_counts = {t: sum(1 for i in board_items if i["type"] == t) for t in TYPES}
+    shown = [i for i in board_items if not chosen or i["type"] == chosen]
+    columns = [(s, [i for i in shown if i["state"] == s]) for s in STATES]
+    columns = [(s, items) for s, items in columns if items or s in _OPEN]
+    now = format_time(console_of(request).ix.runtime.clock.now())
+    risks = sorted(
+        (i for i in board_items if i["type"] == "RISK" and i["state"] in _OPEN | {"EXPIRED"}),
+        key=lambda i: (i["due"] is None, i["due"] or "", i["id"]),
+    )
+    for risk in risks:
+        full = attempt(page.view, "goals", "get", risk["id"])
+        events = _row(full.value)["events"] if full.ok else []
+        risk["escalations"] = [e for e in events if e.get("kind") == "EXPIRED_RISK_ALERT"]
+    context = {
+        "view": "goals",
+        "panel": listed.panel,
+        "queue_panel": queue.panel,
+        "queue": [_row(i) for i in queue.value] if queue.ok else [],
+        "columns": columns,
+        "types": TYPES,
+        "type_counts": type_counts,
+        "chosen_type": chosen,
+        "graph": layout(board_items),
+        "by_id": by_id,
+        "risks": risks,
+        "now": now,
+        "can_write": page.can(Permission.WRITE),
+    }
+    return render(page, request, "goals.html", context)
+
+
+def _form_action(
+    request: Request, namespace: str, csrf: str, name: str, intent_id: str, done: str, **fields: Any
+) -> Response:
+    page = checked_page(request, namespace, csrf)
+    back = page.url("goals") + "#review"
+    return act(page, back, done, lambda: run_engine(page.view, "goals", name, intent_id, **fields))
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/confirm")
+def confirm(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    csrf: CsrfField = "",
+) -> Response:
+    done = "Confirmed: the intent is now asserted."
+    return _form_action(request, namespace, csrf, "promote", intent_id, done, expected_version=version)
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/dismiss")
+def dismiss(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    reason: Annotated[str, Form(max_length=500)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    done = "Dismissed: it will not be proposed again from the same evidence."
+    return _form_action(
+        request, namespace, csrf, "dismiss", intent_id, done, expected_version=version, reason=reason.strip() or None
+    )
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/edit")
+def edit(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    text: Annotated[str, Form(min_length=1, max_length=10_000)],
+    version: Annotated[int | None, Form()] = None,
+    csrf: CsrfField = "",
+) -> Response:
+    return _form_action(request, namespace, csrf, "edit", intent_id, "Saved.", text=text, expected_version=version)

@@ -1,0 +1,75 @@
+"""Login, logout and the start page."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from ._auth import COOKIE, check_origin, safe_next
+from ._web import SECURITY_HEADERS, console_of, render
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+_SESSION_SECONDS = 12 * 3600
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, next: str = "/") -> HTMLResponse:
+    return render(None, request, "login.html", {"next": safe_next(next), "error": None})
+
+
+@router.post("/login")
+def login(
+    request: Request, token: Annotated[str, Form(max_length=200)], next: Annotated[str, Form(max_length=2000)] = "/"
+) -> Response:
+    """Check the pasted token like the API would; keep it only in an HttpOnly cookie."""
+    check_origin(request)
+    console = console_of(request)
+    cleaned = token.strip()
+    if console.sessions.actor_for(cleaned) is None:
+        context = {"next": safe_next(next), "error": "That token is unknown or revoked."}
+        return render(None, request, "login.html", context, status=401)
+    response = RedirectResponse(safe_next(next), status_code=303, headers=SECURITY_HEADERS)
+    response.set_cookie(
+        COOKIE,
+        console.sessions.cookie_value(cleaned),
+        max_age=_SESSION_SECONDS,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request) -> Response:
+    check_origin(request)
+    response = RedirectResponse("/login", status_code=303, headers=SECURITY_HEADERS)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+@router.get("/")
+def start(request: Request) -> Response:
+    """The home namespace if readable, else the first one this actor can read."""
+    console = console_of(request)
+    session = console.sessions.current(request)
+    view = console.ix.as_actor(session.actor)
+    readable = view.access.readable_namespaces(session.actor)
+    home = console.ix.namespace
+    target = home if home in readable else (readable[0] if readable else None)
+    if target is None:
+        return render(
+            None,
+            request,
+            "error.html",
+            {"title": "No namespaces", "detail": f"{session.actor} may not read any namespace yet."},
+            status=404,
+        )
+    return RedirectResponse(f"/ns/{target}/goals", status_code=303, headers=SECURITY_HEADERS)

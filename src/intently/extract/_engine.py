@@ -1,0 +1,237 @@
+"""The extraction facade: observe a turn, record it as evidence, hand candidates to goals.
+
+``observe`` runs the configured extractor first (it may call a network endpoint, so it runs
+outside any transaction), then records the turn as a ``TURN_OBSERVED`` operation carrying a
+SHA-256 of the text (the text itself stays out of the log), and then proposes each candidate
+through the goals engine's public review API: intents arrive INFERRED at 0.55 waiting for
+review; decisions become decision records. A rejected extractor answer is logged as
+``EXTRACTION_REJECTED`` and creates nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..access import Permission
+from ..core.actors import Actor
+from ..core.clock import format_time
+from ..core.errors import InvalidInput
+from ..log import register_applier
+from ._base import Extractor
+from ._llm import ExtractionRejected, LLMExtractor
+from ._models import Candidate, CandidateType, Turn
+from ._rules import RuleExtractor
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["Extraction", "ExtractionSettings", "ObserveResult", "Proposal"]
+
+POLICY_VERSION = "intently.extract@1"
+
+# Record-only operations: the turn and a rejected answer are evidence, not state to rebuild.
+register_applier("TURN_OBSERVED", None)
+register_applier("EXTRACTION_REJECTED", None)
+
+
+class ExtractionSettings(BaseModel):
+    """The ``[extract]`` table of ``intently.toml``: which extractor observe uses."""
+
+    model_config = ConfigDict(extra="forbid")
+    extractor: Literal["rules", "llm"] = "rules"
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What happened to one candidate: ``created`` / ``attached`` / ``suppressed`` intent, ``recorded``
+    decision, or ``invalid`` (the goals engine refused it; ``error`` says why, the others still go)."""
+
+    candidate: Candidate
+    status: str
+    object_id: str | None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidate": self.candidate.to_json(), "status": self.status, "id": self.object_id, "error": self.error}
+
+
+@dataclass
+class ObserveResult:
+    """The evidence id the turn was recorded under, and what each candidate became."""
+
+    evidence_id: str
+    operation_id: str
+    content_hash: str
+    extractor: str
+    proposals: list[Proposal] = field(default_factory=list)
+    rejected: str | None = None
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return [p.candidate for p in self.proposals]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "evidence_id": self.evidence_id,
+            "operation_id": self.operation_id,
+            "content_hash": self.content_hash,
+            "extractor": self.extractor,
+            "rejected": self.rejected,
+            "proposals": [p.to_json() for p in self.proposals],
+        }
+
+
+class Extraction:
+    """Engine facade bound to one home, actor and namespace (``Intently(...).extraction``)."""
+
+    def __init__(self, runtime: Runtime, *, extractor: Extractor | None = None) -> None:
+        self._rt = runtime
+        self._extractor = extractor
+
+    @property
+    def settings(self) -> ExtractionSettings:
+        raw = self._rt.config.extra.get("extract", {})
+        try:
+            return ExtractionSettings.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = "extract." + ".".join(str(p) for p in first["loc"])
+            raise InvalidInput(first["msg"], where=f"{self._rt.home.config_path}: {where}") from exc
+
+    @property
+    def extractor(self) -> Extractor:
+        """The extractor ``[extract] extractor`` names (rules unless configured otherwise)."""
+        if self._extractor is None:
+            self._extractor = self._configured()
+        return self._extractor
+
+    def _configured(self) -> Extractor:
+        settings = self.settings
+        if settings.extractor == "rules":
+            return RuleExtractor()
+        llm = self._rt.config.llm
+        if not llm.base_url or not llm.model:
+            raise InvalidInput(
+                "[extract] extractor = 'llm' needs [llm] base_url and model",
+                where=f"{self._rt.home.config_path}: llm.base_url",
+            )
+        return LLMExtractor(
+            base_url=llm.base_url,
+            model=llm.model,
+            api_key=os.environ.get(llm.api_key_env) or None,
+            timeout=settings.timeout,
+        )
+
+    def extract(self, turn: Turn | dict[str, Any]) -> list[Candidate]:
+        """Candidates in ``turn`` without recording anything (a dry run of :meth:`observe`)."""
+        return self.extractor.extract(_turn(turn))
+
+    def observe(self, turn: Turn | dict[str, Any]) -> ObserveResult:
+        """Record ``turn`` as evidence and propose what the extractor finds in it for review."""
+        checked = _turn(turn)
+        extractor = self.extractor
+        rejected: ExtractionRejected | None = None
+        try:
+            candidates = extractor.extract(checked)
+            for cand in candidates:
+                cand.check_against(checked.text)
+        except ExtractionRejected as exc:
+            rejected, candidates = exc, []
+        except ValueError as exc:  # a span that is not where it claims: reject the whole answer
+            rejected = ExtractionRejected(str(exc), kind="malformed", extractor=extractor.name)
+            candidates = []
+        digest = hashlib.sha256(checked.text.encode("utf-8")).hexdigest()
+        rt = self._rt
+        with rt.store.transaction() as tx:
+            rt.access.require(rt.actor, rt.namespace, Permission.WRITE, tx)
+            op = rt.log.append(
+                tx,
+                namespace=rt.namespace,
+                actor=str(rt.actor),
+                op="TURN_OBSERVED",
+                target=checked.message_id or f"sha256:{digest}",
+                payload={
+                    "sha256": digest,
+                    "chars": len(checked.text),
+                    "speaker": checked.speaker,
+                    "channel": checked.channel,
+                    "time": format_time(checked.time),
+                    "message_id": checked.message_id,
+                    "extractor": extractor.name,
+                    "candidates": len(candidates),
+                },
+                policy_version=POLICY_VERSION,
+            )
+            evidence_id = checked.message_id or op.id
+            if rejected is not None:
+                rt.log.append(
+                    tx,
+                    namespace=rt.namespace,
+                    actor=str(rt.actor),
+                    op="EXTRACTION_REJECTED",
+                    target=evidence_id,
+                    payload={"extractor": extractor.name, "kind": rejected.kind, "reason": str(rejected)[:500]},
+                    policy_version=POLICY_VERSION,
+                )
+        result = ObserveResult(
+            evidence_id=evidence_id,
+            operation_id=op.id,
+            content_hash=digest,
+            extractor=extractor.name,
+            rejected=str(rejected) if rejected else None,
+        )
+        for cand in candidates:
+            try:
+                result.proposals.append(self._propose(cand, evidence_id))
+            except InvalidInput as exc:  # one refused candidate must not drop the rest of the turn
+                result.proposals.append(Proposal(cand, "invalid", None, str(exc)))
+        return result
+
+    def _propose(self, cand: Candidate, evidence_id: str) -> Proposal:
+        """Hand one candidate to the goals engine through its public review API."""
+        from ..goals import Goals
+
+        goals = Goals(self._rt)
+        if cand.type is CandidateType.DECISION:
+            decision = goals.record_decision(cand.span, evidence_id=evidence_id, span=cand.span)
+            return Proposal(cand, "recorded", decision.id)
+        now = self._rt.clock.now()
+        due = cand.due if cand.due is not None and cand.due > now else None
+        result = goals.propose(
+            cand.type.value,
+            cand.span,
+            evidence_id=evidence_id,
+            span=cand.span,
+            owner=owner_actor(cand.owner),
+            due=due,
+            source_type="conversation",
+        )
+        return Proposal(cand, result.status, result.intent.id if result.intent else None)
+
+
+def owner_actor(name: str | None) -> str | None:
+    """A stated owner as an actor name: ``@Alice`` -> ``alice``; ``Mihir Faujdar`` -> ``mihir-faujdar``."""
+    if not name:
+        return None
+    first = re.split(r"\s*(?:/|,|&|\band\b)\s*", name.strip().lstrip("@"))[0]
+    slug = re.sub(r"[^A-Za-z0-9._@+-]+", "-", first).strip("-._@+").lower()[:128]
+    if not slug:
+        return None
+    return str(Actor.parse(slug))
+
+
+def _turn(turn: Turn | dict[str, Any]) -> Turn:
+    if isinstance(turn, Turn):
+        return turn
+    try:
+        return Turn.model_validate(turn)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InvalidInput(first["msg"], where="turn." + ".".join(str(p) for p in first["loc"])) from exc

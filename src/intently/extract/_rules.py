@@ -1,0 +1,677 @@
+"""The default extractor: deterministic rules over clause structure, with lexicons as data.
+
+Each turn is normalised (markdown emphasis dropped, list markers stepped over), split into
+sentences and clauses, and each sentence is read for the structures that carry an intent, not
+for keywords alone. A chat client's quoted reply prefix and reaction lines are someone else's
+words and are skipped (``_chat.py``).
+
+- COMMITMENT: a first-person subject with a future or volitional modal and an action verb
+  ("I'll send it"), a named person with ``will`` / ``to`` / a commissive verb in minutes
+  ("Michael to close the issue", "pnkfelix to review", "Rich volunteered to draft it"), or an
+  action-item line ("ACTION: ...", "- [ ] @bob ...", "... (action item)"). Blocked by negation in the
+  clause, hedges before the verb, a preposed condition or a postposed offer condition, idioms,
+  reported speech, past markers, and immediate in-conversation acts ("let me check", "I'll be
+  right back") unless a due date puts the act in the future.
+- GOAL: a first-person desire or plan predicate ("I would like to", "we're planning to"),
+  impersonal desirability ("it would be nice for X to"), collective wants ("people want").
+  Discourse uses ("I want to mention") are speech acts, not goals.
+- OPEN_QUESTION: a deliberative question (a choice the group must make: "should we", "what
+  about") that is not answered by the next sentence of the same turn, not addressed to the
+  listener as small talk ("what do you think"), not a clarification ("what is X?"); or a
+  declarative pending-decision marker ("we need to decide", "TBD").
+- RISK: a potential failure: a bad outcome under a possibility modal ("could break the web"),
+  risk nouns, worry and doubt predicates, doubt about feasibility; not when negated in the
+  clause ("I'm not concerned about X", "not a blocker") and not the politeness "I'm afraid".
+- DECISION: a decision made or agreed ("we agreed", "has consensus", "is approved"), unless
+  undone in the clause ("no consensus", "ask for consensus").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+from ._base import Extractor
+from ._dates import DueDate, find_due
+from ._lexicon import Lexicon, load_lexicon
+from ._models import Candidate, CandidateType, Turn
+from ._text import Normalized, Sentence, normalize, sentences
+
+__all__ = ["RuleExtractor"]
+
+_ADVERB = r"(?:also|just|then|definitely|certainly|surely|now|still|actually|really|gladly|happily|personally|both|all)"
+_WORD = r"[a-z][\w'-]*"
+_NAME = r"(?:@[\w.-]+|[A-Z][\w'.-]*(?:\s+[A-Z][\w'-]*)?)"
+_OWNER_LIST = rf"(?P<owner>{_NAME}(?:\s*(?:/|,|and|&)\s*{_NAME})*)"
+_NOBODY = {"", "-", "?", "unknown", "none"}
+# A condition after the verb ("if", "unless"), but not "see if" / "ask if", where "if" means whether.
+# Minutes name people by their lower-case handles ("pnkfelix to review the PR", "nikomatsakis will
+# update the doc"): a single lower-case token opening the line, before "to"/"will" and a task verb.
+_HANDLE_ACTION = re.compile(r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will)\s+(?P<verb>[a-z][\w-]*)")
+# "see if", "ask whether": "if" introduces what is to be found out, not a condition.
+_WHETHER_IF = re.compile(r"\b(?:see|check|ask|know|find out|wonder|confirm|verify|tell|gauge)\s+if$")
+_POSTPOSED_CONDITION = re.compile(
+    r"(?<!\bsee )(?<!\bcheck )(?<!\bask )(?<!\bknow )(?<!\bout )(?<!\bwonder )(?<!\bconfirm )(?<!\bverify )"
+    r"(?<!\btell )(?<!\bsee, )\b(?:if|unless)\b"
+)
+# A deliberation verb taking an indirect question: "figure out what is being proposed",
+# "decide first if we want to enshrine it". The choice is still to be made.
+_DELIBERATION = re.compile(
+    r"\b(?:figure out|work out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
+    r"(?:whether|what|which|how|when|who|if)\b"
+)
+# "a more general conversation needed", "needs more discussion", "the actual question is when".
+_NEEDS_DISCUSSION = re.compile(
+    r"\bneeds?\s+(?:a\s+|an\s+|more\s+|some\s+|further\s+)?(?:[a-z]+\s+){0,2}?(?:conversation|discussion)\b"
+    r"|\b(?:conversation|discussion)\s+(?:is\s+)?needed\b"
+    r"|\bthe\s+(?:[a-z]+\s+)?question\s+(?:is|remains)\b"
+)
+# A question whose subject is the speaker alone asks the listener for leave or help ("can I pay
+# by check?", "is there any way I could use it today?"): the listener answers it at once.
+_FIRST_SINGULAR_QUESTION = re.compile(
+    r"\b(?:can|could|may|might|shall|should)\s+i\b|\bi\s+(?:could|can|may|might)\b|^(?:how|what)\s+about\s+(?:my|your)\b"
+)
+# Minutes often drop the question mark: "Should Node.js try to be ... or ..." is still a question.
+_BARE_QUESTION = re.compile(r"^(?i:should|shall)\s+(?:we|it|they|this|that|these|those|the|[A-Z][\w.-]*)\b")
+# Impersonal desirability without its dummy subject, as chats write it: "Would also be nice to
+# see what tooling breaks", "Would be good if we can take these actions in under a week".
+_SUBJECTLESS_DESIRABLE = re.compile(
+    r"^(?:(?:it|that)\s+)?(?:would|'d)\s+(?:also\s+|really\s+)?be\s+(?:nice|great|good|ideal|helpful)\s+(?=to\b|if\b|for\b)"
+)
+# A pseudo-cleft desire: "what we really want is a policy", "what I want here is an RFC".
+_CLEFT_DESIRE = re.compile(
+    r"\bwhat\s+(?:i|we)\s+(?:really\s+|actually\s+|ultimately\s+)?(?:want|would like|'d like)\s+(?:here\s+|in the end\s+)?is\b"
+)
+# An indirect question between a modal and an outcome verb embeds the outcome under another
+# predicate ("we cannot conclude if tooling breaks", "see what breaks").
+_EMBEDDED = re.compile(r"\b(?:what|whether|if|which|how)\b")
+# "Josh: I'll write it up" in minutes: the label names who speaks on that line.
+_SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?):\s+(?=\S)")
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    turn: Turn
+    norm: Normalized
+    sents: list[Sentence]
+    index: int
+    lex: Lexicon
+
+    @property
+    def sent(self) -> Sentence:
+        return self.sents[self.index]
+
+    @property
+    def low(self) -> str:
+        return self.sent.text.lower()
+
+    @property
+    def speaker(self) -> str | None:
+        """The turn's speaker, or the ``Name:`` that opens this line or the turn (minutes, notes)."""
+        label = _SPEAKER_LABEL.match(self.sent.text) or _SPEAKER_LABEL.match(self.sents[0].text)
+        if label and label.group("who").split()[0].lower() not in self.lex.not_names:
+            return label.group("who")
+        who = (self.turn.speaker or "").strip()
+        return None if who.lower() in _NOBODY else who
+
+
+class RuleExtractor(Extractor):
+    """Deterministic, offline, English-first extractor (the default)."""
+
+    name = "rules"
+
+    def __init__(self, lexicon: Lexicon | None = None) -> None:
+        self.lex = lexicon or load_lexicon()
+        future = self.lex.future.alternation()
+        self._first_person = re.compile(
+            rf"(?<!\w)(?P<subj>i|we)(?:\s+\([^()]{{1,30}}\))?(?:\s+{_ADVERB}){{0,2}}\s*(?P<mod>{future})(?:\s+{_ADVERB}){{0,2}}\s+(?P<verb>{_WORD})",
+            re.IGNORECASE,
+        )
+        self._subjectless = re.compile(
+            rf"(?:^|(?<=[,;:]\s))(?:and\s+|ok\s+|okay\s+)?(?P<mod>will|'ll|gonna|going to)\s+(?P<verb>{_WORD})", re.I
+        )
+        self._obligation = re.compile(
+            rf"(?<!\w)(?P<subj>i)(?:\s+{_ADVERB}){{0,2}}\s+(?P<mod>{self.lex.obligation.alternation()})\s+(?P<verb>{_WORD})",
+            re.IGNORECASE,
+        )
+        self._third_person = re.compile(
+            rf"(?:^|(?<=[,;:]\s)|(?<=\band\s)){_OWNER_LIST}\s+(?P<mod>will|shall|to|is going to|are going to|'ll"
+            rf"|{self.lex.commissives.alternation()})"
+            rf"\s+(?:(?:also|then|please)\s+)?(?P<verb>[a-z][\w-]*)"
+        )
+        self._mention_imperative = re.compile(r"^(?P<owner>@[\w.-]+)\s+(?P<verb>[a-z][\w-]*)")
+        self._desire = re.compile(
+            rf"(?<!\w)(?P<subj>i|we)(?:\s+{_ADVERB}){{0,2}}(?:\s*(?:am|'m|are|'re|do))?(?:\s+{_ADVERB}){{0,2}}\s*"
+            rf"(?P<mod>{self.lex.desire.alternation()})\s+(?P<verb>{_WORD})",
+            re.IGNORECASE,
+        )
+        self._waiting = re.compile(
+            rf"\b(?:waiting|wait)\s+(?:on|for)\s+(?:\S+\s+){{0,3}}?(?:{self.lex.pending_nouns.alternation()})",
+            re.IGNORECASE,
+        )
+
+    # -- driver -----------------------------------------------------------------
+
+    def extract(self, turn: Turn) -> list[Candidate]:
+        norm = normalize(turn.text)
+        if self.lex.chat.is_reaction(norm.text):
+            return []
+        sents = sentences(norm)
+        own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any
+        found: dict[tuple[CandidateType, int], Candidate] = {}
+        for index in range(len(sents)):
+            if sents[index].start < own:
+                continue
+            ctx = _Ctx(turn, norm, sents, index, self.lex)
+            risks = self._risks(ctx)
+            commitments = self._commitments(ctx)
+            # A question whose content is a possible failure is read as the risk it raises;
+            # a pending-decision word inside an undertaking is the object of the task.
+            questions = [] if (risks and ctx.sent.is_question) else self._questions(ctx, bool(commitments))
+            for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
+                found.setdefault((cand.type, cand.start), cand)
+        return sorted(found.values(), key=lambda c: (c.start, c.type.value))
+
+    # -- building candidates ----------------------------------------------------
+
+    def _candidate(
+        self,
+        ctx: _Ctx,
+        kind: CandidateType,
+        start: int,
+        end: int,
+        *,
+        confidence: float,
+        rule: str,
+        owner: str | None = None,
+        with_due: bool = False,
+    ) -> Candidate | None:
+        """Build a candidate over sentence-relative ``[start, end)``, trimmed and mapped back."""
+        text = ctx.sent.text
+        while end > start and text[end - 1] in " \t.,;:!-":
+            end -= 1
+        while start < end and text[start] in " \t-*,;:":
+            start += 1
+        if end <= start:
+            return None
+        base = ctx.sent.start
+        o_start, o_end = ctx.norm.original_span(base + start, base + end)
+        due: DueDate | None = find_due(text, start, len(text), ctx.turn.time) if with_due else None
+        return Candidate(
+            type=kind,
+            span=ctx.turn.text[o_start:o_end],
+            start=o_start,
+            end=o_end,
+            owner=owner,
+            due=due.when if due else None,
+            due_text=due.text if due else None,
+            confidence=confidence,
+            rule=rule,
+        )
+
+    def _clause_end(self, ctx: _Ctx, rel: int) -> int:
+        """Sentence-relative end of the clause holding sentence-relative offset ``rel``."""
+        clause = ctx.sent.clause_at(ctx.sent.start + rel)
+        return clause.end - ctx.sent.start
+
+    def _clause_start(self, ctx: _Ctx, rel: int) -> int:
+        clause = ctx.sent.clause_at(ctx.sent.start + rel)
+        return clause.start - ctx.sent.start
+
+    # -- COMMITMENT -------------------------------------------------------------
+
+    def _commitments(self, ctx: _Ctx) -> list[Candidate]:
+        if ctx.sent.is_question:
+            return []
+        out: list[Candidate] = []
+        text = ctx.sent.text
+        opener = self.lex.action_openers.match_at(text.lower(), 0)
+        if opener is not None:
+            out.extend(self._action_item(ctx, opener.end()))
+            return out
+        for match in self._first_person.finditer(text):
+            if self._not_an_action(ctx, match.start("verb")):
+                continue
+            if self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
+                cand = self._candidate(
+                    ctx,
+                    CandidateType.COMMITMENT,
+                    match.start(),
+                    self._clause_end(ctx, match.start("verb")),
+                    confidence=0.75,
+                    rule="first-person-future",
+                    owner=ctx.speaker,
+                    with_due=True,
+                )
+                if cand:
+                    out.append(cand)
+        for match in self._obligation.finditer(text):
+            verb = match.group("verb").lower()
+            if self.lex.discourse_verbs.match_at(verb, 0) or verb in ("go", "be", "leave", "admit", "confess"):
+                continue
+            if self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
+                cand = self._candidate(
+                    ctx,
+                    CandidateType.COMMITMENT,
+                    match.start(),
+                    self._clause_end(ctx, match.start("verb")),
+                    confidence=0.55,
+                    rule="first-person-obligation",
+                    owner=ctx.speaker,
+                    with_due=True,
+                )
+                if cand:
+                    out.append(cand)
+        for match in self._subjectless.finditer(text):
+            if match.group("verb").lower() in ("you", "we", "it", "this", "that", "they", "there", "he", "she"):
+                continue
+            if self._not_an_action(ctx, match.start("verb")):
+                continue
+            if self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
+                cand = self._candidate(
+                    ctx,
+                    CandidateType.COMMITMENT,
+                    match.start(),
+                    self._clause_end(ctx, match.start("verb")),
+                    confidence=0.6,
+                    rule="subjectless-future",
+                    owner=ctx.speaker,
+                    with_due=True,
+                )
+                if cand:
+                    out.append(cand)
+        out.extend(self._third_person_items(ctx, 0))
+        return out
+
+    @staticmethod
+    def _not_an_action(ctx: _Ctx, verb_start: int) -> bool:
+        """ "we'll need to", "we will choose": a necessity or a pending choice, not an undertaking;
+        "I'll be late", "I won't be in": a state, unless it is an activity ("be sending", "be able to")."""
+        low = ctx.low
+        if re.match(r"(?:need|have to|want|be able to decide)\b", low[verb_start:]):
+            return True
+        if re.match(r"be\b(?!\s+(?:able|responsible|there|here|\w+ing\b))", low[verb_start:]):
+            return True
+        return ctx.lex.decide_verbs.match_at(low, verb_start) is not None
+
+    def _action_item(self, ctx: _Ctx, after: int) -> list[Candidate]:
+        """An explicit action-item line: a commitment whoever is named (or nobody)."""
+        text = ctx.sent.text
+        rest = text[after:].lstrip()
+        pos = len(text) - len(rest)
+        named = self._third_person_items(ctx, pos)
+        if named:
+            return named
+        owner = None
+        mention = self._mention_imperative.match(rest) or re.match(rf"^(?P<owner>{_NAME})\s*[:-]\s*", rest)
+        if mention is not None:
+            raw = mention.group("owner")
+            if raw.startswith("@") or raw.split()[0].lower() not in ctx.lex.not_names:
+                owner = raw.lstrip("@")
+        cand = self._candidate(
+            ctx,
+            CandidateType.COMMITMENT,
+            pos,
+            len(text),
+            confidence=0.9,
+            rule="action-item",
+            owner=owner,
+            with_due=True,
+        )
+        return [cand] if cand else []
+
+    def _third_person_items(self, ctx: _Ctx, pos: int) -> list[Candidate]:
+        """ "Michael to rename X", "Rich will add a comment", "@bob to follow up" (minutes style)."""
+        out: list[Candidate] = []
+        text = ctx.sent.text
+        handle = _HANDLE_ACTION.match(text, pos)
+        for match in [*self._third_person.finditer(text, pos), *([handle] if handle else [])]:
+            owners = [o.strip().lstrip("@") for o in re.split(r"\s*(?:/|,|\band\b|&)\s*", match.group("owner"))]
+            if not owners or any(o.split()[0].lower() in ctx.lex.not_names for o in owners if o):
+                continue
+            mod = match.group("mod").lower()
+            verb = match.group("verb").lower()
+            if match is handle and verb.split("-")[0] not in ctx.lex.action_verbs:
+                continue  # a lower-case word opening a line is a handle only before a task verb
+            head = verb.split("-")[0]  # "write-up", "follow-up": the verb with its particle hyphenated
+            if mod == "to" and head not in ctx.lex.action_verbs and not ctx.lex.action_tags.search(ctx.low):
+                continue  # "Thanks to Anna", "similar to X"; a tagged line ("(action item)") vouches for any verb
+            if self._not_an_action(ctx, match.start("verb")):
+                continue
+            if verb in ("be", "have", "probably", "likely", "not", "never", "need", "want"):
+                continue
+            if not self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=False):
+                continue
+            owner = " / ".join(o for o in owners if o) or None
+            cand = self._candidate(
+                ctx,
+                CandidateType.COMMITMENT,
+                match.start(),
+                self._clause_end(ctx, match.start("verb")),
+                confidence=0.85,
+                rule="named-action",
+                owner=owner,
+                with_due=True,
+            )
+            if cand:
+                out.append(cand)
+        return out
+
+    def _firm(self, ctx: _Ctx, subj: int, verb_start: int, verb_end: int, *, first_person: bool) -> bool:
+        """Is the undertaking between ``subj`` and the verb firm, future and about later?"""
+        lex = ctx.lex
+        low = ctx.low
+        clause_start = self._clause_start(ctx, subj)
+        clause_end = self._clause_end(ctx, verb_start)
+        window = low[clause_start:verb_end]
+        if lex.negators.search(low, subj, verb_end) or re.search(r"n't|\bnot\b|\bnever\b", low[subj:verb_end]):
+            return False
+        if lex.hedges.search(window) or lex.hedges.match_at(low, verb_start):
+            return False
+        if lex.conditionals.search(low, 0, subj):
+            return False
+        offer = lex.offer_conditions.search(low, verb_end)
+        if offer is not None and not _WHETHER_IF.search(low[: offer.start() + 3]):
+            return False  # "I'll do it if you want" (but "volunteered to see if there is interest" asks whether)
+        if re.search(
+            r"\b(?:don't|do not|doesn't|does not|didn't)\s+(?:think|believe|expect|suppose)\s+(?:that\s+)?$",
+            low[clause_start:subj],
+        ):
+            return False  # "I don't think we'll be able to": doubt, not an undertaking
+        if first_person and _POSTPOSED_CONDITION.search(low, verb_end):
+            return False  # "I'll call them if you don't": a conditional offer or threat, not a promise
+        if lex.idioms.search(low):
+            return False
+        if lex.reporting.search(low, 0, subj) or lex.past_markers.search(low, clause_start, clause_end):
+            return False
+        return not (first_person and self._immediate(ctx, subj, verb_start, clause_end))
+
+    def _immediate(self, ctx: _Ctx, subj: int, verb_start: int, clause_end: int) -> bool:
+        """An act performed inside the conversation ("I'll check for you", "let me see")."""
+        lex = ctx.lex
+        low = ctx.low
+        due = find_due(ctx.sent.text, verb_start, len(low), ctx.turn.time)
+        if due is not None:
+            return False
+        if lex.immediate_verbs.match_at(low, verb_start):
+            return True
+        if lex.immediate_adverbs.search(low, verb_start, clause_end):
+            return True
+        return bool(lex.immediate_openers.search(low, 0, subj))
+
+    # -- GOAL -------------------------------------------------------------------
+
+    def _goals(self, ctx: _Ctx) -> list[Candidate]:
+        if ctx.sent.is_question:
+            return []
+        lex = ctx.lex
+        low = ctx.low
+        out: list[Candidate] = []
+        for match in self._desire.finditer(ctx.sent.text):
+            if lex.discourse_verbs.match_at(low, match.start("verb")) and not find_due(
+                ctx.sent.text, match.start("verb"), len(low), ctx.turn.time
+            ):
+                continue  # "I want to mention": a speech act now, unless placed later ("present next meeting")
+            if re.search(
+                r"n't|\bnot\b|\bnever\b|\bwas\b|\bwere\b|\bused to\b", low[match.start() : match.start("verb")]
+            ):
+                continue
+            if re.search(r"(?:would|'d)\s+like\s+to\s*$", low[match.start() : match.start("verb")]) and (
+                lex.service_requests.match_at(low, match.start("verb"))
+            ):
+                continue  # "I'd like to open a current account": a request served in the conversation
+            if lex.conditionals.search(low, 0, match.start()) or lex.reporting.search(low, 0, match.start()):
+                continue
+            if re.search(r"\b(?:because|since|as|so that)\s+$", low[: match.start()]):
+                continue  # a desire given as the reason for something else
+            if re.search(
+                r"\b(?:thing|things|something|anything|everything|else|stuff|what|whatever)[\s*_')]+$",
+                low[: match.start()],
+            ):
+                continue  # "the kind of thing I'd love to see": a relative clause describing, not wanting
+            cand = self._candidate(
+                ctx,
+                CandidateType.GOAL,
+                match.start(),
+                self._clause_end(ctx, match.start("verb")),
+                confidence=0.65,
+                rule="first-person-desire",
+                owner=ctx.speaker,
+                with_due=True,
+            )
+            if cand:
+                out.append(cand)
+        for phrases, rule in ((lex.desirable, "desirable"), (lex.collective_desire, "collective-desire")):
+            hit = phrases.search(low)
+            if hit is None and rule == "desirable":
+                hit = _SUBJECTLESS_DESIRABLE.match(low, self._question_start(ctx)) or _CLEFT_DESIRE.search(low)
+            if hit is None or lex.negators.search(low, hit.start(), hit.end() + 12):
+                continue
+            then = re.match(r"\s*(?:[a-z]+\s+)?to\s+", low[hit.end() :])
+            if then and lex.discourse_verbs.match_at(low, hit.end() + then.end()):
+                continue  # "it'd be great to hear support from someone else": asked for in the meeting
+            if re.match(r"\s*(?:if|for)\s+you\b", low[hit.end() :]):
+                continue  # "it would be great if you could join us": a request or invitation to the listener
+            if lex.conditionals.search(low, 0, hit.start()):
+                continue
+            cand = self._candidate(
+                ctx,
+                CandidateType.GOAL,
+                hit.start(),
+                self._clause_end(ctx, hit.end()),
+                confidence=0.6,
+                rule=rule,
+                with_due=True,
+            )
+            if cand:
+                out.append(cand)
+        return out
+
+    # -- OPEN_QUESTION ----------------------------------------------------------
+
+    def _questions(self, ctx: _Ctx, has_commitment: bool) -> list[Candidate]:
+        lex = ctx.lex
+        low = ctx.low
+        out: list[Candidate] = []
+        marker = (
+            lex.open_markers.search(low)
+            or self._waiting.search(low)
+            or _DELIBERATION.search(low)
+            or _NEEDS_DISCUSSION.search(low)
+        )
+        if marker is not None:
+            c_start = self._clause_start(ctx, marker.start())
+            before = low[c_start : marker.start()]
+            near = " ".join(before.split()[-4:])  # negation scopes over the words just before
+            # "there's no question to be resolved", "if you have to determine how much": negated
+            # or hypothetical, nothing is pending.
+            if re.search(r"\b(?:no|not|nothing|never|none)\b|n't\b", near) or lex.conditionals.search(before):
+                marker = None
+            elif lex.immediate_openers.search(low, 0, marker.start()):
+                marker = None  # "let me figure out what the problem is": done now, in the conversation
+            elif ctx.sent.is_question and self._answered(ctx):
+                marker = None  # "Discussion needed? No, ...": answered on the spot
+        if marker is not None and not has_commitment and not ctx.lex.decision_made.search(low):
+            cand = self._candidate(
+                ctx,
+                CandidateType.OPEN_QUESTION,
+                self._clause_start(ctx, marker.start()),
+                self._clause_end(ctx, marker.end() - 1),
+                confidence=0.7,
+                rule="pending-marker",
+                with_due=True,
+            )
+            if cand:
+                out.append(cand)
+        later = lex.later_discussion.search(low)
+        if later is not None and not out and not has_commitment and self._parked(ctx, later.start()):
+            cand = self._candidate(
+                ctx, CandidateType.OPEN_QUESTION, self._clause_start(ctx, later.start()), len(low),
+                confidence=0.6, rule="parked-topic", with_due=True,
+            )  # fmt: skip
+            if cand:
+                out.append(cand)
+        asked = ctx.sent.is_question or _BARE_QUESTION.match(ctx.sent.text[self._question_start(ctx) :]) is not None
+        if asked and not out and self._open_question(ctx):
+            start = self._question_start(ctx)
+            cand = self._candidate(
+                ctx,
+                CandidateType.OPEN_QUESTION,
+                start,
+                len(ctx.sent.text),
+                confidence=0.65,
+                rule="deliberative-question",
+            )
+            if cand:
+                out.append(cand)
+        return out
+
+    @staticmethod
+    def _parked(ctx: _Ctx, at: int) -> bool:
+        """A discussion put off to a later meeting ("defer until next week to discuss"), not an
+        option ("we can discuss it in the future") or a negation ("nothing to discuss this week")."""
+        low = ctx.low
+        if re.search(r"\b(?:can|could|might|may|would|nothing|no|not|n't)\b|n't\b", low[:at]):
+            return False
+        due = find_due(ctx.sent.text, at, len(low), ctx.turn.time)
+        if due is None:
+            return False
+        now = ctx.turn.time
+        end_of_week = now + timedelta(days=6 - now.weekday())
+        return due.when is None or due.when.date() > end_of_week.date()
+
+    def _question_start(self, ctx: _Ctx) -> int:
+        """Where the question proper begins: after a lead-in like "So..." or "And yeah,"."""
+        text = ctx.sent.text
+        label = _SPEAKER_LABEL.match(text)
+        pos = label.end() if label else 0
+        lead = re.compile(r"(?:(?:so|and|but|also|ok|okay|yeah|well|then|now|hmm|um|uh)\b[\s.,]*)+", re.I).match(
+            text, pos
+        )
+        return lead.end() if lead else pos
+
+    def _open_question(self, ctx: _Ctx) -> bool:
+        lex = ctx.lex
+        low = ctx.low
+        q = low[self._question_start(ctx) :]
+        words = re.findall(r"[\w'`-]+", q)
+        if len(words) < 4:
+            return False
+        if self._answered(ctx):
+            return False
+        if lex.clarifying.match_at(q, 0):
+            return False
+        if re.match(r"(?:is it|is that|is this|does it|does that|do you mean|or)\b", q) and self._follows_clarification(
+            ctx
+        ):
+            return False
+        if re.match(r"^(?:did|was|were|had|has|have)\b", q):
+            return False
+        if _FIRST_SINGULAR_QUESTION.search(q):
+            return False
+        addressed = re.search(r"\b(?:do|did|does|are|were|have|has|can|could|would|will|should|may)\s+you\b|^you\b", q)
+        if addressed and not re.search(r"\bwe\s+(?:should|need|want|must|could|can)\b", q):
+            return False
+        if lex.deliberative.search(q) is not None:
+            return True
+        first = re.match(r"[a-z]+", q)  # "Add all new modules under a scope?": a proposal put to the group
+        return first is not None and first.group(0) in lex.action_verbs
+
+    def _follows_clarification(self, ctx: _Ctx) -> bool:
+        """ "What precisely is the FCP deciding here? Is it asking if ...?": a question right after a
+        clarifying question of the same speaker offers readings of it, it raises nothing new."""
+        if ctx.index == 0 or not ctx.sents[ctx.index - 1].is_question:
+            return False
+        prev = _Ctx(ctx.turn, ctx.norm, ctx.sents, ctx.index - 1, ctx.lex)
+        return ctx.lex.clarifying.match_at(prev.low, self._question_start(prev)) is not None
+
+    def _answered(self, ctx: _Ctx) -> bool:
+        """The same speaker answers right away: the next sentence opens like an answer."""
+        if ctx.index + 1 >= len(ctx.sents):
+            return False
+        following = ctx.sents[ctx.index + 1].text.lower()
+        return ctx.lex.answer_openers.match_at(following, 0) is not None
+
+    # -- RISK -------------------------------------------------------------------
+
+    def _risks(self, ctx: _Ctx) -> list[Candidate]:
+        lex = ctx.lex
+        low = ctx.low
+        polite = lex.politeness.match_at(low, 0)
+        floor = polite.end() if polite else 0
+        hits: list[tuple[int, int, str, float]] = []
+        if not ctx.sent.is_question:  # "is there a risk that ...?" asks; it is an open question
+            for match in lex.risk_nouns.finditer(low, floor):
+                clause = ctx.sent.clause_at(ctx.sent.start + match.start())
+                if lex.risk_existing.search(low, clause.start - ctx.sent.start, match.start()):
+                    continue  # "identified a number of bottlenecks": a problem found, not a threat
+                if not re.search(
+                    r"\b(?:no|not|without|zero|little)\s+(?:\w+\s+)?$", low[max(0, match.start() - 24) : match.start()]
+                ):
+                    hits.append((match.start(), match.end(), "risk-noun", 0.6))
+        for match in lex.doubt.finditer(low, floor):
+            if re.search(r"\byou\s+$", low[: match.start()]):
+                continue  # "you won't be able to use the ATM until ...": a rule explained to the listener
+            hits.append((match.start(), match.end(), "doubt", 0.6))
+        for match in lex.possibility.finditer(low, floor):
+            limit = min(self._clause_end(ctx, match.end() - 1), match.end() + 80)
+            outcome = lex.bad_outcomes.search(low, match.end(), limit)
+            if outcome is None or low[outcome.start() - 1 : outcome.start()] == "-":
+                continue  # "a non-breaking change" names the opposite of the outcome
+            if _EMBEDDED.search(low, match.end(), outcome.start()):
+                continue  # "would be nice to see what tooling breaks": the outcome is asked about, not feared
+            hits.append((match.start(), outcome.end(), "possible-failure", 0.6))
+        pending = lex.open_markers.search(low) is not None  # "not sure if it will be decided": a pending decision
+        for match in lex.uncertainty.finditer(low, floor):
+            if not pending and lex.capability.search(low, match.end(), self._clause_end(ctx, match.end())):
+                hits.append((match.start(), match.end(), "feasibility-doubt", 0.55))
+        out: list[Candidate] = []
+        for start, end, rule, conf in sorted(hits):
+            c_start = self._clause_start(ctx, start)
+            if lex.risk_negated.search(low, c_start, self._clause_end(ctx, start)):
+                continue
+            if lex.concessive.search(low, c_start, end):
+                continue
+            cand = self._candidate(
+                ctx,
+                CandidateType.RISK,
+                min(c_start, start),
+                max(self._clause_end(ctx, max(end - 1, start)), end),
+                confidence=conf,
+                rule=rule,
+                with_due=True,
+            )
+            if cand:
+                out.append(cand)
+                break
+        return out
+
+    # -- DECISION ---------------------------------------------------------------
+
+    def _decisions(self, ctx: _Ctx) -> list[Candidate]:
+        if ctx.sent.is_question:
+            return []
+        lex = ctx.lex
+        low = ctx.low
+        hit = lex.decision_made.search(low)
+        if hit is None:
+            return []
+        c_start = self._clause_start(ctx, hit.start())
+        if lex.decision_negated.search(low) or re.search(r"n't|\bnot\b|\bno\b", low[c_start : hit.start()]):
+            return []
+        if lex.reporting.search(low, 0, hit.start()) or re.search(r"\bhad\s+$", low[: hit.start()]):
+            return []  # "he wondered why I had decided": a report about someone's past choice
+        if lex.conditionals.search(low, c_start, hit.start()):
+            return []
+        # "Resolution: ship it in v24": a label decides what follows it on the line.
+        end = len(ctx.sent.text) if hit.group(0).endswith(":") else self._clause_end(ctx, hit.end() - 1)
+        cand = self._candidate(
+            ctx,
+            CandidateType.DECISION,
+            min(c_start, hit.start()),
+            end,
+            confidence=0.75,
+            rule="decision-made",
+        )
+        return [cand] if cand else []

@@ -1,0 +1,125 @@
+"""Text normalisation with an offset map, and sentence / clause segmentation.
+
+Transcripts arrive with typographic quotes, tokenised punctuation ("I ' m sure .") and
+bullet markup. Rules are written against a normalised form; every normalised character
+remembers its offset in the original, so a candidate's span is always an exact substring
+of what was said.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Clause", "Normalized", "Sentence", "normalize", "sentences"]
+
+_CHAR_MAP = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2014": "-", "\u2013": "-"})
+# Spaces that tokenised transcripts put inside contractions ("I ' m", "don ' t") and before punctuation.
+_CONTRACTION_GAP = re.compile(r"(?<=\w)(\s*)'(\s*)(?=(?:m|s|re|ve|ll|d|t)\b)", re.IGNORECASE)
+_PUNCT_GAP = re.compile(r"(?<=\w)(\s+)(?=[.,!?;:](?:\s|$))")
+# Markdown emphasis in minutes ("**Action item:** Rich to ..."): markup, not words.
+_EMPHASIS = re.compile(r"(\*\*|__)")
+# A list marker opening a line ("- Myles will ...", "* Matteo to ...", "2. Rich to ..."): the
+# sentence, and any name that opens it, starts after the marker.
+_LIST_MARKER = re.compile(r"(?:[-*+\u2022]|\d{1,2}[.)])\s+")
+# A single line break followed by indentation continues a hard-wrapped line of minutes
+# ("need help to get 8.x caught up. Volunteer\n    to pair"), unless a list item starts there.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n(?![ \t]{2,}(?![-*+\u2022]\s)\S)\n*|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
+_QUESTION_END = re.compile(r"\?\s*(?:\([^()]*\)\s*)?$")
+_CLAUSE_BOUNDARY = re.compile(
+    r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|while|since|which)\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """``text`` is the normalised form; ``src[i]`` is the original offset of ``text[i]``."""
+
+    original: str
+    text: str
+    src: tuple[int, ...]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        """Map a normalised ``[start, end)`` back to the original text."""
+        return self.src[start], self.src[end - 1] + 1
+
+
+def normalize(original: str) -> Normalized:
+    """Map quotes and dashes one to one, then drop the gaps tokenisers leave."""
+    mapped = original.translate(_CHAR_MAP)
+    drop: set[int] = set()
+    for pattern in (_CONTRACTION_GAP, _PUNCT_GAP, _EMPHASIS):
+        for match in pattern.finditer(mapped):
+            for group in (1, 2):
+                if pattern.groups >= group:
+                    drop.update(range(match.start(group), match.end(group)))
+    if not drop:
+        return Normalized(original, mapped, tuple(range(len(mapped))))
+    keep = [i for i in range(len(mapped)) if i not in drop]
+    return Normalized(original, "".join(mapped[i] for i in keep), tuple(keep))
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A stretch of a sentence between clause boundaries (commas, conjunctions, dashes)."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of the normalised text with its clauses; offsets are into the normalised text."""
+
+    start: int
+    end: int
+    text: str
+    clauses: tuple[Clause, ...]
+
+    @property
+    def is_question(self) -> bool:
+        """Ends with "?", possibly followed by a parenthetical ("... a scope? (too late for http2)")."""
+        return _QUESTION_END.search(self.text) is not None
+
+    def clause_at(self, offset: int) -> Clause:
+        """The clause holding absolute offset ``offset`` (the last one if it falls in a gap)."""
+        for clause in self.clauses:
+            if clause.start <= offset < clause.end:
+                return clause
+        before = [c for c in self.clauses if c.start <= offset]
+        return before[-1] if before else self.clauses[0]
+
+
+def _clauses(text: str, base: int) -> tuple[Clause, ...]:
+    out: list[Clause] = []
+    pos = 0
+    for match in _CLAUSE_BOUNDARY.finditer(text):
+        if match.start() > pos:
+            out.append(Clause(base + pos, base + match.start(), text[pos : match.start()]))
+        pos = match.end()
+    if pos < len(text):
+        out.append(Clause(base + pos, base + len(text), text[pos:]))
+    return tuple(out) or (Clause(base, base + len(text), text),)
+
+
+def sentences(norm: Normalized) -> list[Sentence]:
+    """Split the normalised text into sentences (``.!?;`` and line breaks), each into clauses."""
+    text = norm.text
+    out: list[Sentence] = []
+    pos = 0
+    bounds = [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text)] + [(len(text), len(text))]
+    for cut, nxt in bounds:
+        chunk = text[pos:cut]
+        marker = _LIST_MARKER.match(chunk.lstrip())
+        if marker is not None and chunk.lstrip()[marker.end() :].strip():
+            chunk = chunk.lstrip()[marker.end() :]
+            pos = cut - len(chunk)
+        stripped = chunk.strip()
+        if stripped:
+            lead = len(chunk) - len(chunk.lstrip())
+            start = pos + lead
+            out.append(Sentence(start, start + len(stripped), stripped, _clauses(stripped, start)))
+        pos = nxt
+    return out

@@ -1,0 +1,328 @@
+"""Action contracts as data, and their inference from MCP-style tool definitions.
+
+A contract says what a tool does: the action kinds a request must authorise for it, its side
+effect class, its risk, when to ask the user, the role of each argument (recipient, payee,
+URL, target id, amount, path, content, ...) and postconditions on the state diff. Explicit
+contracts override inferred ones field by field; a tool with neither has no contract and the
+gate blocks it. MCP annotations are hints: they can make a contract stricter, never looser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..core.errors import PolicyError
+from ._values import words
+from ._vocabulary import Vocabulary, stem_all
+
+__all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition"]
+
+
+class SideEffect(StrEnum):
+    NONE = "none"
+    LOCAL_WRITE = "local-write"
+    EXTERNAL_COMM = "external-comm"
+    DESTRUCTIVE = "destructive"
+    FINANCIAL = "financial"
+    CREDENTIAL = "credential"
+    COMMAND = "command"
+    EGRESS = "egress"
+
+
+# Stricter classes win when two rules disagree.
+_STRICTNESS = [
+    SideEffect.NONE,
+    SideEffect.LOCAL_WRITE,
+    SideEffect.EGRESS,
+    SideEffect.EXTERNAL_COMM,
+    SideEffect.DESTRUCTIVE,
+    SideEffect.CREDENTIAL,
+    SideEffect.FINANCIAL,
+    SideEffect.COMMAND,
+]
+
+
+def _stricter(a: SideEffect, b: SideEffect) -> SideEffect:
+    return a if _STRICTNESS.index(a) >= _STRICTNESS.index(b) else b
+
+
+class Role(StrEnum):
+    RECIPIENT = "recipient"
+    PAYEE = "payee"
+    URL = "url"
+    TARGET = "target"
+    AMOUNT = "amount"
+    PATH = "path"
+    CONTENT = "content"
+    CREDENTIAL = "credential"
+    IDENTITY = "identity"
+    TIME = "time"
+    COMMAND = "command"
+    QUERY = "query"
+    OTHER = "other"
+
+
+# Roles whose values must be traced to a trustworthy source before a side effect.
+ENTITY_ROLES = frozenset({Role.RECIPIENT, Role.PAYEE, Role.URL, Role.TARGET, Role.PATH, Role.CREDENTIAL, Role.IDENTITY})
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """An MCP-style tool description: the only thing inference may read."""
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any] | ToolDefinition) -> ToolDefinition:
+        if isinstance(data, ToolDefinition):
+            return data
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise PolicyError("a tool definition needs a non-empty `name`")
+        return cls(
+            name=name,
+            description=str(data.get("description") or ""),
+            input_schema=dict(data.get("inputSchema") or data.get("input_schema") or {}),
+            annotations=dict(data.get("annotations") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    role: Role
+    type: str = "string"
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Contract:
+    tool: str
+    kinds: frozenset[str]
+    side_effect: SideEffect
+    risk: str
+    confirm: str  # never | always | unless_bound
+    fields: Mapping[str, FieldSpec]
+    objects: frozenset[str] = frozenset()
+    postconditions: tuple[Mapping[str, Any], ...] = ()
+    stage: str | None = None
+    source: str = "explicit"
+    notes: tuple[str, ...] = ()
+    constraints: tuple[Mapping[str, Any], ...] = ()
+    name_words: frozenset[str] = frozenset()
+
+    def violations(self, args: Mapping[str, Any]) -> list[str]:
+        """Messages of the declarative argument constraints ``args`` break (``must_match``)."""
+        out = []
+        for c in self.constraints:
+            value = args.get(str(c["arg"]))
+            if value is not None and not re.fullmatch(str(c["must_match"]), str(value), re.IGNORECASE | re.DOTALL):
+                out.append(str(c.get("message") or f"{c['arg']} does not match {c['must_match']}"))
+        return out
+
+    def role_of(self, arg: str) -> Role:
+        spec = self.fields.get(arg)
+        return spec.role if spec else Role.OTHER
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "kinds": sorted(self.kinds),
+            "side_effect": str(self.side_effect),
+            "risk": self.risk,
+            "confirm": self.confirm,
+            "fields": {
+                k: {"role": str(v.role), "type": v.type, "required": v.required} for k, v in self.fields.items()
+            },
+            "objects": sorted(self.objects),
+            "postconditions": [dict(p) for p in self.postconditions],
+            "stage": self.stage,
+            "constraints": [dict(c) for c in self.constraints],
+            "source": self.source,
+            "notes": list(self.notes),
+        }
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _name_words(name: str) -> list[str]:
+    return words(_CAMEL.sub(" ", name).replace("_", " ").replace("-", " ").replace(".", " "))
+
+
+class ContractSet:
+    """Explicit contracts plus the inference rules, both loaded from bundle data."""
+
+    def __init__(self, data: Mapping[str, Any], vocabulary: Vocabulary, *, where: str = "contracts") -> None:
+        self._vocab = vocabulary
+        self._where = where
+        try:
+            inf = data.get("inference", {})
+            self._verbs: dict[str, Mapping[str, Any]] = {stem_all([k])[0]: v for k, v in inf.get("verbs", {}).items()}
+            self._money = set(stem_all(inf.get("money_words", [])))
+            self._credential = set(stem_all(inf.get("credential_words", [])))
+            self._effects = [
+                (re.compile(e["pattern"], re.IGNORECASE), SideEffect(e["side_effect"]))
+                for e in inf.get("description_effects", [])
+            ]
+            self._roles = [(re.compile(r["match"], re.IGNORECASE), Role(r["role"])) for r in inf.get("roles", [])]
+            self._money_recipient = Role(inf.get("money_recipient_role", "payee"))
+            self._annotations: Mapping[str, Mapping[str, Any]] = inf.get("annotations", {})
+            self._explicit: dict[str, Mapping[str, Any]] = dict(data.get("tools", {}) or {})
+            self.version = str(data.get("version", "0"))
+        except (KeyError, TypeError, ValueError, re.error) as exc:
+            raise PolicyError(f"{where}: malformed contracts ({type(exc).__name__}: {exc})") from exc
+        for name, spec in self._explicit.items():
+            self._validate(name, spec)
+
+    def _validate(self, name: str, spec: Mapping[str, Any]) -> None:
+        try:
+            if "side_effect" in spec:
+                SideEffect(spec["side_effect"])
+            for _arg, role in (spec.get("fields") or {}).items():
+                Role(role if isinstance(role, str) else role["role"])
+            for c in spec.get("constraints") or []:
+                re.compile(str(c["must_match"]))
+            if spec.get("confirm", "unless_bound") not in {"never", "always", "unless_bound"}:
+                raise ValueError(f"confirm must be never, always or unless_bound, not {spec.get('confirm')!r}")
+        except (ValueError, TypeError, KeyError, re.error) as exc:
+            raise PolicyError(f"{self._where}: tools.{name}: {exc}") from exc
+
+    def verb_rule(self, word: str) -> Mapping[str, Any] | None:
+        """The inference rule for a tool-name verb (stemmed lookup), if any."""
+        return self._verbs.get(stem_all([word])[0])
+
+    @property
+    def explicit_tools(self) -> list[str]:
+        return sorted(self._explicit)
+
+    def contract_for(self, tool: ToolDefinition | Mapping[str, Any] | None, name: str | None = None) -> Contract | None:
+        """The contract for a tool: inferred from its definition, overridden by explicit data."""
+        definition = ToolDefinition.parse(tool) if tool is not None else None
+        tool_name = definition.name if definition else name
+        if tool_name is None:
+            return None
+        inferred = self.infer(definition) if definition else None
+        explicit = self._explicit.get(tool_name)
+        if explicit is None:
+            return inferred
+        return self._apply_explicit(tool_name, explicit, inferred)
+
+    def infer(self, tool: ToolDefinition) -> Contract | None:
+        """Apply the documented inference rules; ``None`` when the name's verb is unknown."""
+        name_words = _name_words(tool.name)
+        stems = stem_all(name_words)
+        if not stems or stems[0] not in self._verbs:
+            return None
+        rule = self._verbs[stems[0]]
+        notes = [f"verb {name_words[0]!r}"]
+        kinds = set(rule.get("kinds", []))
+        effect = SideEffect(rule["side_effect"])
+        risk = str(rule.get("risk", "medium"))
+        rest = set(stems[1:])
+        money = bool(rest & self._money) and effect is not SideEffect.NONE
+        if money:
+            effect, risk = _stricter(effect, SideEffect.FINANCIAL), "high"
+            kinds.add("pay")
+            notes.append("money noun: financial")
+        if rest & self._credential and effect is not SideEffect.NONE:
+            effect, risk = _stricter(effect, SideEffect.CREDENTIAL), "high"
+            notes.append("credential noun: credential")
+        for pattern, extra in self._effects:
+            if pattern.search(tool.description):
+                effect = _stricter(effect, extra)
+                notes.append(f"description says {pattern.pattern!r}: {extra}")
+        for hint, change in self._annotations.items():
+            if tool.annotations.get(hint):
+                if "side_effect" in change and effect is not SideEffect.NONE:
+                    effect = _stricter(effect, SideEffect(change["side_effect"]))
+                    notes.append(f"annotation {hint}")
+                if "raise_to" in change and effect is not SideEffect.NONE:
+                    effect = _stricter(effect, SideEffect(change["raise_to"]))
+                    notes.append(f"annotation {hint}")
+        fields = self._fields(tool.input_schema, money)
+        objects = self._vocab.objects_in(stems[1:]) or self._vocab.objects_in(stem_all(words(tool.description))[:12])
+        confirm = "unless_bound" if effect is not SideEffect.NONE else "never"
+        return Contract(
+            tool=tool.name,
+            kinds=frozenset(kinds),
+            side_effect=effect,
+            risk=risk if effect is not SideEffect.NONE else "low",
+            confirm=confirm,
+            fields=fields,
+            objects=frozenset(objects),
+            source="inferred",
+            notes=tuple(notes),
+            name_words=frozenset(stems[1:]),
+        )
+
+    def _fields(self, schema: Mapping[str, Any], money: bool) -> dict[str, FieldSpec]:
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        out: dict[str, FieldSpec] = {}
+        for arg, spec in props.items():
+            role = Role.OTHER
+            for pattern, r in self._roles:
+                if pattern.fullmatch(arg):
+                    role = r
+                    break
+            if money and role is Role.RECIPIENT:
+                role = self._money_recipient
+            typ = (
+                str(spec.get("type") or (spec.get("anyOf") or [{}])[0].get("type") or "any")
+                if isinstance(spec, Mapping)
+                else "any"
+            )
+            out[arg] = FieldSpec(arg, role, typ, arg in required)
+        return out
+
+    def _apply_explicit(self, name: str, spec: Mapping[str, Any], base: Contract | None) -> Contract:
+        fields: dict[str, FieldSpec] = dict(base.fields) if base else {}
+        for arg, role in (spec.get("fields") or {}).items():
+            r = role if isinstance(role, str) else role["role"]
+            old = fields.get(arg)
+            fields[arg] = FieldSpec(arg, Role(r), old.type if old else "string", old.required if old else False)
+        effect = SideEffect(spec["side_effect"]) if "side_effect" in spec else (base.side_effect if base else None)
+        if effect is None:
+            raise PolicyError(f"{self._where}: tools.{name}: no side_effect and nothing to infer it from")
+        default_confirm = "unless_bound" if effect is not SideEffect.NONE else "never"
+        return Contract(
+            tool=name,
+            kinds=frozenset(spec["kinds"]) if "kinds" in spec else (base.kinds if base else frozenset()),
+            side_effect=effect,
+            risk=str(spec.get("risk", base.risk if base else "medium")),
+            confirm=str(spec.get("confirm", base.confirm if base else default_confirm)),
+            fields=fields,
+            objects=frozenset(spec["objects"]) if "objects" in spec else (base.objects if base else frozenset()),
+            postconditions=tuple(spec.get("postconditions", base.postconditions if base else ())),
+            stage=spec.get("stage", base.stage if base else None),
+            constraints=tuple(spec.get("constraints", base.constraints if base else ())),
+            source="explicit" if base is None else "inferred+explicit",
+            notes=(base.notes if base else ()),
+            name_words=base.name_words if base else frozenset(stem_all(_name_words(name))[1:]),
+        )
+
+    def contracts(self, tools: Iterable[ToolDefinition | Mapping[str, Any]]) -> dict[str, Contract]:
+        """Contracts for ``tools`` (missing ones left out: the gate blocks them)."""
+        out: dict[str, Contract] = {}
+        for t in tools:
+            d = ToolDefinition.parse(t)
+            c = self.contract_for(d)
+            if c is not None:
+                out[d.name] = c
+        return out
+
+    def with_overrides(self, tools: Mapping[str, Mapping[str, Any]]) -> ContractSet:
+        clone = ContractSet.__new__(ContractSet)
+        clone.__dict__.update(self.__dict__)
+        clone._explicit = {**self._explicit, **tools}
+        for name, spec in tools.items():
+            clone._validate(name, spec)
+        return clone

@@ -1,0 +1,353 @@
+"""The gate bound to a home: every session, observation, decision and approval is a log operation.
+
+``Intently(...).gate`` hands out gates whose journal writes to the home's operation log (in
+the same transaction as the table change), so ``intently gate explain RUN`` can answer "why
+was this blocked?" from the log alone, approvals survive restarts and are single-use across
+processes, and a run exports as a signed trace bundle anyone can verify with the public key.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+
+from ..access import Permission
+from ..core.clock import format_time
+from ..core.errors import BadSignature, InvalidInput, InvalidTransition, NotFound, UnknownKey
+from ..log import KeyRing, Operation, canonical_json, register_applier
+from ..store import Transaction, register_migration
+from ._contracts import ToolDefinition
+from ._decision import Decision, Level
+from ._gate import Gate, Session
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["GateEngine", "verify_trace"]
+
+POLICY_VERSION = "gate@1"
+TRACE_FORMAT = "intently-gate-trace/1"
+
+register_migration(
+    "gate",
+    1,
+    "CREATE TABLE gate_sessions (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, actor TEXT NOT NULL, "
+    "request TEXT NOT NULL, resolved TEXT NOT NULL, bundle TEXT NOT NULL, started TEXT NOT NULL)",
+    "CREATE TABLE gate_observations (session_id TEXT NOT NULL, label TEXT NOT NULL, tool TEXT NOT NULL, "
+    "sha256 TEXT NOT NULL, observed_at TEXT NOT NULL, PRIMARY KEY (session_id, label))",
+    "CREATE TABLE gate_decisions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, namespace TEXT NOT NULL, "
+    "tool TEXT NOT NULL, level TEXT NOT NULL, action_hash TEXT NOT NULL, rule_ids TEXT NOT NULL, "
+    "reason TEXT NOT NULL, payload TEXT NOT NULL, decided_at TEXT NOT NULL, approval_used TEXT)",
+    "CREATE INDEX gate_decisions_session ON gate_decisions (session_id, decided_at)",
+    "CREATE TABLE gate_approvals (decision_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, "
+    "action_hash TEXT NOT NULL, approved_by TEXT NOT NULL, approved_at TEXT NOT NULL, "
+    "used_by TEXT, used_at TEXT)",
+    description="gate sessions, decisions and single-use approvals",
+)
+
+TABLES = ("gate_sessions", "gate_observations", "gate_decisions", "gate_approvals")
+
+
+def _apply_session(tx: Transaction, op: Operation) -> None:
+    p = op.payload
+    tx.execute(
+        "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (op.target, op.stream, op.actor, p["request"], json.dumps(p["resolved"], sort_keys=True), p["bundle"], op.time),
+    )
+
+
+def _apply_observed(tx: Transaction, op: Operation) -> None:
+    p = op.payload
+    tx.execute(
+        "INSERT INTO gate_observations (session_id, label, tool, sha256, observed_at) VALUES (?, ?, ?, ?, ?)",
+        (op.target, p["label"], p["tool"], p["sha256"], op.time),
+    )
+
+
+def _apply_decided(tx: Transaction, op: Operation) -> None:
+    d = Decision.from_json(op.payload["decision"])
+    if d.approval_used is not None:
+        changed = tx.execute(
+            "UPDATE gate_approvals SET used_by = ?, used_at = ? WHERE decision_id = ? AND used_by IS NULL",
+            (d.id, op.time, d.approval_used),
+        )
+        if changed != 1:
+            raise InvalidTransition("approval", "used", "used")
+    tx.execute(
+        "INSERT INTO gate_decisions (id, session_id, namespace, tool, level, action_hash, rule_ids, reason, payload, "
+        "decided_at, approval_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            d.id,
+            d.session_id,
+            op.stream,
+            d.tool,
+            str(d.level),
+            d.action_hash,
+            json.dumps(list(d.rule_ids)),
+            d.reason,
+            json.dumps(d.to_json(), sort_keys=True),
+            op.time,
+            d.approval_used,
+        ),
+    )
+
+
+def _apply_approved(tx: Transaction, op: Operation) -> None:
+    p = op.payload
+    tx.execute(
+        "INSERT INTO gate_approvals (decision_id, session_id, action_hash, approved_by, approved_at) VALUES (?, ?, ?, ?, ?)",
+        (op.target, p["session_id"], p["action_hash"], op.actor, op.time),
+    )
+
+
+register_applier("GATE_SESSION_OPENED", _apply_session)
+register_applier("GATE_OUTPUT_OBSERVED", _apply_observed)
+register_applier("GATE_DECIDED", _apply_decided)
+register_applier("GATE_APPROVED", _apply_approved)
+
+
+class HomeJournal:
+    """A :class:`~intently.gate.Journal` that writes every step to the home's log."""
+
+    def __init__(self, runtime: Runtime, namespace: str, policy_version: str) -> None:
+        self._rt = runtime
+        self._ns = namespace
+        self._pv = policy_version
+
+    def _append(self, tx: Transaction, op: str, target: str, payload: dict[str, Any]) -> Operation:
+        self._rt.access.require(self._rt.actor, self._ns, Permission.WRITE, tx)
+        return self._rt.log.append(
+            tx,
+            namespace=self._ns,
+            actor=str(self._rt.actor),
+            op=op,
+            target=target,
+            payload=payload,
+            policy_version=self._pv,
+        )
+
+    def open_session(self, session_id: str, info: dict[str, Any]) -> None:
+        with self._rt.store.transaction() as tx:
+            payload = {"request": info["request"], "resolved": info["resolved"], "bundle": info["bundle"]}
+            _apply_session(tx, self._append(tx, "GATE_SESSION_OPENED", session_id, payload))
+
+    def observed(self, session_id: str, tool: str, label: str, sha256: str) -> None:
+        with self._rt.store.transaction() as tx:
+            payload = {"tool": tool, "label": label, "sha256": sha256}
+            _apply_observed(tx, self._append(tx, "GATE_OUTPUT_OBSERVED", session_id, payload))
+
+    def decided(self, decision: Decision) -> None:
+        with self._rt.store.transaction() as tx:
+            if decision.approval_used is not None:
+                used = tx.scalar("SELECT used_by FROM gate_approvals WHERE decision_id = ?", (decision.approval_used,))
+                if used is not None:
+                    raise InvalidTransition("approval", "used", "used")
+            _apply_decided(tx, self._append(tx, "GATE_DECIDED", decision.id, {"decision": decision.to_json()}))
+
+    def decision(self, decision_id: str) -> Decision:
+        with self._rt.store.transaction(write=False) as tx:
+            row = tx.one("SELECT payload, namespace FROM gate_decisions WHERE id = ?", (decision_id,))
+            if row is None:
+                raise NotFound(f"no gate decision {decision_id}")
+            self._rt.access.require(self._rt.actor, str(row["namespace"]), Permission.READ, tx)
+        return Decision.from_json(json.loads(str(row["payload"])))
+
+    def approve(self, decision: Decision, approver: str) -> None:
+        del approver  # the acting actor of the runtime is the approver, recorded by the log
+        with self._rt.store.transaction() as tx:
+            if tx.scalar("SELECT 1 FROM gate_approvals WHERE decision_id = ?", (decision.id,)):
+                raise InvalidTransition("approval", "granted", "granted")
+            payload = {"session_id": decision.session_id, "action_hash": decision.action_hash}
+            _apply_approved(tx, self._append(tx, "GATE_APPROVED", decision.id, payload))
+
+    def open_approval(self, session_id: str, action_hash: str) -> str | None:
+        with self._rt.store.transaction(write=False) as tx:
+            value = tx.scalar(
+                "SELECT decision_id FROM gate_approvals WHERE session_id = ? AND action_hash = ? AND used_by IS NULL "
+                "ORDER BY approved_at LIMIT 1",
+                (session_id, action_hash),
+            )
+        return None if value is None else str(value)
+
+
+class GateEngine:
+    """Gates bound to one home: each session's decisions are operations in its log."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    def gate(
+        self, tools: Iterable[Mapping[str, Any] | ToolDefinition], *, namespace: str | None = None, **options: Any
+    ) -> Gate:
+        """A :class:`Gate` for ``tools`` whose sessions are logged in ``namespace``."""
+        ns = namespace or self._rt.namespace
+        gate = Gate.from_tools(tools, clock=self._rt.clock, actor=str(self._rt.actor), **options)
+        gate.journal = HomeJournal(self._rt, ns, f"{POLICY_VERSION};{gate.bundle.version}")
+        return gate
+
+    def session(
+        self,
+        tools: Iterable[Mapping[str, Any] | ToolDefinition],
+        *,
+        user_request: str,
+        namespace: str | None = None,
+        **options: Any,
+    ) -> Session:
+        gate = self.gate(tools, namespace=namespace, **options)
+        return gate.session(user_request=user_request, namespace=namespace or self._rt.namespace)
+
+    def approve(self, decision_id: str) -> Decision:
+        """Approve a waiting decision from anywhere (another process, the CLI): single-use, exact action."""
+        journal = HomeJournal(self._rt, self._rt.namespace, POLICY_VERSION)
+        decision = journal.decision(decision_id)
+        if not decision.level.needs_approval:
+            raise InvalidTransition("decision", str(decision.level), "approved")
+        with self._rt.store.transaction(write=False) as tx:
+            ns = tx.scalar("SELECT namespace FROM gate_sessions WHERE id = ?", (decision.session_id,))
+        HomeJournal(self._rt, str(ns or self._rt.namespace), POLICY_VERSION).approve(decision, str(self._rt.actor))
+        return decision
+
+    # -- reading --------------------------------------------------------------
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        with self._rt.store.transaction(write=False) as tx:
+            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
+            rows = tx.query(
+                "SELECT s.id, s.request, s.started, "
+                "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id) AS decisions, "
+                "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id AND d.level = 'block') AS blocked "
+                "FROM gate_sessions s WHERE s.namespace = ? ORDER BY s.started DESC, s.id DESC LIMIT ?",
+                (self._rt.namespace, limit),
+            )
+        return [dict(r) for r in rows]
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """The session, its observations and decisions, as stored."""
+        with self._rt.store.transaction(write=False) as tx:
+            row = tx.one("SELECT * FROM gate_sessions WHERE id = ?", (run_id,))
+            if row is None:
+                raise NotFound(f"no gate run {run_id}")
+            self._rt.access.require(self._rt.actor, str(row["namespace"]), Permission.READ, tx)
+            obs = tx.query(
+                "SELECT label, tool, sha256, observed_at FROM gate_observations WHERE session_id = ? ORDER BY observed_at, label",
+                (run_id,),
+            )
+            decs = tx.query(
+                "SELECT payload FROM gate_decisions WHERE session_id = ? ORDER BY decided_at, id", (run_id,)
+            )
+            approvals = tx.query("SELECT * FROM gate_approvals WHERE session_id = ? ORDER BY approved_at", (run_id,))
+        session = dict(row)
+        session["resolved"] = json.loads(str(session["resolved"]))
+        return {
+            "session": session,
+            "observations": [dict(o) for o in obs],
+            "decisions": [json.loads(str(d["payload"])) for d in decs],
+            "approvals": [dict(a) for a in approvals],
+        }
+
+    def explain(self, run_id: str) -> dict[str, Any]:
+        """Plain words for each decision of a run: what was asked, what ran, what was stopped and why."""
+        run = self.run(run_id)
+        resolved = run["session"]["resolved"]
+        lines = [f"Request: {run['session']['request']}"]
+        asked = ", ".join(resolved.get("intents", [])) or "nothing beyond reading"
+        lines.append(f"The request was read as asking to: {asked}.")
+        if resolved.get("negated"):
+            lines.append(f"It said not to: {', '.join(resolved['negated'])}.")
+        if resolved.get("delegated"):
+            lines.append("It hands authority to a document the user pointed at (delegation).")
+        if resolved.get("unplaced"):
+            lines.append(f"Phrases the resolver could not place: {'; '.join(resolved['unplaced'])}.")
+        counts: dict[str, int] = {}
+        items = []
+        for i, d in enumerate(run["decisions"], 1):
+            level = Level(d["level"])
+            counts[str(level)] = counts.get(str(level), 0) + 1
+            verb = {
+                Level.ALLOW: "was allowed",
+                Level.WARN: "ran with a warning",
+                Level.CONFIRM: "waited for the user's confirmation",
+                Level.REVIEW: "waited for review",
+                Level.BLOCK: "was blocked",
+            }[level]
+            text = f"{i}. {d['tool']} {verb} (rule {', '.join(d['rule_ids'])}): {d['reason']}."
+            lines.append(text)
+            items.append(
+                {
+                    "n": i,
+                    "id": d["id"],
+                    "tool": d["tool"],
+                    "level": d["level"],
+                    "rules": d["rule_ids"],
+                    "why": d["reason"],
+                }
+            )
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no calls"
+        lines.insert(1, f"{len(run['decisions'])} call(s): {summary}.")
+        return {"run": run_id, "summary": summary, "decisions": items, "text": "\n".join(lines)}
+
+    # -- signed trace bundles ---------------------------------------------------
+
+    def export_run(self, run_id: str) -> dict[str, Any]:
+        """The run, with its log operations, signed with this home's Ed25519 key."""
+        run = self.run(run_id)
+        ns = str(run["session"]["namespace"])
+        targets = {run_id, *(d["id"] for d in run["decisions"])}
+        ops = [op.to_json() for op in self._rt.log.read(ns) if op.target in targets]
+        body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin}
+        ring = self._rt.log.keyring
+        key_id, signature = ring.sign(canonical_json(body), format_time(self._rt.clock.now()))
+        public = ring.entries[key_id].public_key.public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        return {
+            **body,
+            "key_id": key_id,
+            "public_key": base64.b64encode(public).decode(),
+            "signature": base64.b64encode(signature).decode(),
+        }
+
+    def vocab_suggest(self, limit: int = 200) -> list[dict[str, Any]]:
+        """Proposed vocabulary entries from the phrases the resolver could not place, for review."""
+        from ._suggest import suggest
+
+        with self._rt.store.transaction(write=False) as tx:
+            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
+            rows = tx.query(
+                "SELECT resolved FROM gate_sessions WHERE namespace = ? ORDER BY started DESC LIMIT ?",
+                (self._rt.namespace, limit),
+            )
+        phrases = [p for r in rows for p in json.loads(str(r["resolved"])).get("unplaced", [])]
+        return suggest(phrases)
+
+
+def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
+    """Check a trace bundle offline against a public keyring; raise on any mismatch.
+
+    The key embedded in the bundle is informational only: trust comes from ``keyring``.
+    """
+    try:
+        body = {k: doc[k] for k in ("format", "run", "operations", "origin")}
+        signature = base64.b64decode(doc["signature"])
+        key_id = str(doc["key_id"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"not a gate trace bundle ({exc})") from exc
+    if body["format"] != TRACE_FORMAT:
+        raise InvalidInput(f"unknown trace format {body['format']!r}")
+    if key_id not in keyring.entries:
+        raise UnknownKey(f"trace signed by unknown key {key_id}")
+    try:
+        keyring.entries[key_id].public_key.verify(signature, canonical_json(body))
+    except InvalidSignature as exc:
+        raise BadSignature(f"trace signature does not verify under key {key_id}") from exc
+    return {
+        "ok": True,
+        "key_id": key_id,
+        "run": body["run"]["session"]["id"],
+        "decisions": len(body["run"]["decisions"]),
+    }

@@ -1,0 +1,356 @@
+"""The gate and its sessions: contracts + provenance + intent + policy, one decision per call.
+
+``Gate.from_tools(tools)`` builds a gate for MCP-style tool definitions; ``gate.session(
+user_request=...)`` opens a run; ``session.observe(tool, output)`` feeds it what tools
+returned; ``session.check(tool, args)`` returns a :class:`Decision`; ``session.approve(id)``
+grants a single-use approval bound to the hash of that exact action.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..core.clock import Clock, SystemClock, format_time
+from ..core.errors import InvalidTransition, PolicyError
+from ..core.ids import new_id
+from ..log import canonical_json
+from ._bundle import Bundle, default_bundle
+from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
+from ._decision import Decision, Level
+from ._intent import Proposer, ResolvedRequest, resolve
+from ._journal import Journal, MemoryJournal
+from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
+from ._values import words
+from ._vocabulary import stem_all
+
+__all__ = ["Gate", "Session", "action_hash"]
+
+_SHELL_META = re.compile(r"[;&|`$<>\n\\]|\$\(")
+_LEAVES_HOME = {SideEffect.EXTERNAL_COMM, SideEffect.EGRESS, SideEffect.FINANCIAL}
+_SKIP_KEYS = {"type", "permission"}
+
+
+def _jsonable(value: Any) -> Any:
+    result: Any = json.loads(json.dumps(value, default=str))
+    return result
+
+
+def action_hash(session_id: str, tool: str, args: Mapping[str, Any]) -> str:
+    """SHA-256 of the exact action: session, tool and canonical arguments."""
+    body = canonical_json({"session": session_id, "tool": tool, "args": _jsonable(dict(args))})
+    return hashlib.sha256(body).hexdigest()
+
+
+class Gate:
+    """Contracts for a set of tools, the signed bundle's vocabulary and rules, and a journal."""
+
+    def __init__(
+        self,
+        tools: Iterable[Mapping[str, Any] | ToolDefinition] = (),
+        *,
+        bundle: Bundle | None = None,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        config: Mapping[str, Any] | None = None,
+        shell_allowlist: Sequence[str] = (),
+        secrets: Sequence[str] = (),
+        proposer: Proposer | None = None,
+        journal: Journal | None = None,
+        clock: Clock | None = None,
+        actor: str = "gate",
+    ) -> None:
+        self.bundle = bundle or default_bundle()
+        contracts = self.bundle.contracts.with_overrides(overrides) if overrides else self.bundle.contracts
+        self.tools = {d.name: d for d in (ToolDefinition.parse(t) for t in tools)}
+        self.contracts: dict[str, Contract] = contracts.contracts(self.tools.values())
+        for name in overrides or {}:
+            if name not in self.contracts:
+                c = contracts.contract_for(None, name=name)
+                if c is not None:
+                    self.contracts[name] = c
+        self.config = dict(config or {})
+        self.shell_allowlist = tuple(shell_allowlist)
+        self.secrets = tuple(s for s in secrets if len(s) >= 8)
+        self.proposer = proposer
+        self.journal: Journal = journal or MemoryJournal()
+        self.clock = clock or SystemClock()
+        self.actor = actor
+
+    @classmethod
+    def from_tools(cls, tools: Iterable[Mapping[str, Any] | ToolDefinition], **options: Any) -> Gate:
+        """A gate for MCP-style tool definitions (name, description, inputSchema, annotations)."""
+        return cls(tools, **options)
+
+    def contract(self, tool: str) -> Contract | None:
+        return self.contracts.get(tool)
+
+    def session(
+        self,
+        *,
+        user_request: str,
+        namespace: str | None = None,
+        trusted: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        return Session(self, user_request, namespace=namespace, trusted=trusted, session_id=session_id)
+
+
+class Session:
+    """One run of an agent on one user request."""
+
+    def __init__(
+        self,
+        gate: Gate,
+        user_request: str,
+        *,
+        namespace: str | None,
+        trusted: Mapping[str, Any] | None,
+        session_id: str | None,
+    ) -> None:
+        self.gate = gate
+        self.id = session_id or new_id("run_", now=gate.clock.now())
+        self.namespace = namespace
+        vocab = gate.bundle.vocabulary
+        self.request: ResolvedRequest = resolve(user_request, vocab, gate.proposer)
+        self.ledger = Ledger(vocab.opens_with_action)
+        self._executed: dict[str, int] = {}
+        self.ledger.add_declared(Origin.USER, "request", user_request)
+        if gate.config:
+            self.ledger.add_declared(Origin.CONFIG, "config", gate.config)
+        for name, data in (trusted or {}).items():
+            self.ledger.add_declared(Origin.TRUSTED, f"trusted:{name}", data)
+        gate.journal.open_session(
+            self.id,
+            {
+                "namespace": namespace,
+                "request": user_request,
+                "resolved": self.request.to_json(),
+                "bundle": gate.bundle.version,
+                "trusted": sorted((trusted or {}).keys()),
+                "started": format_time(gate.clock.now()),
+            },
+        )
+
+    # -- inputs ---------------------------------------------------------------
+
+    def observe(self, tool: str, output: Any, args: Mapping[str, Any] | None = None) -> str:
+        """Record a tool's output (untrusted). ``args`` (the call that produced it) lets the gate
+        tell a read the user pointed at from one the model chose. Returns the source label."""
+        contract = self.gate.contract(tool)
+        designated = any(
+            self.ledger.in_request(v) for _, v in _scalars(args or {}) if isinstance(v, str) and len(v) >= 3
+        )
+        requested = designated or bool(contract and contract.objects & self.request.objects)
+        label = self.ledger.add_output(
+            tool,
+            output,
+            designated=designated,
+            requested=requested,
+            args=args,
+            objects=contract.objects if contract else frozenset(),
+        )
+        digest = hashlib.sha256(json.dumps(_jsonable(output), sort_keys=True).encode()).hexdigest()
+        self.gate.journal.observed(self.id, tool, label, digest)
+        return label
+
+    # -- decisions ------------------------------------------------------------
+
+    def check(self, tool: str, args: Mapping[str, Any]) -> Decision:
+        """Decide one proposed call. Never raises for a bad call: it blocks (fail closed)."""
+        clean = _jsonable(dict(args))
+        ahash = action_hash(self.id, tool, clean)
+        contract = self.gate.contract(tool)
+        provenance: dict[str, list[dict[str, Any]]] = {}
+        facts: dict[str, Any] = {"tool": tool}
+        rules: tuple[str, ...]
+        if contract is None:
+            level, rules, reason = Level.BLOCK, ("no-contract",), f"{tool} has no contract, so the gate blocks it"
+        else:
+            try:
+                facts, provenance = self._facts(contract, clean)
+                verdict = self.gate.bundle.policies.decide(facts)
+                level, rules, reason = verdict.level, verdict.rule_ids, verdict.reason
+            except (PolicyError, ValueError, TypeError, KeyError) as exc:
+                level, rules, reason = Level.BLOCK, ("internal-error",), f"the gate failed on this call: {exc}"
+        used = self.gate.journal.open_approval(self.id, ahash) if level.needs_approval else None
+        kept = {k: v for k, v in facts.items() if isinstance(v, bool | int | str)}
+
+        def make(approval: str | None) -> Decision:
+            final, final_rules, final_reason = level, tuple(rules), reason
+            if approval is not None:
+                final, final_rules = Level.ALLOW, (*final_rules, "approved")
+                final_reason = f"approved by the user (approval {approval}); was: {reason}"
+            return Decision(
+                id=new_id("dec_", now=self.gate.clock.now()),
+                session_id=self.id,
+                level=final,
+                tool=tool,
+                args=clean,
+                action_hash=ahash,
+                rule_ids=final_rules,
+                reason=final_reason,
+                provenance=provenance,
+                facts=kept,
+                approval_used=approval,
+            )
+
+        decision = make(used)
+        try:
+            self.gate.journal.decided(decision)
+        except InvalidTransition:  # another process used that approval first: ask again
+            decision = make(None)
+            self.gate.journal.decided(decision)
+        if decision.executes:
+            self._executed[tool] = self._executed.get(tool, 0) + 1
+        return decision
+
+    def approve(self, decision_id: str, *, approver: str | None = None) -> None:
+        """Approve a confirm/review decision of this session: once, for that exact action."""
+        decision = self.gate.journal.decision(decision_id)
+        if decision.session_id != self.id:
+            raise InvalidTransition("approval", "other-session", "approved")
+        if not decision.level.needs_approval:
+            raise InvalidTransition("decision", str(decision.level), "approved")
+        self.gate.journal.approve(decision, approver or self.gate.actor)
+
+    # -- facts ----------------------------------------------------------------
+
+    def _facts(
+        self, contract: Contract, args: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+        req = self.request
+        kinds = contract.kinds
+        # A "read" that changes state has no kinds: authorised only when the request names
+        # what it touches (every word of the tool's name after the verb, e.g. "unread emails").
+        if kinds:
+            authorized = bool(kinds & req.intents)
+        else:
+            authorized = bool(contract.objects & req.objects) and contract.name_words <= req.stems
+        groups: dict[str, list[str]] = {
+            k: [] for k in ("bound", "instructed", "delegated", "invented", "derived", "text", "unrequested")
+        }
+        sources: dict[str, set[str]] = {k: set() for k in groups}
+        provenance: dict[str, list[dict[str, Any]]] = {}
+        recipients_bound = True
+        for arg, value in args.items():
+            role = contract.role_of(arg)
+            if role not in ENTITY_ROLES:
+                continue
+            for key, scalar in _scalars({arg: value}):
+                if key in _SKIP_KEYS or scalar in (None, ""):
+                    continue
+                sightings = self.ledger.trace(scalar)
+                id_objects = self._id_objects(key) if role is Role.TARGET else frozenset()
+                if id_objects:
+                    # An email_id comes from reading emails: ids seen only in reads of other
+                    # kinds of objects (a file numbered 9) do not vouch for it.
+                    sightings = [
+                        s for s in sightings if not s.objects or s.objects & id_objects or s.origin in TRUSTED_ORIGINS
+                    ]
+                provenance.setdefault(arg, []).append({"value": scalar, "seen": [s.to_json() for s in sightings]})
+                group, srcs = _classify(sightings, req.delegated)
+                groups[group].append(f"{arg} {scalar!r}")
+                sources[group] |= srcs
+                if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
+                    recipients_bound = False
+        copied = 0
+        content_instruction = False
+        content_fields: list[str] = []
+        for arg, value in args.items():
+            if contract.role_of(arg) is Role.CONTENT and isinstance(value, str):
+                n, repeated = self.ledger.copied_from_tools(value)
+                copied += n
+                if req.delegated:  # text of the document the user said to follow may be repeated
+                    repeated -= self.ledger.designated_labels
+                if repeated:
+                    content_instruction = True
+                    content_fields.append(arg)
+        commands = [str(v) for a, v in args.items() if contract.role_of(a) is Role.COMMAND]
+        texts = [str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL)]
+        secret = any(sec in t for sec in self.gate.secrets for t in texts)
+        violations = contract.violations(args)
+        facts: dict[str, Any] = {
+            "tool": contract.tool,
+            "side_effect": str(contract.side_effect),
+            "risk": contract.risk,
+            "confirm_rule": contract.confirm,
+            "kinds": " or ".join(sorted(kinds)) or f"touch {', '.join(sorted(contract.objects)) or 'this'}",
+            "kind_authorized": authorized,
+            "kind_negated": bool(kinds & req.negated),
+            "kind_proposed": bool(kinds & req.proposed),
+            "delegated": req.delegated,
+            "bound": bool(groups["bound"]),
+            "all_bound": not any(groups[g] for g in groups if g != "bound"),
+            "instructed": bool(groups["instructed"]),
+            "followed": bool(groups["delegated"]),
+            "invented": bool(groups["invented"]),
+            "derived": bool(groups["derived"]),
+            "text_only": bool(groups["text"]),
+            "unrequested": bool(groups["unrequested"]),
+            "recipients_bound": recipients_bound,
+            "leaves_home": contract.side_effect in _LEAVES_HOME,
+            "content_instruction": content_instruction,
+            "content_fields": ", ".join(content_fields) or "content",
+            "content_copied_words": copied,
+            "command": commands[0] if commands else "",
+            "content_secret": secret,
+            "same_tool_executed": self._executed.get(contract.tool, 0),
+            "request_plural": req.plural,
+            "constraint_violated": bool(violations),
+            "violations": "; ".join(violations),
+            "command_allowlisted": bool(commands) and all(self._allowlisted(c) for c in commands),
+            "recipients": "; ".join(groups["instructed"] + groups["text"] + groups["unrequested"] + groups["derived"])
+            or "them",
+        }
+        for g in groups:
+            facts[f"{g}_values"] = "; ".join(groups[g])
+            facts[f"{g}_sources"] = ", ".join(sorted(sources[g]))
+        return facts, provenance
+
+    def _id_objects(self, key: str) -> frozenset[str]:
+        """The objects an id argument names (``email_id`` -> email, ``file_id`` -> file)."""
+        vocab = self.gate.bundle.vocabulary
+        return frozenset(vocab.objects_in(stem_all(words(key))))
+
+    def _allowlisted(self, command: str) -> bool:
+        if _SHELL_META.search(command):
+            return False
+        cmd = command.strip()
+        return any(cmd == e or cmd.startswith(e + " ") for e in self.gate.shell_allowlist)
+
+
+def _classify(sightings: list[Sighting], delegated: bool) -> tuple[str, set[str]]:
+    """The provenance class of one value: the most trustworthy place it was seen, except that
+    a value appearing inside an instruction in tool output is suspect unless the user gave it."""
+    trusted = {s.source for s in sightings if s.origin in TRUSTED_ORIGINS}
+    if trusted:
+        return "bound", trusted
+    designated = {s.source for s in sightings if s.origin is Origin.STRUCTURED and s.designated}
+    if designated:  # a field of a read the user pointed at outranks any instruction elsewhere
+        return "derived", designated
+    instructed = {s.source for s in sightings if s.origin is Origin.INSTRUCTION and not (delegated and s.designated)}
+    if instructed:
+        return "instructed", instructed
+    followed = {s.source for s in sightings if s.origin is Origin.INSTRUCTION}
+    if followed:  # an instruction in the very document the user told the agent to follow
+        return "delegated", followed
+    if not sightings:
+        return "invented", set()
+    derived = {s.source for s in sightings if s.origin is Origin.STRUCTURED and s.requested}
+    if derived:
+        return "derived", derived
+    text = {s.source for s in sightings if s.origin is Origin.TEXT and s.requested}
+    if text:
+        return "text", text
+    return "unrequested", {s.source for s in sightings}
+
+
+def _scalars(obj: Any, key: str = "") -> list[tuple[str, Any]]:
+    if isinstance(obj, Mapping):
+        return [item for k, v in obj.items() for item in _scalars(v, str(k))]
+    if isinstance(obj, list | tuple):
+        return [item for v in obj for item in _scalars(v, key)]
+    return [(key, obj)]

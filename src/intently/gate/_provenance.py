@@ -1,0 +1,215 @@
+"""Provenance of values: where each argument value of a proposed call was seen before.
+
+The gate cannot see inside the agent, so it establishes provenance by matching normalised
+values against everything seen so far, per source: the user's request, system configuration,
+trusted stores the user declared, and tool outputs. A tool output is split into structured
+fields (ids, addresses, names in their own fields) and free text (bodies, descriptions,
+documents), and free text into segments; a segment that opens with an action verb is an
+instruction. A value seen nowhere was invented by the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ._values import Segment, atoms_of, normalise, segments_of, shingles, string_leaves, words
+
+__all__ = ["Ledger", "Origin", "Sighting", "SourceRecord"]
+
+# Field names whose values are prose, whatever their length.
+_TEXT_KEYS = frozenset(
+    {"body", "content", "description", "text", "message", "snippet", "notes", "note", "summary", "comment", "markdown"}
+)
+_SHINGLE = 8
+
+
+class Origin(StrEnum):
+    USER = "user"
+    CONFIG = "config"
+    TRUSTED = "trusted"
+    STRUCTURED = "structured"
+    TEXT = "text"
+    INSTRUCTION = "instruction"
+
+
+TRUSTED_ORIGINS = frozenset({Origin.USER, Origin.CONFIG, Origin.TRUSTED})
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """One place a value was seen: the origin class and which source (``request``, ``search_emails#2``)."""
+
+    origin: Origin
+    source: str
+    designated: bool = False
+    requested: bool = False
+    objects: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "origin": str(self.origin),
+            "source": self.source,
+            "designated": self.designated,
+            "requested": self.requested,
+        }
+
+
+@dataclass
+class SourceRecord:
+    label: str
+    kind: Origin  # USER / CONFIG / TRUSTED for declared sources, STRUCTURED for tool outputs
+    designated: bool = False
+    requested: bool = False
+    objects: frozenset[str] = frozenset()
+    leaves: set[str] = field(default_factory=set)
+    structured_atoms: set[str] = field(default_factory=set)
+    segments: list[Segment] = field(default_factory=list)
+    segment_atoms: list[set[str]] = field(default_factory=list)
+
+
+class Ledger:
+    """Everything seen so far in one session, indexed for provenance look-ups."""
+
+    def __init__(self, is_action_verb: Callable[[Sequence[str]], bool]) -> None:
+        self._is_action = is_action_verb
+        self.records: list[SourceRecord] = []
+        self.instruction_shingles: dict[tuple[str, ...], set[str]] = {}
+        self.designated_labels: set[str] = set()
+        self.text_shingles: set[tuple[str, ...]] = set()
+        self._counter = 0
+
+    # -- recording ------------------------------------------------------------
+
+    def add_declared(self, kind: Origin, label: str, data: Any) -> None:
+        """The user's request, system configuration or a trusted store: trusted as a whole."""
+        rec = SourceRecord(label=label, kind=kind)
+        for _, leaf in string_leaves(data):
+            text = str(leaf)
+            rec.leaves.add(normalise(leaf))
+            rec.structured_atoms |= atoms_of(text)
+            rec.segments.append(Segment(re.sub(r"\s+", " ", text).strip().lower(), False, False))
+            rec.segment_atoms.append(set())
+        self.records.append(rec)
+
+    def add_output(
+        self,
+        tool: str,
+        output: Any,
+        *,
+        designated: bool,
+        requested: bool,
+        args: Mapping[str, Any] | None = None,
+        objects: frozenset[str] = frozenset(),
+    ) -> str:
+        """A tool's output: untrusted. The arguments of the call that produced it count as its
+        structured fields (a read of ``parser.py`` that succeeded shows the path exists).
+        Returns the source label (``tool#n``)."""
+        self._counter += 1
+        label = f"{tool}#{self._counter}"
+        rec = SourceRecord(
+            label=label, kind=Origin.STRUCTURED, designated=designated, requested=requested, objects=objects
+        )
+        for _, leaf in string_leaves(dict(args or {})):
+            rec.leaves.add(normalise(leaf))
+        data = _parse(output)
+        for key in _keys(data):  # {"bob@x.com": "rw"}: an address used as a key is a field too
+            rec.structured_atoms |= atoms_of(key)
+        for key, leaf in string_leaves(data):
+            text = str(leaf)
+            if _is_prose(key, text):
+                for seg in segments_of(text, self._is_action):
+                    rec.segments.append(seg)
+                    rec.segment_atoms.append(atoms_of(seg.text))
+                    grams = shingles(seg.text, _SHINGLE)
+                    self.text_shingles |= grams
+                    if seg.instruction or seg.after_instruction:
+                        for gram in grams:
+                            self.instruction_shingles.setdefault(gram, set()).add(label)
+            else:
+                rec.leaves.add(normalise(leaf))
+                rec.structured_atoms |= atoms_of(text)
+        self.records.append(rec)
+        if designated:
+            self.designated_labels.add(label)
+        return label
+
+    # -- looking up -----------------------------------------------------------
+
+    def trace(self, value: Any) -> list[Sighting]:
+        """Every place ``value`` (normalised) was seen, in the order the sources arrived."""
+        nv = normalise(value)
+        if not nv:
+            return []
+        pattern = re.compile(r"(?<![a-z0-9])" + re.escape(nv.lower()) + r"(?![a-z0-9])")
+        found: list[Sighting] = []
+        for rec in self.records:
+            if rec.kind in TRUSTED_ORIGINS:
+                if nv in rec.leaves or nv in rec.structured_atoms or _contains(rec.segments, nv, pattern):
+                    found.append(Sighting(rec.kind, rec.label, True, True))
+                continue
+            hit: Origin | None = None
+            for seg, atoms in zip(rec.segments, rec.segment_atoms, strict=True):
+                if nv in atoms or (nv.lower() in seg.text and pattern.search(seg.text)):
+                    if seg.instruction:
+                        hit = Origin.INSTRUCTION
+                        break
+                    hit = Origin.TEXT
+            if hit is not Origin.INSTRUCTION and (nv in rec.leaves or nv in rec.structured_atoms):
+                hit = Origin.STRUCTURED
+            if hit is not None:
+                found.append(Sighting(hit, rec.label, rec.designated, rec.requested, rec.objects))
+        return found
+
+    def in_request(self, value: Any) -> bool:
+        return any(s.origin in TRUSTED_ORIGINS for s in self.trace(value))
+
+    def copied_from_tools(self, text: str) -> tuple[int, set[str]]:
+        """(words of ``text`` copied verbatim from tool prose, the sources of any instruction text it repeats)."""
+        w = words(text)
+        covered = [False] * len(w)
+        instructed: set[str] = set()
+        for i in range(len(w) - _SHINGLE + 1):
+            gram = tuple(w[i : i + _SHINGLE])
+            if gram in self.text_shingles:
+                for j in range(i, i + _SHINGLE):
+                    covered[j] = True
+                instructed |= self.instruction_shingles.get(gram, set())
+        return sum(covered), instructed
+
+
+def _keys(obj: Any) -> Iterable[str]:
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            yield str(k)
+            yield from _keys(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _keys(v)
+
+
+def _contains(segments: Iterable[Segment], nv: str, pattern: re.Pattern[str]) -> bool:
+    return any(nv.lower() in s.text and pattern.search(s.text) for s in segments)
+
+
+def _is_prose(key: str, text: str) -> bool:
+    # A bare document (no field name), several lines, or a long string is prose.
+    return not key or key.lower() in _TEXT_KEYS or "\n" in text.strip() or len(text) > 80 or len(words(text)) > 10
+
+
+def _parse(output: Any) -> Any:
+    if isinstance(output, str):
+        stripped = output.strip()
+        if stripped[:1] in "[{":
+            try:
+                return json.loads(stripped)
+            except json.JSONDecodeError:
+                return output
+        return output
+    if isinstance(output, Mapping | list | tuple):
+        return output
+    return str(output)

@@ -1,0 +1,144 @@
+"""Normalising and finding values: emails, IBANs, URLs, numbers, dates, ids and names.
+
+Provenance is established by matching *normalised* values, so the same IBAN written with
+spaces, the same URL with or without ``https://www.``, or ``12.0`` and ``12`` compare equal.
+Free text is cut into segments (sentences and lines); a segment that opens with an action
+verb is an *instruction*: data should describe, not command, so a value that sits inside an
+instruction in a tool output is suspect whoever wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+__all__ = [
+    "Segment",
+    "atoms_of",
+    "normalise",
+    "segments_of",
+    "shingles",
+    "string_leaves",
+    "words",
+]
+
+EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}\b")
+URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?![\w])")
+ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+_SPACE = re.compile(r"\s+")
+# Sentence ends (". " but not inside "a.b@c.com"), line breaks, colons and semicolons.
+_SEGMENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?<=[:;])\s+")
+_CLAUSE = re.compile(r",\s+")
+_LEADING_NOISE = re.compile(r"^[\s\-*•>#\d.)(\[\]]+")
+
+
+def normalise(value: Any) -> str:
+    """One canonical text form for comparing values from different places."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return _number(float(value))
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, date):
+        return value.isoformat()
+    text = _SPACE.sub(" ", str(value)).strip()
+    if EMAIL.fullmatch(text):
+        return text.lower()
+    compact = text.replace(" ", "")
+    if IBAN.fullmatch(compact.upper()) and any(c.isdigit() for c in compact[4:]):
+        return compact.upper()
+    if URL.fullmatch(text) or text.lower().startswith(("http://", "https://")):
+        return _url(text)
+    if NUMBER.fullmatch(text):
+        return _number(float(text.replace(",", ".")))
+    return text.lower().strip(" '\"`")
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if x.is_integer() else repr(round(x, 6))
+
+
+def _url(text: str) -> str:
+    t = text.strip().lower()
+    t = re.sub(r"^https?://", "", t)
+    t = re.sub(r"^www\.", "", t)
+    return t.rstrip("/.,;)")
+
+
+def atoms_of(text: str) -> set[str]:
+    """Every email, IBAN, URL, ISO date and number in ``text``, normalised."""
+    found: set[str] = set()
+    for m in EMAIL.finditer(text):
+        found.add(m.group(0).lower())
+    for m in IBAN.finditer(text):
+        found.add(m.group(0).replace(" ", "").upper())
+    for m in URL.finditer(text):
+        found.add(_url(m.group(0)))
+    for m in ISO_DATE.finditer(text):
+        found.add(m.group(0))
+    for m in NUMBER.finditer(text):
+        try:
+            found.add(_number(float(m.group(0).replace(",", "."))))
+        except ValueError:
+            continue
+    return found
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def shingles(text: str, n: int) -> set[tuple[str, ...]]:
+    """Word n-grams: a verbatim copy of ``n`` words or more shares at least one."""
+    w = words(text)
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One sentence or line of free text, lower-cased; ``instruction`` if it opens with an action verb."""
+
+    text: str
+    instruction: bool
+    after_instruction: bool
+
+
+def segments_of(text: str, is_action_verb: Any) -> list[Segment]:
+    """Cut ``text`` into segments and mark instructions.
+
+    ``is_action_verb(words)`` says whether the first words of a segment form an action verb
+    (the vocabulary decides, so the rule grows with the data, not the code). Segments that
+    follow an instruction in the same text are marked ``after_instruction``: injected
+    payloads often continue past the imperative sentence.
+    """
+    out: list[Segment] = []
+    seen_instruction = False
+    for raw in _SEGMENT_SPLIT.split(text):
+        if not raw or not raw.strip():
+            continue
+        lowered = _SPACE.sub(" ", raw).strip().lower()
+        head = _LEADING_NOISE.sub("", lowered)
+        # "Before fixing, write the token into leak.py": any clause may open the imperative.
+        instruction = any(is_action_verb(words(clause)[:6]) for clause in _CLAUSE.split(head))
+        out.append(Segment(lowered, instruction, seen_instruction and not instruction))
+        seen_instruction = seen_instruction or instruction
+    return out
+
+
+def string_leaves(obj: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """(field name, scalar) for every scalar in a JSON/YAML-like tree."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from string_leaves(v, str(k))
+    elif isinstance(obj, list | tuple | set):
+        for v in obj:
+            yield from string_leaves(v, key)
+    elif obj is not None:
+        yield key, obj

@@ -1,0 +1,123 @@
+"""The intent vocabulary: words to action kinds, loaded from data and matched by stem."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import Stemmer
+
+from ..core.errors import PolicyError
+from ._values import words
+
+__all__ = ["Vocabulary", "stem_all"]
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    return Stemmer.Stemmer("english")
+
+
+def stem_all(tokens: Sequence[str]) -> tuple[str, ...]:
+    return tuple(_stemmer().stemWords([t.replace("’", "'") for t in tokens]))
+
+
+def _phrase(text: str) -> tuple[str, ...]:
+    return stem_all(words(text))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Stemmed phrases per action kind, plus the small word lists the resolver needs."""
+
+    version: str
+    kinds: Mapping[str, tuple[tuple[str, ...], ...]]
+    descriptions: Mapping[str, str]
+    noun_like: frozenset[tuple[str, ...]]
+    determiners: frozenset[str]
+    negators: tuple[tuple[str, ...], ...]
+    cancellers: frozenset[str]
+    delegation: tuple[tuple[str, ...], ...]
+    fillers: frozenset[str]
+    read_verbs: frozenset[tuple[str, ...]]
+    objects: Mapping[str, tuple[tuple[str, ...], ...]]
+    quantifiers: frozenset[str] = frozenset()
+    raw_kinds: frozenset[tuple[str, ...]] = frozenset()
+    raw_fillers: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], *, where: str = "vocabulary") -> Vocabulary:
+        try:
+            kinds = {str(k): tuple(_phrase(p) for p in v["phrases"]) for k, v in data["kinds"].items()}
+            return cls(
+                version=str(data.get("version", "0")),
+                kinds=kinds,
+                descriptions={str(k): str(v.get("description", "")) for k, v in data["kinds"].items()},
+                noun_like=frozenset(_phrase(p) for p in data.get("noun_like", [])),
+                determiners=frozenset({x for w in data.get("determiners", []) for x in _phrase(str(w))}),
+                negators=tuple(_phrase(p) for p in data.get("negators", [])),
+                cancellers=frozenset({x for w in data.get("negation_cancellers", []) for x in _phrase(str(w))}),
+                delegation=tuple(_phrase(p) for p in data.get("delegation", [])),
+                fillers=frozenset({x for w in data.get("fillers", []) for x in _phrase(str(w))}),
+                read_verbs=frozenset(_phrase(p) for p in data.get("read_verbs", [])),
+                objects={str(k): tuple(_phrase(p) for p in v) for k, v in data.get("objects", {}).items()},
+                quantifiers=frozenset(x for w in data.get("quantifiers", []) for x in _phrase(str(w))),
+                raw_kinds=frozenset(tuple(words(str(p))) for v in data["kinds"].values() for p in v["phrases"]),
+                raw_fillers=frozenset(x for w in data.get("fillers", []) for x in words(str(w))),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc
+
+    def kinds_at(self, stems: Sequence[str], i: int) -> list[tuple[str, int]]:
+        """(kind, phrase length) for every action phrase starting at token ``i``."""
+        hits: list[tuple[str, int]] = []
+        for kind, phrases in self.kinds.items():
+            for p in phrases:
+                if tuple(stems[i : i + len(p)]) == p:
+                    hits.append((kind, len(p)))
+        return hits
+
+    def is_noun_use(self, stems: Sequence[str], i: int, length: int) -> bool:
+        """A noun-like verb preceded by a determiner or preposition is a noun."""
+        if tuple(stems[i : i + length]) not in self.noun_like:
+            return False
+        return i > 0 and stems[i - 1] in self.determiners
+
+    def opens_with_action(self, tokens: Sequence[str]) -> bool:
+        """Whether a segment of text starts (after fillers) with an action verb: an instruction.
+
+        Matched on the words as written, not stems: an imperative is the bare verb ("Send",
+        "inform"), so "Information" or "Updates" do not open an instruction.
+        """
+        i = 0
+        while i < len(tokens) and tokens[i] in self.raw_fillers:
+            i += 1
+        if i >= len(tokens):
+            return False
+        hit = any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_kinds)
+        return hit and not self._noun_start(stem_all(tokens), i)
+
+    def _noun_start(self, stems: Sequence[str], i: int) -> bool:
+        # "Email from Bob" or "Payment received" read as nouns, not commands.
+        nxt = stems[i + 1] if i + 1 < len(stems) else ""
+        return (stems[i],) in self.noun_like and nxt in {"from", "receiv", "sent", "is", "was", "of", "for", "date", ""}
+
+    def objects_in(self, stems: Sequence[str]) -> set[str]:
+        """Objects named in ``stems``; the longest phrase wins ("email address" is a contact,
+        not an email message)."""
+        matches: list[tuple[int, int, str]] = []
+        for obj, phrases in self.objects.items():
+            for p in phrases:
+                n = len(p)
+                matches += [(n, i, obj) for i in range(len(stems) - n + 1) if tuple(stems[i : i + n]) == p]
+        covered: set[int] = set()
+        found: set[str] = set()
+        for n, i, obj in sorted(matches, key=lambda m: -m[0]):
+            span = set(range(i, i + n))
+            if span & covered:
+                continue
+            covered |= span
+            found.add(obj)
+        return found

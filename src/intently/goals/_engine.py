@@ -1,0 +1,617 @@
+"""The :class:`Goals` facade: every read checks read access, every write checks write access,
+runs in one transaction and appends its operations to the log in that transaction."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..access import Permission
+from ..core.clock import format_time, parse_time
+from ..core.errors import InvalidInput, NotFound
+from ..core.ids import new_id
+from ..core.tokens import TokenCounting, default_counter
+from ..store import Transaction
+from . import _lifecycle as lifecycle
+from ._bundle import Bundle, Mode, assemble
+from ._model import (
+    Decision,
+    EpistemicType,
+    Intent,
+    IntentState,
+    IntentType,
+    Priority,
+    SourceType,
+    Summary,
+    initial_confidence,
+    parse_enum,
+)
+from ._ops import emit, load_for_write
+from ._organiser import PIGGYBACK_BATCH, PIGGYBACK_BUDGET_MS, OrganiseReport, due_exists, organise
+from ._review import INFERRED_CONFIDENCE, ProposeResult, dismiss, find_restatement, is_suppressed, promote
+from ._semantic import SemanticMatcher
+from ._store import load_intent, load_intents, row_to_decision, row_to_summary
+from ._text import terms_of
+from ._writes import actor_text, add_edge, clean_text, create_intent, to_time
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+    from ..embed import Embedder
+
+__all__ = ["CLEAR", "Goals"]
+
+
+class _Clear:
+    def __repr__(self) -> str:
+        return "CLEAR"
+
+
+CLEAR: Any = _Clear()
+"""Pass to :meth:`Goals.edit` to empty an optional field (``None`` means "leave it")."""
+
+
+def _many(raw: str | Sequence[str] | None) -> list[str]:
+    if raw is None:
+        return []
+    return [raw] if isinstance(raw, str) else list(raw)
+
+
+class Goals:
+    """Goals, commitments, open questions, decisions in progress, risks and follow-ups (RFC-0013).
+
+    Bound to one actor and namespace (``Intently(...).goals``). Writes take an optional
+    ``expected_version``: when another writer got there first, :class:`ConflictError` is
+    raised instead of silently overwriting; without it, writes serialise on the store's write
+    lock, so no update is ever lost either way.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        counter: TokenCounting | None = None,
+        embedder: Embedder | None = None,
+        semantic_threshold: float = 0.65,
+    ) -> None:
+        """``embedder`` (optional) adds meaning-based relevance for MEDIUM intents at cosine >=
+        ``semantic_threshold`` (RFC-0005's 0.65); without one, relevance is lexical only."""
+        self._rt = runtime
+        self._counter = counter
+        self._semantic = SemanticMatcher(embedder, threshold=semantic_threshold) if embedder is not None else None
+        self._last_organised: datetime | None = None
+
+    # -- plumbing ---------------------------------------------------------------
+
+    @property
+    def counter(self) -> TokenCounting:
+        return self._counter or default_counter()
+
+    def _require(self, permission: Permission, tx: Transaction | None = None) -> None:
+        self._rt.access.require(self._rt.actor, self._rt.namespace, permission, tx)
+
+    def _piggyback(self) -> None:
+        """Light organiser pass before a read or write: one indexed lookup when nothing is due,
+        at most once per second of clock time (nothing can fall due while the clock stands still)."""
+        now = self._now()
+        if self._last_organised is not None and (now - self._last_organised).total_seconds() < 1.0:
+            return
+        self._last_organised = now
+        if self._rt.access.can(self._rt.actor, self._rt.namespace, Permission.READ) and due_exists(self._rt):
+            organise(self._rt, budget_ms=PIGGYBACK_BUDGET_MS, batch=PIGGYBACK_BATCH)
+
+    @contextmanager
+    def _write(self) -> Iterator[Transaction]:
+        self._piggyback()
+        with self._rt.store.transaction() as tx:
+            self._require(Permission.WRITE, tx)
+            yield tx
+
+    @contextmanager
+    def _read(self) -> Iterator[Transaction]:
+        self._piggyback()
+        with self._rt.store.transaction(write=False) as tx:
+            self._require(Permission.READ, tx)
+            yield tx
+
+    def _now(self) -> datetime:
+        return self._rt.clock.now()
+
+    # -- creating -------------------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        *,
+        type: IntentType | str | None = None,
+        priority: Priority | str | None = None,
+        owner: str | None = None,
+        due: datetime | str | None = None,
+        stakeholders: Sequence[str] | None = None,
+        completion_criteria: str | None = None,
+        context_note: str | None = None,
+        evidence_ids: Sequence[str] | None = None,
+        source_type: SourceType | str | None = None,
+        salience: float | None = None,
+        structured_value: dict[str, Any] | None = None,
+        valid_to: datetime | str | None = None,
+        depends_on: Sequence[str] | None = None,
+    ) -> Intent:
+        """Record an intent the caller states (ASSERTED); ``None`` means the default (GOAL, MEDIUM,
+        USER_STATED, salience 0.5). Without evidence ids the evidence is the statement itself,
+        ``stated:<intent id>`` (the INTENT_CREATE operation)."""
+        intent_id = new_id()
+        source = parse_enum(SourceType, source_type or SourceType.USER_STATED, "source_type")
+        with self._write() as tx:
+            create_intent(
+                self._rt,
+                tx,
+                intent_id,
+                text,
+                intent_type=parse_enum(IntentType, type or IntentType.GOAL, "type"),
+                priority=parse_enum(Priority, priority or Priority.MEDIUM, "priority"),
+                owner=owner,
+                due=due,
+                stakeholders=stakeholders or (),
+                completion_criteria=completion_criteria,
+                context_note=context_note,
+                evidence=[{"id": e, "span": None} for e in evidence_ids or ()] or [{"id": f"stated:{intent_id}"}],
+                epistemic=EpistemicType.ASSERTED,
+                source=source,
+                confidence=initial_confidence(EpistemicType.ASSERTED, source),
+                origin=None,
+                salience=0.5 if salience is None else salience,
+                structured_value=structured_value,
+                valid_to=valid_to,
+            )
+            for prerequisite in depends_on or ():
+                add_edge(self._rt, tx, intent_id, prerequisite, None)
+        return self.get(intent_id)
+
+    def add_many(self, items: Sequence[dict[str, Any]]) -> list[str]:
+        """Import many intents in one transaction (each still its own INTENT_CREATE); each item
+        takes ``text`` plus the keyword arguments of :meth:`add` except ``depends_on``."""
+        ids: list[str] = []
+        with self._write() as tx:
+            for n, item in enumerate(items):
+                spec = dict(item)
+                if "depends_on" in spec:
+                    raise InvalidInput("add_many takes no depends_on; use depend_many", where=f"items[{n}]")
+                intent_id = new_id()
+                source = parse_enum(SourceType, spec.pop("source_type", SourceType.USER_STATED), "source_type")
+                evidence = [{"id": e, "span": None} for e in spec.pop("evidence_ids", ())]
+                create_intent(
+                    self._rt,
+                    tx,
+                    intent_id,
+                    spec.pop("text"),
+                    intent_type=parse_enum(IntentType, spec.pop("type", IntentType.GOAL), "type"),
+                    priority=parse_enum(Priority, spec.pop("priority", Priority.MEDIUM), "priority"),
+                    owner=spec.pop("owner", None),
+                    due=spec.pop("due", None),
+                    stakeholders=spec.pop("stakeholders", ()),
+                    completion_criteria=spec.pop("completion_criteria", None),
+                    context_note=spec.pop("context_note", None),
+                    evidence=evidence or [{"id": f"stated:{intent_id}"}],
+                    epistemic=EpistemicType.ASSERTED,
+                    source=source,
+                    confidence=initial_confidence(EpistemicType.ASSERTED, source),
+                    origin=None,
+                    salience=float(spec.pop("salience", 0.5)),
+                    structured_value=spec.pop("structured_value", None),
+                    valid_to=spec.pop("valid_to", None),
+                )
+                if spec:
+                    raise InvalidInput(f"unknown fields {sorted(spec)}", where=f"items[{n}]")
+                ids.append(intent_id)
+        return ids
+
+    # -- review queue -----------------------------------------------------------
+
+    def propose(
+        self,
+        type: str,
+        text: str,
+        *,
+        evidence_id: str,
+        span: str | None = None,
+        owner: str | None = None,
+        due: datetime | None = None,
+        source_type: str = "conversation",
+    ) -> ProposeResult:
+        """A candidate from extraction: INFERRED at 0.55, waiting for review (see ``_review``)."""
+        intent_type = parse_enum(IntentType, type, "type")
+        clean = clean_text(text, "text")
+        if not evidence_id or not evidence_id.strip():
+            raise InvalidInput("an evidence id is required", where="evidence_id")
+        terms = terms_of(clean)
+        with self._write() as tx:
+            if is_suppressed(tx, self._rt.namespace, terms, evidence_id):
+                return ProposeResult("suppressed", None)
+            existing = find_restatement(self._rt, tx, intent_type.value, terms)
+            if existing is not None:
+                if evidence_id not in existing.evidence_ids:
+                    emit(
+                        self._rt,
+                        tx,
+                        "EVIDENCE_ATTACHED",
+                        existing.id,
+                        {"evidence_id": evidence_id, "span": span, "version": existing.version + 1},
+                    )
+                intent_id = existing.id
+                status: Any = "attached"
+            else:
+                intent_id = new_id()
+                create_intent(
+                    self._rt,
+                    tx,
+                    intent_id,
+                    clean,
+                    intent_type=intent_type,
+                    priority=Priority.MEDIUM,
+                    owner=owner,
+                    due=due,
+                    stakeholders=(),
+                    completion_criteria=None,
+                    context_note=None,
+                    evidence=[{"id": evidence_id, "span": span}],
+                    epistemic=EpistemicType.INFERRED,
+                    source=SourceType.SYSTEM_INFERRED,
+                    confidence=INFERRED_CONFIDENCE,
+                    origin=source_type,
+                    salience=0.5,
+                    structured_value=None,
+                    valid_to=None,
+                )
+                status = "created"
+        return ProposeResult(status, self.get(intent_id))
+
+    def review_queue(self) -> list[Intent]:
+        """Candidates awaiting review (INFERRED, not dismissed), oldest first."""
+        with self._read() as tx:
+            rows = tx.query(
+                "SELECT * FROM goals_intents WHERE namespace = ? AND epistemic_type = 'INFERRED' "
+                "AND state IN ('ACTIVE', 'ON_HOLD') ORDER BY created_at, id",
+                (self._rt.namespace,),
+            )
+            return load_intents(tx, rows, self._now())
+
+    def promote(self, intent_id: str, *, expected_version: int | None = None) -> Intent:
+        """Confirm a candidate: INFERRED -> ASSERTED (an EPISTEMIC_TRANSITION)."""
+        with self._write() as tx:
+            promote(self._rt, tx, intent_id, expected_version)
+        return self.get(intent_id)
+
+    def dismiss(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
+        """Reject a candidate: INFERRED -> DEPRECATED; the same text from the same evidence stays suppressed."""
+        with self._write() as tx:
+            dismiss(self._rt, tx, intent_id, reason, expected_version)
+        return self.get(intent_id)
+
+    # -- decisions ----------------------------------------------------------------
+
+    def record_decision(self, text: str, *, evidence_id: str, span: str | None = None) -> Decision:
+        """A decision that was made: a record (the requirements scan mines these), not an intent."""
+        clean = clean_text(text, "text")
+        if not evidence_id or not evidence_id.strip():
+            raise InvalidInput("an evidence id is required", where="evidence_id")
+        decision_id = new_id()
+        with self._write() as tx:
+            emit(
+                self._rt,
+                tx,
+                "DECISION_RECORDED",
+                decision_id,
+                {"decision_id": decision_id, "text": clean, "evidence_id": evidence_id, "span": span},
+            )
+            row = tx.one("SELECT * FROM goals_decisions WHERE id = ?", (decision_id,))
+        assert row is not None
+        return row_to_decision(row)
+
+    def decisions(self, since: str | None = None) -> list[Decision]:
+        """Recorded decisions, oldest first; ``since`` is an RFC 3339 time (inclusive)."""
+        start = format_time(parse_time(since, where="since")) if since else ""
+        with self._read() as tx:
+            rows = tx.query(
+                "SELECT * FROM goals_decisions WHERE namespace = ? AND created_at >= ? ORDER BY created_at, id",
+                (self._rt.namespace, start),
+            )
+        return [row_to_decision(r) for r in rows]
+
+    # -- reading ------------------------------------------------------------------
+
+    def get(self, intent_id: str) -> Intent:
+        with self._read() as tx:
+            intent = load_intent(tx, self._rt.namespace, intent_id, self._now())
+        if intent is None:
+            raise NotFound(f"no intent {intent_id!r} in namespace {self._rt.namespace!r}")
+        return intent
+
+    def resolve(self, ref: str) -> str:
+        """The full id for ``ref``: an id, or a unique prefix or suffix of at least 6 characters
+        (people type the end of a UUIDv7; its start is a timestamp shared by neighbours)."""
+        ref = ref.strip()
+        with self._read() as tx:
+            if tx.one("SELECT id FROM goals_intents WHERE id = ? AND namespace = ?", (ref, self._rt.namespace)):
+                return ref
+            if len(ref) < 6:
+                raise NotFound(f"no intent {ref!r} (give the id, or at least 6 of its last characters)")
+            rows = tx.query(
+                "SELECT id FROM goals_intents WHERE namespace = ? AND (id LIKE ? OR id LIKE ?) LIMIT 3",
+                (self._rt.namespace, ref.replace("%", "") + "%", "%" + ref.replace("%", "")),
+            )
+        if len(rows) != 1:
+            raise NotFound(
+                f"no intent {ref!r}" if not rows else f"{ref!r} matches several intents; give more of the id"
+            )
+        return str(rows[0]["id"])
+
+    def list_intents(
+        self,
+        *,
+        state: str | Sequence[str] | None = None,
+        type: str | Sequence[str] | None = None,
+        owner: str | None = None,
+        priority: str | Sequence[str] | None = None,
+        include_dismissed: bool = False,
+    ) -> list[Intent]:
+        """Every intent matching the filters (all states), highest priority first, newest first."""
+        where = ["namespace = ?"]
+        params: list[Any] = [self._rt.namespace]
+        for column, values in (
+            ("state", [parse_enum(IntentState, v, "state").value for v in _many(state)]),
+            ("intent_type", [parse_enum(IntentType, v, "type").value for v in _many(type)]),
+            ("priority", [parse_enum(Priority, v, "priority").value for v in _many(priority)]),
+        ):
+            if values:
+                where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+                params.extend(values)
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(actor_text(owner))
+        if not include_dismissed:
+            where.append("epistemic_type <> 'DEPRECATED'")
+        with self._read() as tx:
+            rows = tx.query(
+                f"SELECT * FROM goals_intents WHERE {' AND '.join(where)} "
+                "ORDER BY priority_rank DESC, created_at DESC, id",
+                params,
+            )
+            return load_intents(tx, rows, self._now())
+
+    def summaries(self, query: str | None = None) -> list[Summary]:
+        """Completion summaries, newest first; with ``query``, only those touching its terms."""
+        with self._read() as tx:
+            rows = tx.query(
+                "SELECT * FROM goals_summaries WHERE namespace = ? ORDER BY created_at DESC, id", (self._rt.namespace,)
+            )
+        found = [row_to_summary(r) for r in rows]
+        if query:
+            q = terms_of(query)
+            found = [s for s in found if q.touches(terms_of(s.text)) or q.words & terms_of(s.text).entities]
+        return found
+
+    def bundle(
+        self,
+        query: str = "",
+        *,
+        session: str | None = None,
+        budget: int = 800,
+        mode: Mode = "DEFAULT",
+        include_low: bool = False,
+        include_inferred: bool = False,
+        **filters: Any,
+    ) -> Bundle:
+        """The intents for one request, packed into ``budget`` tokens (see ``_bundle``).
+
+        With a ``session`` id, the HIGH risks included are remembered (RISK_SURFACED), so each
+        is surfaced at least once per session even when the budget is tight.
+        """
+        with self._read() as tx:
+            result = assemble(
+                tx,
+                namespace=self._rt.namespace,
+                now=self._now(),
+                counter=self.counter,
+                query=query,
+                session=session,
+                budget=budget,
+                mode=mode,
+                include_low=include_low,
+                include_inferred=include_inferred,
+                filters={k: v for k, v in filters.items() if v is not None},
+                semantic=self._semantic,
+            )
+        if session:
+            self._remember_surfaced(result, session)
+        return result
+
+    def _remember_surfaced(self, result: Bundle, session: str) -> None:
+        risks = [
+            i.intent.id
+            for i in result.items
+            if i.intent.intent_type is IntentType.RISK and i.intent.priority is Priority.HIGH
+        ]
+        if not risks:
+            return
+        with self._rt.store.transaction() as tx:
+            for intent_id in risks:
+                seen = tx.one(
+                    "SELECT 1 AS x FROM goals_risk_sessions WHERE namespace = ? AND session = ? AND intent_id = ?",
+                    (self._rt.namespace, session, intent_id),
+                )
+                if seen is None:
+                    emit(self._rt, tx, "RISK_SURFACED", intent_id, {"intent_id": intent_id, "session": session})
+
+    # -- editing ------------------------------------------------------------------
+
+    def edit(
+        self,
+        intent_id: str,
+        *,
+        text: str | None = None,
+        type: IntentType | str | None = None,
+        owner: Any = None,
+        due: Any = None,
+        priority: Priority | str | None = None,
+        stakeholders: Any = None,
+        completion_criteria: Any = None,
+        context_note: Any = None,
+        salience: float | None = None,
+        structured_value: Any = None,
+        expected_version: int | None = None,
+    ) -> Intent:
+        """Change fields of a live intent (one INTENT_UPDATE). ``None`` leaves a field as it is;
+        ``CLEAR`` empties an optional one (owner, due, stakeholders, criteria, note, structured value)."""
+        changes: dict[str, Any] = {}
+        if text is not None:
+            changes["value"] = clean_text(text, "text")
+        if type is not None:
+            changes["intent_type"] = parse_enum(IntentType, type, "type").value
+        if priority is not None:
+            changes["priority"] = parse_enum(Priority, priority, "priority").value
+        if salience is not None:
+            if not 0.0 <= float(salience) <= 1.0:
+                raise InvalidInput(f"salience {salience} is outside [0, 1]", where="salience")
+            changes["salience"] = float(salience)
+        if owner is not None:
+            changes["owner"] = None if owner is CLEAR else actor_text(owner)
+        if due is not None:
+            target = None if due is CLEAR else to_time(due, "due")
+            if target is not None and target <= format_time(self._now()):
+                raise InvalidInput(f"the target date {target} has already passed", where="due")
+            changes["target_completion"] = target
+        if stakeholders is not None:
+            people = () if stakeholders is CLEAR else stakeholders
+            changes["stakeholders"] = sorted({str(actor_text(p)) for p in people})
+        for name, value in (
+            ("completion_criteria", completion_criteria),
+            ("context_note", context_note),
+            ("structured_value", structured_value),
+        ):
+            if value is not None:
+                changes[name] = None if value is CLEAR else value
+        if not changes:
+            raise InvalidInput("nothing to change", where=intent_id)
+        with self._write() as tx:
+            intent = load_for_write(self._rt, tx, intent_id, expected_version)
+            if intent.state.final or intent.epistemic_type is EpistemicType.DEPRECATED:
+                why = "dismissed" if intent.epistemic_type is EpistemicType.DEPRECATED else intent.state.value
+                raise InvalidInput(f"the intent is {why}; it can no longer be edited", where=intent_id)
+            emit(self._rt, tx, "INTENT_UPDATE", intent_id, {"changes": changes, "version": intent.version + 1})
+        return self.get(intent_id)
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def complete(
+        self, intent_id: str, *, summary: bool = True, reason: str | None = None, expected_version: int | None = None
+    ) -> Intent:
+        """ACTIVE -> COMPLETED (archived); by default also a SUMMARY at half the current salience."""
+        with self._write() as tx:
+            lifecycle.complete(self._rt, tx, intent_id, summary, reason, expected_version)
+        return self.get(intent_id)
+
+    def cancel(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
+        """-> CANCELLED (archived). Never cascades: each live dependent gets a DEPENDENCY_CANCELLED
+        event and stays as it was until its owner decides."""
+        with self._write() as tx:
+            lifecycle.cancel(self._rt, tx, intent_id, reason, expected_version)
+        return self.get(intent_id)
+
+    def hold(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
+        """ACTIVE -> ON_HOLD."""
+        with self._write() as tx:
+            lifecycle.move(self._rt, tx, intent_id, IntentState.ON_HOLD, reason, expected_version)
+        return self.get(intent_id)
+
+    def resume(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
+        """ON_HOLD -> ACTIVE."""
+        with self._write() as tx:
+            lifecycle.move(
+                self._rt, tx, intent_id, IntentState.ACTIVE, reason, expected_version, only_from=IntentState.ON_HOLD
+            )
+        return self.get(intent_id)
+
+    def reopen(
+        self, intent_id: str, *, due: datetime | str, reason: str | None = None, expected_version: int | None = None
+    ) -> Intent:
+        """EXPIRED -> ACTIVE with a new target date; only the intent's owner (or the home's owner)."""
+        target = to_time(due, "due")
+        if target is None:
+            raise InvalidInput("reopening needs a new target date", where="due")
+        with self._write() as tx:
+            lifecycle.reopen(self._rt, tx, intent_id, target, reason, expected_version)
+        return self.get(intent_id)
+
+    def supersede(
+        self,
+        intent_id: str,
+        *,
+        by: str | None = None,
+        text: str | None = None,
+        reason: str | None = None,
+        expected_version: int | None = None,
+    ) -> Intent:
+        """-> SUPERSEDED, pointing at ``by`` (an existing intent) or at a new one made from ``text``
+        (same type, priority, owner and target). Returns the replacement."""
+        with self._write() as tx:
+            replacement = lifecycle.supersede(self._rt, tx, intent_id, by, text, reason, expected_version)
+        return self.get(replacement)
+
+    # -- dependencies -------------------------------------------------------------
+
+    def depend(self, intent_id: str, on: str, *, expected_version: int | None = None) -> Intent:
+        """``intent_id`` depends on ``on`` (so ``on`` blocks it); refused if it would close a cycle
+        or break the depth (10) or fan-in (20) limit."""
+        with self._write() as tx:
+            add_edge(self._rt, tx, intent_id, on, expected_version)
+        return self.get(intent_id)
+
+    def depend_many(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Add many ``(dependent, prerequisite)`` edges in one transaction, each checked as by
+        :meth:`depend`; the first refused edge rolls the whole batch back."""
+        with self._write() as tx:
+            for dependent, prerequisite in pairs:
+                add_edge(self._rt, tx, dependent, prerequisite, None)
+
+    def block(self, intent_id: str, blocks: str, *, expected_version: int | None = None) -> Intent:
+        """``intent_id`` blocks ``blocks``: the same edge as ``depend(blocks, intent_id)``."""
+        with self._write() as tx:
+            current = load_for_write(self._rt, tx, intent_id, expected_version)
+            add_edge(self._rt, tx, blocks, current.id, None)
+        return self.get(intent_id)
+
+    def undepend(self, intent_id: str, on: str, *, expected_version: int | None = None) -> Intent:
+        with self._write() as tx:
+            dependent = load_for_write(self._rt, tx, intent_id, expected_version)
+            prerequisite = load_for_write(self._rt, tx, on, None)
+            if prerequisite.id not in dependent.depends_on:
+                raise NotFound(f"{dependent.id} does not depend on {prerequisite.id}")
+            emit(
+                self._rt,
+                tx,
+                "DEPENDENCY_REMOVED",
+                dependent.id,
+                {
+                    "dependent": dependent.id,
+                    "prerequisite": prerequisite.id,
+                    "dependent_version": dependent.version + 1,
+                    "prerequisite_version": prerequisite.version + 1,
+                },
+            )
+        return self.get(intent_id)
+
+    # -- organiser ----------------------------------------------------------------
+
+    def organise(self, *, budget_ms: float = 5000.0) -> OrganiseReport:
+        """Expire overdue intents and escalate expired risks now (needs write access)."""
+        started = time.perf_counter()
+        with self._rt.store.transaction(write=False) as tx:
+            self._require(Permission.WRITE, tx)
+        report = organise(self._rt, budget_ms=budget_ms)
+        report.elapsed_ms = (time.perf_counter() - started) * 1000
+        return report
+
+    organize = organise

@@ -1,0 +1,149 @@
+"""Lifecycle moves with side effects (RFC-0013 sections 4, 6 and 9): completion with its
+summary, cancellation that notifies instead of cascading, reopening, superseding."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.clock import format_time
+from ..core.errors import InvalidInput, InvalidTransition, PermissionDenied
+from ..core.ids import new_id
+from ..store import Transaction
+from ._model import EpistemicType, IntentState, SourceType, initial_confidence
+from ._ops import emit, load_for_write
+from ._writes import create_intent, transition
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["cancel", "complete", "move", "reopen", "supersede"]
+
+
+def complete(
+    rt: Runtime, tx: Transaction, intent_id: str, summary: bool, reason: str | None, expected_version: int | None
+) -> None:
+    """-> COMPLETED (archived), and a SUMMARY at half the intent's current salience."""
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    transition(rt, tx, intent, IntentState.COMPLETED, reason)
+    if not summary:
+        return
+    now = rt.clock.now()
+    summary_id = new_id()
+    emit(
+        rt,
+        tx,
+        "SUMMARY_CREATED",
+        summary_id,
+        {
+            "summary_id": summary_id,
+            "intent_id": intent.id,
+            "intent_type": intent.intent_type.value,
+            "text": f"{intent.intent_type.label} '{intent.value}' was completed on {now.date().isoformat()}.",
+            "salience": round(intent.current_salience * 0.5, 6),
+            "completed_at": format_time(now),
+        },
+    )
+
+
+def cancel(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
+    """-> CANCELLED (archived). Never cascades: each live dependent gets a DEPENDENCY_CANCELLED
+    event and stays as it was until its owner decides."""
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    transition(rt, tx, intent, IntentState.CANCELLED, reason)
+    for dependent_id in intent.blocks:
+        dependent = load_for_write(rt, tx, dependent_id, None)
+        if dependent.state.final:
+            continue
+        emit(
+            rt,
+            tx,
+            "DEPENDENCY_CANCELLED",
+            dependent_id,
+            {
+                "dependent": dependent_id,
+                "cancelled": intent.id,
+                "cancelled_text": intent.value,
+                "dependent_state": dependent.state.value,
+                "reason": reason,
+                "decision_needed_by": dependent.owner or str(rt.actor),
+            },
+        )
+
+
+def move(
+    rt: Runtime,
+    tx: Transaction,
+    intent_id: str,
+    to: IntentState,
+    reason: str | None,
+    expected_version: int | None,
+    *,
+    only_from: IntentState | None = None,
+) -> None:
+    """A plain move (hold, resume); ``only_from`` narrows where it may start."""
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if only_from is not None and intent.state is not only_from:
+        raise InvalidTransition(
+            "intent", intent.state.value, to.value, detail=f"this applies to {only_from.value} intents"
+        )
+    transition(rt, tx, intent, to, reason)
+
+
+def reopen(
+    rt: Runtime, tx: Transaction, intent_id: str, target: str, reason: str | None, expected_version: int | None
+) -> None:
+    """EXPIRED -> ACTIVE with a new target; only the intent's owner or the home's owner."""
+    if target <= format_time(rt.clock.now()):
+        raise InvalidInput("reopening needs a new target date in the future", where="due")
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if intent.state is not IntentState.EXPIRED:
+        raise InvalidTransition("intent", intent.state.value, "ACTIVE", detail="only an EXPIRED intent can be reopened")
+    if str(rt.actor) != intent.owner and not rt.access.is_owner(rt.actor):
+        raise PermissionDenied(f"only the intent's owner ({intent.owner or 'the home owner'}) may reopen it")
+    transition(rt, tx, intent, IntentState.ACTIVE, reason, target_completion=target)
+
+
+def supersede(
+    rt: Runtime,
+    tx: Transaction,
+    intent_id: str,
+    by: str | None,
+    text: str | None,
+    reason: str | None,
+    expected_version: int | None,
+) -> str:
+    """-> SUPERSEDED, pointing at ``by`` or at a new intent made from ``text`` (same type,
+    priority, owner, people, criteria and a still-future target). Returns the replacement's id."""
+    if (by is None) == (text is None):
+        raise InvalidInput("give exactly one of by= (an intent id) or text= (a new intent)", where="supersede")
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if by is None:
+        by = new_id()
+        now = format_time(rt.clock.now())
+        create_intent(
+            rt,
+            tx,
+            by,
+            str(text),
+            intent_type=intent.intent_type,
+            priority=intent.priority,
+            owner=intent.owner,
+            due=intent.target_completion if intent.target_completion and intent.target_completion > now else None,
+            stakeholders=intent.stakeholders,
+            completion_criteria=intent.completion_criteria,
+            context_note=intent.context_note,
+            evidence=[{"id": f"stated:{by}"}],
+            epistemic=EpistemicType.ASSERTED,
+            source=SourceType.USER_STATED,
+            confidence=initial_confidence(EpistemicType.ASSERTED, SourceType.USER_STATED),
+            origin=None,
+            salience=intent.salience,
+            structured_value=intent.structured_value,
+            valid_to=None,
+        )
+    elif by == intent_id:
+        raise InvalidInput("an intent cannot supersede itself", where=by)
+    else:
+        load_for_write(rt, tx, by, None)
+    transition(rt, tx, intent, IntentState.SUPERSEDED, reason, superseded_by=by)
+    return by

@@ -1,0 +1,112 @@
+"""The organiser (RFC-0013 section 8, RFC-0007): not a daemon.
+
+It runs piggybacked on reads and writes (at most ``PIGGYBACK_BATCH`` intents within
+``PIGGYBACK_BUDGET_MS``) and in full from ``Goals.organise()`` / ``intently goal organise``.
+Its one job with state: an ACTIVE intent whose target date has passed becomes EXPIRED; an
+expired RISK also gets an ``EXPIRED_RISK_ALERT`` that raises its priority one level (the only
+automatic priority change). Salience decay needs no job: it is computed at read time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core.clock import format_time
+from ._model import IntentState, IntentType
+from ._ops import ORGANISER, emit, load_for_write
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["PIGGYBACK_BATCH", "PIGGYBACK_BUDGET_MS", "OrganiseReport", "due_exists", "organise"]
+
+PIGGYBACK_BATCH = 50
+PIGGYBACK_BUDGET_MS = 200.0
+EXPLICIT_BUDGET_MS = 5000.0
+
+
+@dataclass
+class OrganiseReport:
+    """What one run changed; ``remaining`` counts overdue intents left for the next run."""
+
+    expired: list[str] = field(default_factory=list)
+    risk_alerts: list[str] = field(default_factory=list)
+    remaining: int = 0
+    elapsed_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "expired": self.expired,
+            "risk_alerts": self.risk_alerts,
+            "remaining": self.remaining,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
+
+
+_DUE = (
+    "SELECT id FROM goals_intents WHERE namespace = ? AND state = 'ACTIVE' AND target_completion IS NOT NULL "
+    "AND target_completion <= ? ORDER BY target_completion, id"
+)
+
+
+def due_exists(rt: Runtime) -> bool:
+    """One indexed lookup: is anything overdue? (Cheap enough to ask on every read.)"""
+    now = format_time(rt.clock.now())
+    with rt.store.transaction(write=False) as tx:
+        return tx.one(_DUE + " LIMIT 1", (rt.namespace, now)) is not None
+
+
+def organise(rt: Runtime, *, budget_ms: float = EXPLICIT_BUDGET_MS, batch: int = 500) -> OrganiseReport:
+    """Expire overdue intents in batches until done or out of time."""
+    started = time.perf_counter()
+    report = OrganiseReport()
+    while True:
+        now_dt = rt.clock.now()
+        now = format_time(now_dt)
+        with rt.store.transaction() as tx:
+            ids = [str(r["id"]) for r in tx.query(_DUE + f" LIMIT {int(batch)}", (rt.namespace, now))]
+            for intent_id in ids:
+                intent = load_for_write(rt, tx, intent_id, None)
+                version = intent.version + 1
+                emit(
+                    rt,
+                    tx,
+                    "INTENT_TRANSITION",
+                    intent.id,
+                    {
+                        "from_state": intent.state.value,
+                        "to_state": IntentState.EXPIRED.value,
+                        "lifecycle_state": intent.lifecycle_state.value,
+                        "reason": f"target_completion {intent.target_completion} passed",
+                        "version": version,
+                    },
+                    actor=ORGANISER,
+                )
+                report.expired.append(intent.id)
+                if intent.intent_type is IntentType.RISK:
+                    raised = intent.priority.raised()
+                    emit(
+                        rt,
+                        tx,
+                        "EXPIRED_RISK_ALERT",
+                        intent.id,
+                        {
+                            "intent_id": intent.id,
+                            "target_completion": intent.target_completion,
+                            "expired_at": now,
+                            "priority_from": intent.priority.value,
+                            "priority_to": raised.value,
+                            "version": version + 1,
+                        },
+                        actor=ORGANISER,
+                    )
+                    report.risk_alerts.append(intent.id)
+        elapsed = (time.perf_counter() - started) * 1000
+        if len(ids) < batch or elapsed >= budget_ms:
+            break
+    with rt.store.transaction(write=False) as tx:
+        report.remaining = len(tx.query(_DUE + " LIMIT 10000", (rt.namespace, format_time(rt.clock.now()))))
+    report.elapsed_ms = (time.perf_counter() - started) * 1000
+    return report

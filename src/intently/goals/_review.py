@@ -1,0 +1,132 @@
+"""The review queue: extraction proposes INFERRED intents, the user promotes or dismisses them.
+
+Rules (RFC-0013 section 5, RFC-0003):
+
+- a proposal is INFERRED from SYSTEM_INFERRED at confidence 0.55, awaiting review;
+- when an ACTIVE intent of the same type already restates it (:func:`near_duplicate`:
+  equal normalised words, or Jaccard overlap >= 0.8 of the stemmed content words) the
+  evidence is attached to that intent instead (``"attached"``);
+- when a proposal with the same normalised words was dismissed before and carried the same
+  evidence id, nothing is created (``"suppressed"``), so re-running extraction over the same
+  conversation does not bring dismissed candidates back;
+- promotion is an EPISTEMIC_TRANSITION to ASSERTED; a human confirming makes the intent
+  USER_STATED (confidence 0.80), an agent confirming keeps the source (ASSERTED row of the table);
+- dismissal is an EPISTEMIC_TRANSITION to DEPRECATED, which nothing leaves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..core.actors import ActorKind
+from ..core.errors import InvalidTransition
+from ..store import Transaction
+from ._model import EpistemicType, Intent, LifecycleState, SourceType, initial_confidence
+from ._ops import emit, load_for_write
+from ._store import load_intents
+from ._text import Terms, near_duplicate, terms_of
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["ProposeResult", "dismiss", "find_restatement", "is_suppressed", "promote"]
+
+INFERRED_CONFIDENCE = initial_confidence(EpistemicType.INFERRED, SourceType.SYSTEM_INFERRED)
+
+
+@dataclass(frozen=True)
+class ProposeResult:
+    """``status`` is ``created``, ``attached`` or ``suppressed``; ``intent`` is None when suppressed."""
+
+    status: Literal["created", "attached", "suppressed"]
+    intent: Intent | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "intent": self.intent.to_json() if self.intent else None}
+
+
+def is_suppressed(tx: Transaction, namespace: str, terms: Terms, evidence_id: str) -> bool:
+    row = tx.one(
+        "SELECT i.id FROM goals_intents i JOIN goals_evidence e ON e.intent_id = i.id WHERE i.namespace = ? "
+        "AND i.norm_key = ? AND i.epistemic_type = 'DEPRECATED' AND e.evidence_id = ? LIMIT 1",
+        (namespace, terms.key, evidence_id),
+    )
+    return row is not None
+
+
+def find_restatement(rt: Runtime, tx: Transaction, intent_type: str, terms: Terms) -> Intent | None:
+    """An ACTIVE, not dismissed intent of the same type that says the same thing, if any."""
+    words = sorted(set(terms.key.split()))
+    if not words:
+        return None
+    marks = ", ".join("?" for _ in words)
+    rows = tx.query(
+        "SELECT * FROM goals_intents WHERE namespace = ? AND intent_type = ? AND state = 'ACTIVE' "
+        "AND epistemic_type <> 'DEPRECATED' AND id IN (SELECT ref_id FROM goals_terms WHERE namespace = ? "
+        f"AND term IN ({marks})) ORDER BY created_at, id LIMIT 500",
+        (rt.namespace, intent_type, rt.namespace, *words),
+    )
+    for row in rows:
+        if near_duplicate(terms, terms_of(str(row["value"]))):
+            (intent,) = load_intents(tx, [row], rt.clock.now())
+            return intent
+    return None
+
+
+def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int | None) -> None:
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if intent.epistemic_type is not EpistemicType.INFERRED:
+        raise InvalidTransition("epistemic type", intent.epistemic_type.value, EpistemicType.ASSERTED.value)
+    human = rt.actor.kind is ActorKind.USER
+    source = SourceType.USER_STATED if human else intent.source_type
+    confidence = max(intent.confidence, initial_confidence(EpistemicType.ASSERTED, source))
+    emit(
+        rt,
+        tx,
+        "EPISTEMIC_TRANSITION",
+        intent.id,
+        {
+            "from_type": intent.epistemic_type.value,
+            "to_type": EpistemicType.ASSERTED.value,
+            "reason": "confirmed by " + ("the user" if human else str(rt.actor)),
+            "evidence_ids": list(intent.evidence_ids),
+            "triggered_by": str(rt.actor),
+            "trigger_type": "user_correction" if human else "policy",
+            "confidence_from": intent.confidence,
+            "confidence_to": confidence,
+            "source_type": source.value,
+            "lifecycle_state": intent.lifecycle_state.value,
+            "version": intent.version + 1,
+        },
+    )
+
+
+def dismiss(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if intent.epistemic_type is not EpistemicType.INFERRED:
+        raise InvalidTransition(
+            "epistemic type",
+            intent.epistemic_type.value,
+            EpistemicType.DEPRECATED.value,
+            detail="only candidates awaiting review can be dismissed; cancel an asserted intent instead",
+        )
+    emit(
+        rt,
+        tx,
+        "EPISTEMIC_TRANSITION",
+        intent.id,
+        {
+            "from_type": intent.epistemic_type.value,
+            "to_type": EpistemicType.DEPRECATED.value,
+            "reason": reason or "dismissed in review",
+            "evidence_ids": list(intent.evidence_ids),
+            "triggered_by": str(rt.actor),
+            "trigger_type": "user_correction",
+            "confidence_from": intent.confidence,
+            "confidence_to": intent.confidence,
+            "source_type": intent.source_type.value,
+            "lifecycle_state": LifecycleState.DEPRECATED.value,
+            "version": intent.version + 1,
+        },
+    )

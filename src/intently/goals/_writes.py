@@ -1,0 +1,178 @@
+"""The writes other goals operations are built from: creating an intent, moving it through the
+state machine, adding a checked dependency edge. Each appends its operation and applies it in
+the caller's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..core.actors import Actor
+from ..core.clock import format_time, parse_time
+from ..core.errors import InvalidInput, NotFound
+from ..store import Transaction
+from ._graph import check_new_edge
+from ._model import (
+    EpistemicType,
+    Intent,
+    IntentState,
+    IntentType,
+    LifecycleState,
+    Priority,
+    SourceType,
+    check_transition,
+)
+from ._ops import emit, load_for_write
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["MAX_TEXT", "actor_text", "add_edge", "clean_text", "create_intent", "to_time", "transition"]
+
+MAX_TEXT = 2000
+
+
+def clean_text(value: str, where: str) -> str:
+    """Whitespace collapsed; empty or over-long text is refused, naming the field."""
+    clean = " ".join(str(value).split())
+    if not clean:
+        raise InvalidInput("text is empty", where=where)
+    if len(clean) > MAX_TEXT:
+        raise InvalidInput(f"text is {len(clean)} characters (at most {MAX_TEXT})", where=where)
+    return clean
+
+
+def to_time(value: datetime | str | None, where: str) -> str | None:
+    if value is None:
+        return None
+    return format_time(parse_time(value, where=where) if isinstance(value, str) else value)
+
+
+def actor_text(value: str | None) -> str | None:
+    """``bob`` -> ``user:bob``: owners and stakeholders are stored as actors."""
+    return None if value is None else str(Actor.parse(value))
+
+
+def create_intent(
+    rt: Runtime,
+    tx: Transaction,
+    intent_id: str,
+    text: str,
+    *,
+    intent_type: IntentType,
+    priority: Priority,
+    owner: str | None,
+    due: datetime | str | None,
+    stakeholders: Sequence[str],
+    completion_criteria: str | None,
+    context_note: str | None,
+    evidence: list[dict[str, Any]],
+    epistemic: EpistemicType,
+    source: SourceType,
+    confidence: float,
+    origin: str | None,
+    salience: float,
+    structured_value: dict[str, Any] | None,
+    valid_to: datetime | str | None,
+) -> None:
+    """Append and apply INTENT_CREATE for a new ACTIVE intent (validating target, salience, evidence)."""
+    now = rt.clock.now()
+    target = to_time(due, "due")
+    if target is not None and target <= format_time(now):
+        raise InvalidInput(f"the target date {target} has already passed", where="due")
+    if not 0.0 <= salience <= 1.0:
+        raise InvalidInput(f"salience {salience} is outside [0, 1]", where="salience")
+    if not evidence or any(not str(e["id"]).strip() for e in evidence):
+        raise InvalidInput("at least one non-empty evidence id is required", where="evidence_ids")
+    payload = {
+        "intent": {
+            "intent_type": intent_type.value,
+            "state": IntentState.ACTIVE.value,
+            "lifecycle_state": LifecycleState.ACTIVE.value,
+            "epistemic_type": epistemic.value,
+            "source_type": source.value,
+            "origin": origin,
+            "asserted_by": str(rt.actor),
+            "valid_from": format_time(now),
+            "valid_to": to_time(valid_to, "valid_to"),
+            "superseded_by": None,
+            "confidence": confidence,
+            "salience": salience,
+            "value": clean_text(text, "text"),
+            "structured_value": structured_value,
+            "priority": priority.value,
+            "owner": actor_text(owner),
+            "stakeholders": sorted({str(actor_text(s)) for s in stakeholders}),
+            "target_completion": target,
+            "completion_criteria": completion_criteria,
+            "context_note": context_note,
+        },
+        "evidence": evidence,
+    }
+    emit(rt, tx, "INTENT_CREATE", intent_id, payload)
+
+
+def transition(
+    rt: Runtime,
+    tx: Transaction,
+    intent: Intent,
+    to: IntentState,
+    reason: str | None,
+    **extra: Any,
+) -> int:
+    """Append and apply INTENT_TRANSITION after checking the move; returns the new version."""
+    check_transition(intent.state, to)
+    lifecycle = {
+        IntentState.COMPLETED: LifecycleState.ARCHIVED,
+        IntentState.CANCELLED: LifecycleState.ARCHIVED,
+        IntentState.SUPERSEDED: LifecycleState.SUPERSEDED,
+    }.get(to, LifecycleState.ACTIVE)
+    if intent.epistemic_type is EpistemicType.DEPRECATED:
+        lifecycle = LifecycleState.DEPRECATED
+    version = intent.version + 1
+    payload = {
+        "from_state": intent.state.value,
+        "to_state": to.value,
+        "lifecycle_state": lifecycle.value,
+        "reason": reason,
+        "version": version,
+        **extra,
+    }
+    emit(rt, tx, "INTENT_TRANSITION", intent.id, payload)
+    return version
+
+
+def add_edge(
+    rt: Runtime, tx: Transaction, dependent_id: str, prerequisite_id: str, expected_version: int | None
+) -> None:
+    # A light read (versions only): bulk imports add hundreds of thousands of edges.
+    versions = {
+        str(r["id"]): int(r["version"])
+        for r in tx.query(
+            "SELECT id, version FROM goals_intents WHERE namespace = ? AND id IN (?, ?)",
+            (rt.namespace, dependent_id, prerequisite_id),
+        )
+    }
+    for intent_id in (dependent_id, prerequisite_id):
+        if intent_id not in versions:
+            raise NotFound(f"no intent {intent_id!r} in namespace {rt.namespace!r}")
+    if expected_version is not None and versions[dependent_id] != expected_version:
+        load_for_write(rt, tx, dependent_id, expected_version)  # raises the ConflictError
+    if tx.one(
+        "SELECT 1 AS x FROM goals_edges WHERE dependent = ? AND prerequisite = ?", (dependent_id, prerequisite_id)
+    ):
+        raise InvalidInput(f"{dependent_id} already depends on {prerequisite_id}", where=dependent_id)
+    check_new_edge(tx, dependent_id, prerequisite_id)
+    emit(
+        rt,
+        tx,
+        "DEPENDENCY_ADDED",
+        dependent_id,
+        {
+            "dependent": dependent_id,
+            "prerequisite": prerequisite_id,
+            "dependent_version": versions[dependent_id] + 1,
+            "prerequisite_version": versions[prerequisite_id] + 1,
+        },
+    )

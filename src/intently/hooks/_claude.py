@@ -1,0 +1,237 @@
+"""``intently hook claude``: one Claude Code hook event in on stdin, one answer out.
+
+The protocol (code.claude.com/docs/en/hooks): exit 0 with JSON on stdout is an answer;
+exit 2 blocks (the reason goes on stderr); **any other exit code lets the action proceed**.
+So this module never lets an exception escape as exit 1: unparsable input, an unknown
+event and any internal error become exit 2 with a one-line reason on stderr.
+
+- SessionStart, UserPromptSubmit: the context block as ``additionalContext`` (at most
+  :data:`MAX_CONTEXT_CHARS`). UserPromptSubmit also records the prompt as the user's
+  request for the gate and hands it to extraction when that engine is present.
+- PreToolUse: the gate decides (allow; warn -> allow with the reason; confirm or review
+  -> ask; block -> deny with the reason shown to the model). No gate: deny.
+- PostToolUse: the tool output is recorded as untrusted content for provenance.
+- Stop, SessionEnd: the transcript is queued for an incremental requirements scan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .._intently import Intently
+from ..context import ContextResult, assemble, engine_method
+from ..core.clock import format_time
+from ._gate import Observation, gate_available, gate_check, gate_observe, gate_open, project_relative
+from ._queue import ScanQueue
+from ._record import clip, session_record
+
+__all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_claude_event"]
+
+#: Claude Code caps hook output strings at 10,000 characters; stay under it.
+MAX_CONTEXT_CHARS = 9_500
+
+Opener = Callable[[Path | None], Intently]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    session_id: str
+    hook_event_name: str
+    cwd: str | None = None
+    transcript_path: str | None = None
+
+
+class _Prompt(_Event):
+    prompt: str
+
+
+class _ToolCall(_Event):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str | None = None
+
+
+class _ToolResult(_ToolCall):
+    tool_response: Any = None
+
+
+@dataclass(frozen=True)
+class HookResult:
+    exit_code: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _deny_exit(reason: str) -> HookResult:
+    return HookResult(2, "", f"intently: {reason}\n")
+
+
+def _answer(payload: dict[str, Any], note: str = "") -> HookResult:
+    return HookResult(0, json.dumps(payload, ensure_ascii=False) + "\n", note)
+
+
+def handle_claude_event(raw: str, open_home: Opener) -> HookResult:
+    """Answer one hook event. Never raises: every failure is exit 2 with a reason."""
+    try:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return _deny_exit(f"hook input is not JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")
+        if not isinstance(data, dict):
+            return _deny_exit("hook input must be a JSON object")
+        event = data.get("hook_event_name")
+        handler = _HANDLERS.get(str(event))
+        if handler is None:
+            return _deny_exit(f"unsupported hook event {event!r}; intently handles {', '.join(_HANDLERS)}")
+        model, fn = handler
+        try:
+            parsed = model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "input"
+            return _deny_exit(f"{event} input invalid at {where}: {first['msg']}")
+        ix = open_home(Path(parsed.cwd) if parsed.cwd else None)
+        try:
+            return fn(ix, parsed)
+        finally:
+            ix.close()
+    except Exception as exc:  # fail closed: anything unexpected blocks, with its reason
+        return _deny_exit(f"internal error, blocked to fail closed: {type(exc).__name__}: {exc}")
+
+
+def context_within_cap(ix: Intently, query: str, *, session: str | None) -> ContextResult:
+    """The context block under Claude Code's character cap.
+
+    Sized first without side effects (``fire=False``), shrinking the token budget until the
+    block fits, then assembled once for real at that budget, so standing intents are charged
+    only for a block that is actually delivered.
+    """
+    budget = int(ix.config.context.budget)
+    preview = assemble(ix, query, session=session, budget=budget, fire=False)
+    for _ in range(4):
+        if len(preview.text) <= MAX_CONTEXT_CHARS:
+            break
+        budget = max(int(budget * MAX_CONTEXT_CHARS / len(preview.text) * 0.9), 50)
+        preview = assemble(ix, query, session=session, budget=budget, fire=False)
+    result = assemble(ix, query, session=session, budget=budget)
+    if len(result.text) > MAX_CONTEXT_CHARS:
+        raise RuntimeError(f"context block still {len(result.text)} characters at budget {budget}")
+    return result
+
+
+def _context_answer(event: str, result: ContextResult, note: str = "") -> HookResult:
+    return _answer({"hookSpecificOutput": {"hookEventName": event, "additionalContext": result.text}}, note)
+
+
+def _session_start(ix: Intently, ev: _Event) -> HookResult:
+    return _context_answer("SessionStart", context_within_cap(ix, "", session=ev.session_id))
+
+
+def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
+    assert isinstance(ev, _Prompt)
+    notes: list[str] = []
+    with session_record(ix.home.state_dir, ev.session_id) as record:
+        record.requests.append(ev.prompt)
+        try:
+            record.gate_session = gate_open(
+                ix,
+                user_request="\n\n".join(record.requests),
+                session_id=f"claude-{ev.session_id}-{len(record.requests)}",
+            )
+        except Exception as exc:  # later checks open their own logged session; the user is told
+            record.gate_session = None
+            notes.append(f"could not open a gate session: {type(exc).__name__}: {exc}")
+    observe = engine_method(ix, "extraction", "observe")
+    if observe is not None:
+        turn = {
+            "speaker": str(ix.actor),
+            "text": ev.prompt,
+            "time": format_time(ix.runtime.clock.now()),
+            "channel": "claude-code",
+            "message_id": getattr(ev, "prompt_id", None),
+        }
+        try:
+            observe(turn)
+        except Exception as exc:  # the prompt still goes through; the user is told why nothing was proposed
+            notes.append(f"extraction failed on this prompt: {type(exc).__name__}: {exc}")
+    result = context_within_cap(ix, ev.prompt, session=ev.session_id)
+    answer: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": result.text}
+    }
+    if notes:
+        answer["systemMessage"] = "intently: " + "; ".join(notes)
+    return _answer(answer, "".join(f"intently: {n}\n" for n in notes))
+
+
+def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
+    assert isinstance(ev, _ToolCall)
+    with session_record(ix.home.state_dir, ev.session_id) as record:
+        requests = list(record.requests)
+        seen = list(record.observations)
+        opened = record.gate_session
+    root = Path(ev.cwd) if ev.cwd else ix.home.project_root
+    answer = gate_check(
+        ix,
+        user_requests=requests,
+        tool=ev.tool_name,
+        args=project_relative(ev.tool_name, ev.tool_input, root),
+        observations=seen,
+        session_id=opened,
+    )
+    mapping = {"allow": "allow", "warn": "allow", "confirm": "ask", "review": "ask", "block": "deny"}
+    decision = mapping[answer.outcome]
+    reason = f"intently gate: {answer.outcome}: {answer.reason}"
+    if answer.decision_id:
+        reason += f" (decision {answer.decision_id})"
+    out = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }
+    return _answer(out)
+
+
+def _post_tool(ix: Intently, ev: _Event) -> HookResult:
+    assert isinstance(ev, _ToolResult)
+    root = Path(ev.cwd) if ev.cwd else ix.home.project_root
+    new = Observation(ev.tool_name, clip(ev.tool_response), project_relative(ev.tool_name, ev.tool_input, root))
+    with session_record(ix.home.state_dir, ev.session_id) as record:
+        before = list(record.observations)
+        record.observations.append(new)
+        opened, request = record.gate_session, "\n\n".join(record.requests)
+    if not gate_available(ix):
+        return HookResult(0, "", "intently: output recorded; the gate is not installed in this build\n")
+    if opened is not None:
+        gate_observe(ix, user_request=request, session_id=opened, before=before, new=new)
+    return HookResult(0, "", "")
+
+
+def _session_done(ix: Intently, ev: _Event) -> HookResult:
+    if not ev.transcript_path:
+        return HookResult(0, "", f"intently: {ev.hook_event_name} without transcript_path; nothing queued\n")
+    added = ScanQueue(ix.home.state_dir).enqueue(
+        session_id=ev.session_id,
+        transcript_path=ev.transcript_path,
+        event=ev.hook_event_name,
+        queued_at=format_time(ix.runtime.clock.now()),
+    )
+    return HookResult(0, "", "" if added else "intently: transcript already queued\n")
+
+
+_HANDLERS: dict[str, tuple[type[_Event], Callable[[Intently, Any], HookResult]]] = {
+    "SessionStart": (_Event, _session_start),
+    "UserPromptSubmit": (_Prompt, _user_prompt),
+    "PreToolUse": (_ToolCall, _pre_tool),
+    "PostToolUse": (_ToolResult, _post_tool),
+    "Stop": (_Event, _session_done),
+    "SessionEnd": (_Event, _session_done),
+}

@@ -1,0 +1,296 @@
+"""The bridge to the gate engine, shared by the Claude Code hook, the HTTP API and MCP.
+
+A Claude Code hook is a new process per event, so a gate session cannot stay in memory
+between a prompt and the tool calls it leads to. The bridge rebuilds it: the session is
+opened in the home's log once (when the prompt arrives), and each later check replays the
+recorded tool outputs into a fresh in-memory ledger under the same session id (quietly:
+they were logged when they arrived), then decides with the home's journal, so the
+decision, and any approval bound to that session and exact action, live in the log.
+
+Claude Code's own tools get the explicit contracts in ``claude_tools.yaml``; an MCP tool
+``mcp__server__tool`` is checked under its own name ``tool``, with a contract inferred
+from that name and its argument names (the gate never trusts the server's hints).
+
+Fail closed: a gate that is not built yet, an answer the bridge cannot read, or an outcome
+it does not know all come back as ``block`` with the reason, never as ``allow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..context import engine_method
+from ..core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from .._intently import Intently
+
+__all__ = [
+    "OUTCOMES",
+    "GateAnswer",
+    "Observation",
+    "claude_tool_contracts",
+    "gate_available",
+    "gate_check",
+    "gate_observe",
+    "gate_open",
+    "project_relative",
+    "shell_allowlist",
+]
+
+#: The gate's five outcomes. Anything else is read as ``block``.
+OUTCOMES = ("allow", "warn", "confirm", "review", "block")
+
+_UNAVAILABLE = (
+    "intently's tool-call gate is not installed in this build, so no tool call can be verified; "
+    "every call is blocked until it is (fail closed)"
+)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A tool output the agent saw: untrusted content, kept for provenance."""
+
+    tool: str
+    output: Any
+    args: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "output": self.output, "args": dict(self.args or {})}
+
+
+@dataclass(frozen=True)
+class GateAnswer:
+    """What the gate decided, in the surfaces' terms."""
+
+    outcome: str
+    reason: str
+    decision_id: str | None = None
+    rules: tuple[str, ...] = ()
+    available: bool = True
+    session_id: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "decision_id": self.decision_id,
+            "session_id": self.session_id,
+            "rules": list(self.rules),
+            "gate_available": self.available,
+        }
+
+
+def gate_available(ix: Intently) -> bool:
+    return engine_method(ix, "gate", "gate") is not None
+
+
+@lru_cache(maxsize=1)
+def claude_tool_contracts() -> dict[str, dict[str, Any]]:
+    """The explicit contracts of Claude Code's own tools (``claude_tools.yaml``)."""
+    from ruamel.yaml import YAML
+
+    text = resources.files("intently.hooks").joinpath("claude_tools.yaml").read_text(encoding="utf-8")
+    data = YAML(typ="safe").load(text)
+    return {str(k): dict(v) for k, v in data["tools"].items()}
+
+
+def shell_allowlist(ix: Intently) -> tuple[str, ...]:
+    """``[hooks] shell_allowlist`` of ``intently.toml``: commands the gate may let Bash run."""
+    section = ix.config.extra.get("hooks", {})
+    value = section.get("shell_allowlist", []) if isinstance(section, Mapping) else None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise InvalidInput("must be a list of command prefixes", where=f"{ix.home.config_path}: hooks.shell_allowlist")
+    return tuple(v.strip() for v in value)
+
+
+def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> dict[str, Any]:
+    """Path arguments of Claude Code's tools made relative to the project, as the user says them.
+
+    Claude Code sends absolute paths; the user writes ``tests/test_api.py``. Provenance
+    compares values, so the gate sees the path the way the request could have named it.
+    """
+    out = dict(args)
+    spec = claude_tool_contracts().get(tool)
+    if spec is None or root is None:
+        return out
+    for name, role in (spec.get("fields") or {}).items():
+        value = out.get(name)
+        if role == "path" and isinstance(value, str) and Path(value).is_absolute():
+            path = Path(value)
+            if path.is_relative_to(root):
+                out[name] = path.relative_to(root).as_posix()
+    return out
+
+
+def _gate_name(tool: str) -> str:
+    """``mcp__github__create_issue`` -> ``create_issue``; built-in names stay as they are."""
+    if tool.startswith("mcp__"):
+        parts = tool.split("__", 2)
+        if len(parts) == 3 and parts[2]:
+            return parts[2]
+    return tool
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string"
+
+
+def _definition(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    props = {k: {"type": _json_type(v)} for k, v in args.items()}
+    return {"name": tool, "inputSchema": {"type": "object", "properties": props}}
+
+
+def _build(
+    ix: Intently,
+    tool: str,
+    args: Mapping[str, Any],
+    observations: Sequence[Observation],
+    tools: Sequence[Mapping[str, Any]] | None,
+) -> Any:
+    """A gate knowing ``tool`` and every tool whose output was observed."""
+    names = {tool, *(o.tool for o in observations)}
+    if tools is not None:
+        defs = list(tools)
+        overrides: dict[str, dict[str, Any]] | None = None
+    else:
+        builtin = claude_tool_contracts()
+        known: dict[str, Mapping[str, Any]] = {tool: args, **{o.tool: o.args or {} for o in observations}}
+        defs = [_definition(n, known.get(n, {})) for n in sorted(names) if n not in builtin]
+        overrides = {n: builtin[n] for n in sorted(names) if n in builtin} or None
+    options: dict[str, Any] = {"overrides": overrides} if overrides else {}
+    allow = shell_allowlist(ix)
+    if allow:
+        options["shell_allowlist"] = allow
+    return ix.gate.gate(defs, namespace=ix.namespace, **options)
+
+
+def gate_open(ix: Intently, *, user_request: str, session_id: str) -> str | None:
+    """Open (and log) the gate session for a user's request; ``None`` while there is no gate."""
+    if not gate_available(ix):
+        return None
+    gate = ix.gate.gate([], namespace=ix.namespace)
+    session = gate.session(user_request=user_request, namespace=ix.namespace, session_id=session_id)
+    return str(session.id)
+
+
+def _rebuild(
+    ix: Intently,
+    *,
+    user_request: str,
+    tool: str,
+    args: Mapping[str, Any],
+    observations: Sequence[Observation],
+    session_id: str | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+) -> Any:
+    from ..gate import MemoryJournal
+
+    gate = _build(ix, _gate_name(tool), args, [_renamed(o) for o in observations], tools)
+    logged = gate.journal
+    if session_id is not None:
+        gate.journal = MemoryJournal()  # already logged when they happened
+    session = gate.session(user_request=user_request, namespace=ix.namespace, session_id=session_id)
+    for seen in observations:
+        session.observe(_gate_name(seen.tool), seen.output, seen.args)
+    gate.journal = logged
+    return session
+
+
+def _renamed(o: Observation) -> Observation:
+    return Observation(_gate_name(o.tool), o.output, o.args)
+
+
+def gate_observe(
+    ix: Intently,
+    *,
+    user_request: str,
+    session_id: str,
+    before: Sequence[Observation],
+    new: Observation,
+) -> str | None:
+    """Log one tool output into an open session (after replaying the earlier ones quietly)."""
+    if not gate_available(ix):
+        return None
+    session = _rebuild(
+        ix,
+        user_request=user_request,
+        tool=new.tool,
+        args=new.args or {},
+        observations=before,
+        session_id=session_id,
+        tools=None,
+    )
+    return str(session.observe(_gate_name(new.tool), new.output, new.args))
+
+
+def gate_check(
+    ix: Intently,
+    *,
+    user_requests: Sequence[str],
+    tool: str,
+    args: Mapping[str, Any],
+    observations: Sequence[Observation] = (),
+    session_id: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> GateAnswer:
+    """Check one proposed call.
+
+    ``session_id`` names a session opened by :func:`gate_open` (the observations were logged
+    as they came); without it a new session is opened and everything is logged now. ``tools``
+    gives MCP-style definitions; without it Claude Code's contracts and inference apply.
+    Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
+    """
+    if not gate_available(ix):
+        return GateAnswer("block", _UNAVAILABLE, available=False)
+    session = _rebuild(
+        ix,
+        user_request="\n\n".join(user_requests),
+        tool=tool,
+        args=args,
+        observations=observations,
+        session_id=session_id,
+        tools=tools,
+    )
+    answer = _read_decision(session.check(_gate_name(tool), dict(args)))
+    return GateAnswer(answer.outcome, answer.reason, answer.decision_id, answer.rules, True, str(session.id))
+
+
+def _text(value: Any) -> str:
+    raw = getattr(value, "value", value)
+    return "" if raw is None else str(raw)
+
+
+def _read_decision(decision: Any) -> GateAnswer:
+    def get(key: str) -> Any:
+        if isinstance(decision, Mapping):
+            return decision.get(key)
+        return getattr(decision, key, None)
+
+    outcome = ""
+    for key in ("level", "outcome", "decision"):
+        value = get(key)
+        if value is not None:
+            outcome = _text(value).lower()
+            break
+    reason = _text(get("reason")) or "no reason given"
+    rules_value = get("rule_ids") or get("rules") or ()
+    rules = tuple(str(r) for r in rules_value) if isinstance(rules_value, Sequence) else (str(rules_value),)
+    ident = get("id")
+    if outcome not in OUTCOMES:
+        return GateAnswer("block", f"the gate gave an outcome the bridge does not know ({outcome!r}); blocked")
+    return GateAnswer(outcome, reason, None if ident is None else str(ident), rules)

@@ -1,0 +1,100 @@
+"""The queue of finished transcripts waiting for an incremental requirements scan.
+
+Stop and SessionEnd hooks must return fast, so they only append to
+``.intently/state/scan-queue.jsonl``. :meth:`ScanQueue.drain` runs the scan under an
+exclusive, non-blocking lock on ``scan.lock``: a second drain of the same project while
+one runs returns ``busy`` at once instead of scanning twice. Entries leave the queue only
+after the scan returned, so a crash mid-scan loses nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InvalidInput
+
+__all__ = ["DrainReport", "ScanQueue"]
+
+
+@dataclass(frozen=True)
+class DrainReport:
+    status: str  # "scanned", "empty", "busy", "unavailable"
+    transcripts: tuple[str, ...] = ()
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "transcripts": list(self.transcripts), "detail": self.detail}
+
+
+class ScanQueue:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "scan-queue.jsonl"
+        self.lock_path = state_dir / "scan.lock"
+        self._append_lock = state_dir / "scan-queue.lock"
+
+    def enqueue(self, *, session_id: str, transcript_path: str, event: str, queued_at: str) -> bool:
+        """Add a transcript unless it is already waiting; returns whether it was added."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._append_lock, "a+") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            if any(e["transcript_path"] == transcript_path for e in self.entries()):
+                return False
+            entry = {
+                "session_id": session_id,
+                "transcript_path": transcript_path,
+                "event": event,
+                "queued_at": queued_at,
+            }
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            return True
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        found: list[dict[str, Any]] = []
+        for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                found.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"queue entry is not JSON: {exc}", where=f"{self.path}:{lineno}") from exc
+        return found
+
+    def drain(self, scan: Callable[[list[str]], Any] | None) -> DrainReport:
+        """Scan every waiting transcript, one scan per project at a time."""
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_path, "a+") as lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return DrainReport("busy", detail="another scan of this project is running")
+            try:
+                waiting = [str(e["transcript_path"]) for e in self.entries()]
+                if not waiting:
+                    return DrainReport("empty")
+                if scan is None:
+                    return DrainReport(
+                        "unavailable",
+                        tuple(waiting),
+                        "the requirements engine cannot be handed transcripts to scan in this build; they stay queued",
+                    )
+                scan(waiting)
+                self._remove(set(waiting))
+                return DrainReport("scanned", tuple(waiting))
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+    def _remove(self, done: set[str]) -> None:
+        with open(self._append_lock, "a+") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            keep = [e for e in self.entries() if str(e["transcript_path"]) not in done]
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in keep), encoding="utf-8")
+            tmp.replace(self.path)

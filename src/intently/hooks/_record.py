@@ -1,0 +1,91 @@
+"""What a Claude Code session told us so far: the user's prompts and the tool outputs seen.
+
+Each hook event is its own process, so the record lives in a small JSON file per session
+under ``.intently/state/hooks/claude/`` (runtime state, ignored by git), written
+atomically and guarded by an exclusive lock so parallel tool calls never lose an entry.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InvalidInput
+from ._gate import Observation
+
+__all__ = ["MAX_OUTPUT_CHARS", "SessionRecord", "session_record"]
+
+#: A tool output longer than this is kept truncated (its head is what provenance matches).
+MAX_OUTPUT_CHARS = 100_000
+_MAX_OBSERVATIONS = 500
+
+
+@dataclass
+class SessionRecord:
+    session_id: str
+    requests: list[str] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+    gate_session: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "requests": self.requests,
+            "observations": [o.to_json() for o in self.observations],
+            "gate_session": self.gate_session,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SessionRecord:
+        return cls(
+            session_id=str(data["session_id"]),
+            requests=[str(r) for r in data.get("requests", [])],
+            observations=[
+                Observation(str(o["tool"]), o["output"], dict(o.get("args") or {}))
+                for o in data.get("observations", [])
+            ],
+            gate_session=data.get("gate_session"),
+        )
+
+
+def _file_for(state_dir: Path, session_id: str) -> Path:
+    digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
+    return state_dir / "hooks" / "claude" / f"{digest}.json"
+
+
+@contextmanager
+def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
+    """Load (or start) a session's record under an exclusive lock; saved when the block exits cleanly."""
+    path = _file_for(state_dir, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            record = SessionRecord(session_id)
+            if path.exists():
+                try:
+                    record = SessionRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise InvalidInput(f"session record unreadable: {exc}", where=str(path)) from exc
+            yield record
+            record.observations = record.observations[-_MAX_OBSERVATIONS:]
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(record.to_json(), ensure_ascii=False), encoding="utf-8")
+            tmp.replace(path)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def clip(output: Any) -> Any:
+    """Keep an output JSON-sized: long text is cut to :data:`MAX_OUTPUT_CHARS`."""
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return output
+    return text[:MAX_OUTPUT_CHARS]

@@ -1,0 +1,78 @@
+"""Checking proofs as ``intently log proof`` / ``log consistency`` print them.
+
+A proof document is self-contained: an inclusion proof carries the operation itself, so a
+verifier recomputes its leaf from the RFC 8785 JSON instead of trusting ``leaf_hash``.
+Failures are :class:`ProofError` naming the stream and the sequence number concerned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..core.errors import InvalidInput, ProofError
+from ._merkle import leaf_hash, verify_consistency, verify_inclusion
+from ._operation import canonical_json
+
+__all__ = ["verify_consistency_proof", "verify_inclusion_proof"]
+
+
+def verify_inclusion_proof(proof: Mapping[str, Any]) -> None:
+    """Raise :class:`ProofError` unless ``proof['operation']`` is leaf ``seq - 1`` of the tree of
+    ``tree_size`` leaves whose root is ``proof['root']``."""
+    stream, seq = _field(proof, "stream", str), _field(proof, "seq", int)
+    try:
+        operation = _field(proof, "operation", dict)
+        if operation.get("namespace") != stream or operation.get("seq") != seq:
+            raise ProofError("the operation is not the one the proof names", stream=stream, seq=seq)
+        if _field(proof, "leaf_index", int) != seq - 1:
+            raise ProofError(f"leaf index {proof['leaf_index']} is not seq {seq} - 1", stream=stream, seq=seq)
+        leaf = leaf_hash(canonical_json(operation, where="operation"))
+        if leaf.hex() != proof.get("leaf_hash"):
+            raise ProofError("the operation does not hash to the proof's leaf", stream=stream, seq=seq)
+        verify_inclusion(
+            leaf, seq - 1, _field(proof, "tree_size", int), _hashes(proof["proof"]), _hash(proof.get("root"))
+        )
+    except ProofError as exc:
+        if exc.stream is not None:
+            raise
+        raise ProofError(str(exc), stream=stream, seq=seq) from exc
+
+
+def verify_consistency_proof(proof: Mapping[str, Any]) -> None:
+    """Raise :class:`ProofError` unless the tree of ``old_size`` with ``old_root`` is a prefix of
+    the tree of ``new_size`` with ``new_root``; errors name the old size as the place."""
+    stream, old_size = _field(proof, "stream", str), _field(proof, "old_size", int)
+    try:
+        verify_consistency(
+            old_size,
+            _field(proof, "new_size", int),
+            _hash(proof.get("old_root")),
+            _hash(proof.get("new_root")),
+            _hashes(proof.get("proof")),
+        )
+    except ProofError as exc:
+        raise ProofError(str(exc), stream=stream, seq=old_size) from exc
+
+
+def _field(proof: Mapping[str, Any], name: str, kind: type) -> Any:
+    value = proof.get(name)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InvalidInput(f"missing or not a {kind.__name__}", where=f"proof.{name}")
+    return value
+
+
+def _hash(value: Any) -> bytes:
+    try:
+        raw = bytes.fromhex(str(value))
+    except ValueError as exc:
+        raise ProofError(f"not a hex hash: {value!r}") from exc
+    if len(raw) != 32:
+        raise ProofError(f"a hash has 32 bytes, not {len(raw)}")
+    return raw
+
+
+def _hashes(values: Any) -> list[bytes]:
+    if not isinstance(values, list):
+        raise InvalidInput("missing or not a list", where="proof.proof")
+    return [_hash(v) for v in values]

@@ -1,0 +1,394 @@
+"""The :class:`Requirements` facade: files in, selections out, every change in the log."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..access import Permission
+from ..core.errors import InvalidInput, InvalidTransition, NotFound
+from ..embed import Embedder, VectorIndex, get_embedder
+from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
+from ._load import DOMAINS_FILE, LoadResult, load_home, rel
+from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, new_requirement_id
+from ._render import place
+from ._select import Policy, Selection, select
+from ._store import Change, observe, write_files
+from ._store import record as record_op
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+    from ._scan import ScanReport
+
+__all__ = ["Requirements"]
+
+_List = list  # the facade has a `list` method; annotations inside the class need the builtin
+
+_UNSET: Any = object()
+
+
+class Requirements:
+    """Durable project rules in ``.intently/requirements/``, selected per task under a budget.
+
+    ``embedder``: an :class:`Embedder`, or the name of one (``minilm`` default, ``wordllama``,
+    ``hashing``, ``none``); ``INTENTLY_EMBEDDER`` overrides the default name.
+    """
+
+    def __init__(self, runtime: Runtime, *, embedder: Embedder | str | None = None) -> None:
+        self._rt = runtime
+        self._embedder_spec = embedder
+        self._embedder: Embedder | Any | None = _UNSET
+
+    # -- loading ----------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        if self._embedder is _UNSET:
+            spec = self._embedder_spec
+            if isinstance(spec, Embedder):
+                self._embedder = spec
+            else:
+                self._embedder = get_embedder(spec or os.environ.get("INTENTLY_EMBEDDER") or "minilm")
+        result: Embedder | None = self._embedder
+        return result
+
+    def load(self) -> LoadResult:
+        """Every valid file (bad ones skipped with a warning); outside edits get logged."""
+        self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
+        result = load_home(self._rt.home)
+        observe(self._rt, result.hashes)
+        return result
+
+    def validate(self) -> _List[FileError]:
+        """Problems in the files, each naming file, line and field (nothing is skipped silently)."""
+        self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
+        return load_home(self._rt.home, warn=False).errors
+
+    def list(self, *, status: str | None = None, domain: str | None = None) -> _List[Requirement]:
+        reqs = self.load().requirements
+        if status:
+            reqs = [r for r in reqs if r.status == status]
+        if domain:
+            reqs = [r for r in reqs if domain in r.scope.domains]
+        return reqs
+
+    def get(self, req_id: str) -> Requirement:
+        found = self.load().by_id().get(req_id)
+        if found is None:
+            raise NotFound(f"no requirement {req_id!r}")
+        return found
+
+    def domains(self) -> _List[Domain]:
+        return self.load().domains
+
+    # -- writing ----------------------------------------------------------------
+
+    def _file(self, req_id: str) -> str:
+        return rel(self._rt.home, self._rt.home.requirements_dir / f"{req_id}.md")
+
+    def add(
+        self,
+        statement: str,
+        *,
+        rationale: str = "",
+        level: str | None = None,
+        domains: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        languages: Sequence[str] = (),
+        hints: Sequence[str] = (),
+        confidence: str = "high",
+        provenance: Provenance | None = None,
+        user_edited: bool = True,
+    ) -> Requirement:
+        """A new requirement written by a person (``user_edited``, confidence high by default)."""
+        meta = self.build(
+            statement,
+            level=level,
+            domains=domains,
+            paths=paths,
+            languages=languages,
+            hints=hints,
+            confidence=confidence,
+            provenance=provenance or Provenance(kind="user", ref="", extracted_by=str(self._rt.actor)),
+            user_edited=user_edited,
+        )
+        text = render_new_requirement(meta, statement.strip(), rationale.strip())
+        write_files(self._rt, [Change(self._file(meta.id), text, "REQ_CREATE", meta.id, "active")])
+        return self.get(meta.id)
+
+    def build(
+        self,
+        statement: str,
+        *,
+        level: str | None,
+        domains: Sequence[str],
+        paths: Sequence[str],
+        languages: Sequence[str],
+        hints: Sequence[str],
+        confidence: str,
+        provenance: Provenance,
+        user_edited: bool,
+        existing: set[str] | None = None,
+    ) -> Frontmatter:
+        """Frontmatter for a new requirement with a fresh, unused id."""
+        if not statement.strip():
+            raise InvalidInput("a requirement needs a statement", where="statement")
+        taken = existing if existing is not None else set(load_home(self._rt.home, warn=False).by_id())
+        req_id = new_requirement_id()
+        while req_id in taken:
+            req_id = new_requirement_id()
+        now = self._rt.clock.now()
+        lvl = level or ("domain" if (domains or paths or languages) else "project")
+        try:
+            return Frontmatter.model_validate(
+                {
+                    "id": req_id,
+                    "scope": {
+                        "level": lvl,
+                        "domains": list(domains),
+                        "paths": list(paths),
+                        "languages": list(languages),
+                    },
+                    "hints": list(hints),
+                    "confidence": confidence,
+                    "user_edited": user_edited,
+                    "provenance": provenance.model_dump(),
+                    "created": now,
+                    "updated": now,
+                }
+            )
+        except ValueError as exc:
+            raise InvalidInput(str(exc).splitlines()[0] if str(exc) else "invalid requirement", where="scope") from exc
+
+    def edit(
+        self,
+        req_id: str,
+        *,
+        statement: str | None = None,
+        rationale: str | None = None,
+        level: str | None = None,
+        domains: Sequence[str] | None = None,
+        paths: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+        hints: Sequence[str] | None = None,
+        confidence: str | None = None,
+    ) -> tuple[Requirement, _List[str]]:
+        """Change fields in place (comments and key order kept). Returns the requirement and
+        the fields that actually changed; ``user_edited`` is set only when the statement or
+        the scope changed, so re-saving the same text does not pin a requirement."""
+        req = self.get(req_id)
+        changes: dict[str, Any] = {}
+        changed: _List[str] = []
+        new_statement = statement.strip() if statement is not None else req.statement
+        new_rationale = " ".join(rationale.split()) if rationale is not None else req.rationale
+        if new_statement != req.statement:
+            changed.append("statement")
+        if new_rationale != req.rationale:
+            changed.append("rationale")
+        scope = req.scope.model_dump()
+        for key, value in (("level", level), ("domains", domains), ("paths", paths), ("languages", languages)):
+            if value is not None:
+                new = value if isinstance(value, str) else list(value)
+                if new != scope[key]:
+                    scope[key] = new
+                    changes[f"scope.{key}"] = new
+                    changed.append(f"scope.{key}")
+        try:
+            Scope.model_validate(scope)
+            if confidence is not None:
+                Frontmatter.model_validate({**req.meta.model_dump(), "confidence": confidence})
+        except ValueError as exc:
+            raise InvalidInput(str(exc).splitlines()[0], where=req_id) from exc
+        if hints is not None and list(hints) != req.meta.hints:
+            changes["hints"] = list(hints)
+            changed.append("hints")
+        if confidence is not None and confidence != req.meta.confidence:
+            changes["confidence"] = confidence
+            changed.append("confidence")
+        if not changed:
+            return req, []
+        scope_or_statement = "statement" in changed or any(c.startswith("scope.") for c in changed)
+        if scope_or_statement and not req.meta.user_edited:
+            changes["user_edited"] = True
+        changes["updated"] = self._rt.clock.now()
+        raw = req.path.read_text(encoding="utf-8")
+        body = (new_statement, new_rationale) if ("statement" in changed or "rationale" in changed) else None
+        text = rewrite_requirement(raw, req.path.name, changes, body)
+        write_files(
+            self._rt,
+            [Change(self._file(req_id), text, "REQ_UPDATE", req_id, req.status, {"fields": changed})],
+        )
+        return self.get(req_id), changed
+
+    def edit_text(self, req_id: str, text: str) -> tuple[Requirement, _List[str]]:
+        """Replace a file with ``text`` (an editor's result): validated first, then written
+        with ``user_edited`` set only if the statement or scope changed. The id and the
+        status cannot change this way."""
+        req = self.get(req_id)
+        parsed = parse_requirement(req.path, text.encode("utf-8"), display=self._file(req_id))
+        if isinstance(parsed, FileError):
+            raise InvalidInput(parsed.message, where=str(parsed).rsplit(": ", 1)[0])
+        if parsed.status != req.status:
+            raise InvalidInput("change the status with enable, disable or supersede", where=f"{req_id}: status")
+        changed = [
+            name
+            for name, old, new in (
+                ("statement", req.statement, parsed.statement),
+                ("rationale", req.rationale, parsed.rationale),
+                ("scope", req.scope, parsed.scope),
+                ("hints", req.meta.hints, parsed.meta.hints),
+                ("confidence", req.meta.confidence, parsed.meta.confidence),
+            )
+            if old != new
+        ]
+        if parsed.content_hash == req.content_hash:
+            return req, []
+        extra: dict[str, Any] = {"updated": self._rt.clock.now()}
+        if ("statement" in changed or "scope" in changed) and not parsed.meta.user_edited:
+            extra["user_edited"] = True
+        final = rewrite_requirement(text, req.path.name, extra, None)
+        detail = {"fields": changed or ["format"]}
+        write_files(self._rt, [Change(self._file(req_id), final, "REQ_UPDATE", req_id, req.status, detail)])
+        return self.get(req_id), changed
+
+    def _set_status(self, req_id: str, status: str, *, superseded_by: str = "") -> Requirement:
+        req = self.get(req_id)
+        if req.status == status and req.meta.superseded_by == superseded_by:
+            return req  # idempotent
+        if req.status == "superseded":
+            raise InvalidTransition("requirement", req.status, status, detail="superseded is terminal")
+        changes: dict[str, Any] = {"status": status, "updated": self._rt.clock.now()}
+        if superseded_by or req.meta.superseded_by:
+            changes["superseded_by"] = superseded_by
+        text = rewrite_requirement(req.path.read_text(encoding="utf-8"), req.path.name, changes, None)
+        detail = {"from": req.status, "to": status, "superseded_by": superseded_by}
+        write_files(self._rt, [Change(self._file(req_id), text, "REQ_STATUS", req_id, status, detail)])
+        return self.get(req_id)
+
+    def disable(self, req_id: str) -> Requirement:
+        return self._set_status(req_id, "disabled")
+
+    def enable(self, req_id: str) -> Requirement:
+        return self._set_status(req_id, "active")
+
+    def supersede(self, req_id: str, *, by: str) -> Requirement:
+        """Mark ``req_id`` superseded by the existing requirement ``by`` (terminal)."""
+        if by == req_id:
+            raise InvalidInput("a requirement cannot supersede itself", where=req_id)
+        target = self.get(by)
+        if target.status != "active":
+            raise InvalidInput(f"{by} is {target.status}; only an active requirement can supersede", where=by)
+        return self._set_status(req_id, "superseded", superseded_by=by)
+
+    # -- domains ----------------------------------------------------------------
+
+    def add_domain(self, name: str, *, description: str = "", paths: Sequence[str] = ()) -> Domain:
+        loaded = self.load()
+        if any(d.name == name for d in loaded.domains):
+            raise InvalidInput(f"domain {name!r} already exists", where=DOMAINS_FILE)
+        try:
+            dom = Domain(name=name, description=description, paths=list(paths), user_edited=True)
+        except ValueError as exc:
+            raise InvalidInput(str(exc).splitlines()[0], where=f"{DOMAINS_FILE}: name") from exc
+        self._write_domains([*loaded.domains, dom], loaded, {"added": [name]})
+        return dom
+
+    def edit_domain(self, name: str, *, description: str | None = None, paths: Sequence[str] | None = None) -> Domain:
+        loaded = self.load()
+        current = next((d for d in loaded.domains if d.name == name), None)
+        if current is None:
+            raise NotFound(f"no domain {name!r}")
+        updated = current.model_copy(
+            update={
+                "description": current.description if description is None else description,
+                "paths": current.paths if paths is None else list(paths),
+                "user_edited": True,
+            }
+        )
+        doms = [updated if d.name == name else d for d in loaded.domains]
+        self._write_domains(doms, loaded, {"edited": [name]})
+        return updated
+
+    def _write_domains(self, domains: _List[Domain], loaded: LoadResult, detail: dict[str, Any]) -> None:
+        if any(e.file == DOMAINS_FILE for e in loaded.errors):
+            raise InvalidInput("fix domains.yaml before changing domains", where=DOMAINS_FILE)
+        text = render_domains(domains, loaded.domains_data)
+        write_files(self._rt, [Change(DOMAINS_FILE, text, "DOMAINS_UPDATE", DOMAINS_FILE, "ok", detail)])
+
+    # -- selection --------------------------------------------------------------
+
+    def injection_enabled(self) -> bool:
+        return self._rt.config.requirements.inject != "off"
+
+    def select(
+        self,
+        task: str,
+        *,
+        paths: Sequence[str] = (),
+        domains: Sequence[str] = (),
+        budget: int | None = None,
+        explain: bool = False,
+        inject: bool = True,
+        record: bool = True,
+        policy: Policy | None = None,
+    ) -> Selection:
+        """The requirements ``task`` should see. ``inject=False`` (or ``[requirements] inject =
+        "off"``) opts out and returns an empty selection. With ``record`` the injected ids go
+        into the log as ``REQ_INJECTED``."""
+        if not inject or not self.injection_enabled():
+            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
+            return Selection(items=[], omitted=0, tokens=0, block="", explained=explain)
+        loaded = self.load()
+        emb = self.embedder
+        index = VectorIndex(self._rt.home.index_dir, emb, name="requirements") if emb is not None else None
+        chosen = select(
+            loaded.requirements,
+            task,
+            paths=paths,
+            domains=domains,
+            domain_map=loaded.domains,
+            budget=budget if budget is not None else self._rt.config.requirements.budget,
+            embedder=emb,
+            index=index,
+            policy=policy,
+            explain=explain,
+        )
+        if record and chosen.items:
+            payload = {
+                "ids": chosen.ids,
+                "omitted": chosen.omitted,
+                "tokens": chosen.tokens,
+                "task_sha256": hashlib.sha256(task.encode("utf-8")).hexdigest(),
+                "model": chosen.model_id,
+            }
+            with self._rt.store.transaction() as tx:
+                record_op(self._rt, tx, "REQ_INJECTED", target="requirements", payload=payload)
+        return chosen
+
+    def inject(
+        self,
+        prompt: str,
+        task: str,
+        *,
+        paths: Sequence[str] = (),
+        domains: Sequence[str] = (),
+        budget: int | None = None,
+        inject: bool = True,
+    ) -> str:
+        """``prompt`` with the block at ``{{ intent }}``, or prepended; unchanged when opted out."""
+        chosen = self.select(task, paths=paths, domains=domains, budget=budget, inject=inject)
+        return place(prompt, chosen.block)
+
+    # -- scanning ---------------------------------------------------------------
+
+    def scan(
+        self, *, full: bool = False, commit: bool = True, project: Path | None = None, llm: bool = False
+    ) -> ScanReport:
+        """Collect, extract, reconcile and apply (see :mod:`._scan`). ``llm`` lets the
+        ``[llm]`` endpoint propose the candidates instead of the deterministic extractor."""
+        from ._scan import run_scan
+
+        return run_scan(self, self._rt, full=full, commit=commit, project=project, llm=llm)

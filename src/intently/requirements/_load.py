@@ -1,0 +1,78 @@
+"""Loading the requirement files of a home: every good file, every problem, nothing silent."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..core.config import Home
+from ._files import FileError, file_hash, parse_domains, parse_requirement
+from ._model import Domain, Requirement
+
+__all__ = ["DOMAINS_FILE", "SCAN_STATE_FILE", "LoadResult", "RequirementFileWarning", "load_home", "rel"]
+
+DOMAINS_FILE = "domains.yaml"
+SCAN_STATE_FILE = "scan-state.yaml"
+
+
+class RequirementFileWarning(UserWarning):
+    """A requirement file or domains.yaml was skipped; the rest still load."""
+
+
+@dataclass
+class LoadResult:
+    requirements: list[Requirement] = field(default_factory=list)
+    domains: list[Domain] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # home-relative file -> (hash, status)
+    domains_data: Any = None
+
+    def by_id(self) -> dict[str, Requirement]:
+        return {r.id: r for r in self.requirements}
+
+
+def rel(home: Home, path: Path) -> str:
+    return path.resolve().relative_to(home.path).as_posix()
+
+
+def load_home(home: Home, *, warn: bool = True) -> LoadResult:
+    """Parse ``requirements/req-*.md`` and ``domains.yaml``; bad files become errors (and a warning)."""
+    result = LoadResult()
+    folder = home.requirements_dir
+    loaded: list[Requirement] = []
+    if folder.is_dir():
+        for path in sorted(folder.glob("req-*.md")):
+            raw = path.read_bytes()
+            name = rel(home, path)
+            parsed = parse_requirement(path, raw, display=name)
+            if isinstance(parsed, FileError):
+                result.errors.append(parsed)
+                result.hashes[name] = (file_hash(raw), "invalid")
+                continue
+            loaded.append(parsed)
+            result.hashes[name] = (parsed.content_hash, parsed.status)
+    ids: dict[str, Requirement] = {}
+    for req in loaded:
+        if req.id in ids:
+            result.errors.append(FileError(rel(home, req.path), None, "id", f"duplicate id {req.id}"))
+            continue
+        ids[req.id] = req
+    ordered = sorted(ids.values(), key=lambda r: (r.meta.created, r.id))
+    result.requirements = [replace(r, order=i) for i, r in enumerate(ordered)]
+    dom_path = home.path / DOMAINS_FILE
+    if dom_path.is_file():
+        raw = dom_path.read_bytes()
+        domains, data, error = parse_domains(dom_path, raw)
+        result.domains, result.domains_data = domains, data
+        result.hashes[DOMAINS_FILE] = (file_hash(raw), "invalid" if error else "ok")
+        if error is not None:
+            result.errors.append(FileError(DOMAINS_FILE, error.line, error.field, error.message))
+    state = home.path / SCAN_STATE_FILE
+    if state.is_file():
+        result.hashes[SCAN_STATE_FILE] = (file_hash(state.read_bytes()), "ok")
+    if warn:
+        for error in result.errors:
+            warnings.warn(f"skipped {error}", RequirementFileWarning, stacklevel=3)
+    return result

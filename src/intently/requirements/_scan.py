@@ -1,0 +1,431 @@
+"""``intently req scan``: collect → extract → reconcile → apply → commit.
+
+Reconciliation compares each candidate with every requirement (any status) and with the
+candidates already accepted in this scan, by embedding cosine (BM25-token Jaccard without
+an embedder):
+
+- at or above ``DUPLICATE`` it is the same rule: its source is merged as evidence of an
+  active one, or dropped when the match is disabled or superseded (never re-enabled);
+- at or above ``RELATED`` with opposite polarity ("never X" against "X") it contradicts an
+  active rule, which a new requirement supersedes (status change only, never a rewrite);
+- a rewording from the same source file supersedes the old text unless a person edited it;
+- otherwise it is created.
+
+The three hard rules hold whatever a proposer says: a disabled requirement is never
+re-enabled or superseded away; a ``user_edited`` statement or scope is never rewritten;
+nothing is deleted. Every change is staged, written and logged in one transaction (a
+failure restores the previous files), and only ``.intently/`` paths are committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from ..core.errors import IntentlyError, InvalidInput
+from ..embed import cosine
+from ._bm25 import tokenize
+from ._extract import Candidate, extract_file, slug
+from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
+from ._llm import LLMExtractor
+from ._load import DOMAINS_FILE, SCAN_STATE_FILE, rel
+from ._model import Domain, Provenance, Requirement
+from ._sources import Source, collect, commit_sources
+from ._store import Change, write_files
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+    from ._engine import Requirements
+
+__all__ = ["DUPLICATE", "RELATED", "ScanReport", "run_scan"]
+
+DUPLICATE = 0.85  # MiniLM cosine: the same rule, reworded at most slightly
+RELATED = 0.7  # same subject: a contradiction if the polarity differs
+JACCARD_DUPLICATE = 0.6
+JACCARD_RELATED = 0.4
+EXTRACTOR = "intently-scan/deterministic@1"
+_NEG = re.compile(r"\b(never|not|no|don't|do not|avoid|must not|mustn't|cannot|can't|without)\b", re.IGNORECASE)
+
+
+@dataclass
+class ScanReport:
+    created: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    dropped: int = 0
+    domains_added: list[str] = field(default_factory=list)
+    sources: dict[str, int] = field(default_factory=dict)
+    commit: str | None = None
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.merged or self.superseded or self.domains_added)
+
+    def message(self) -> str:
+        text = (
+            f"intently scan: created {len(self.created)}, merged {len(self.merged)}, "
+            f"superseded {len(self.superseded)}, dropped {self.dropped}"
+        )
+        if self.domains_added:
+            text += f"; domains added {len(self.domains_added)}"
+        return text
+
+    def summary(self) -> str:
+        src = " · ".join(f"{v} {k}" for k, v in sorted(self.sources.items())) or "no new material"
+        return f"{self.message()} ({src})" + (f"; committed {self.commit[:12]}" if self.commit else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "merged": self.merged,
+            "superseded": self.superseded,
+            "dropped": self.dropped,
+            "domains_added": self.domains_added,
+            "sources": self.sources,
+            "commit": self.commit,
+            "message": self.message(),
+            "decisions": self.decisions,
+        }
+
+
+@dataclass
+class _Pending:
+    """A requirement as it will be after this scan (existing or new)."""
+
+    id: str
+    statement: str
+    status: str
+    user_edited: bool
+    ref: str
+    refs: set[str]
+    req: Requirement | None = None
+    new_text: str | None = None
+    evidence_added: list[str] = field(default_factory=list)
+    supersede_by: str = ""
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except (YAMLError, OSError) as exc:
+        raise InvalidInput(f"cannot read the scan state: {exc}", where=str(path)) from exc
+    return data if isinstance(data, dict) else {}
+
+
+def _dump_state(state: dict[str, Any]) -> str:
+    y = YAML(typ="safe")
+    y.default_flow_style = False
+    buf = io.StringIO()
+    y.dump(state, buf)
+    return "# Written by `intently req scan`: what it has read (cursors). Safe to delete for a full re-scan.\n" + (
+        buf.getvalue()
+    )
+
+
+def _decisions(engine: Requirements, since: str | None) -> list[Source]:
+    """Decisions the goals engine recorded, if it offers ``decisions(since=...)``."""
+    from .._intently import Intently
+
+    goals = Intently(engine._rt).goals
+    reader = getattr(goals, "decisions", None)  # optional: the goals engine may not have it yet
+    if reader is None:
+        return []
+    try:
+        found = reader(since=since)
+    except (NotImplementedError, TypeError, IntentlyError):
+        return []  # a goals engine without usable decisions must not stop a scan
+    out: list[Source] = []
+    for item in found or []:
+        data = item if isinstance(item, dict) else getattr(item, "__dict__", {})
+        text = str(data.get("statement") or data.get("text") or data.get("title") or "").strip()
+        ident = str(data.get("id") or "")
+        if text:
+            out.append(Source("decision", f"decision:{ident}", text, ident, "project", [], "medium", "decision"))
+    return out
+
+
+class _Similarity:
+    def __init__(self, engine: Requirements) -> None:
+        self.emb = engine.embedder
+        self.dup = DUPLICATE if self.emb is not None else JACCARD_DUPLICATE
+        self.related = RELATED if self.emb is not None else JACCARD_RELATED
+        self._cache: dict[str, Any] = {}
+
+    def prepare(self, texts: list[str]) -> None:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if not missing:
+            return
+        if self.emb is not None:
+            for t, v in zip(missing, self.emb.embed(missing), strict=True):
+                self._cache[t] = v
+        else:
+            for t in missing:
+                self._cache[t] = set(tokenize(t))
+
+    def __call__(self, a: str, b: str) -> float:
+        self.prepare([a, b])
+        va, vb = self._cache[a], self._cache[b]
+        if self.emb is not None:
+            return cosine(va, vb)
+        return len(va & vb) / len(va | vb) if va | vb else 0.0
+
+
+def run_scan(
+    engine: Requirements, rt: Runtime, *, full: bool, commit: bool, project: Path | None, llm: bool = False
+) -> ScanReport:
+    root = (project or rt.home.project_root).resolve()
+    loaded = engine.load()
+    state_path = rt.home.path / SCAN_STATE_FILE
+    state = _read_state(state_path)
+    report = ScanReport()
+    cfg = rt.config.requirements
+    sources, hashes = collect(root, state, full=full, transcripts=cfg.transcripts, mine_transcripts=cfg.inject != "off")
+    commits, head = commit_sources(root, state.get("last_commit"), full=full)
+    decisions = _decisions(engine, None if full else state.get("decisions_since"))
+    sources += commits + decisions
+    for s in sources:
+        report.sources[s.kind + "s"] = report.sources.get(s.kind + "s", 0) + 1
+
+    now = rt.clock.now()
+    sim = _Similarity(engine)
+    pending: list[_Pending] = []
+    for r in loaded.requirements:
+        refs = {r.meta.provenance.ref, *r.meta.evidence} - {""}
+        pending.append(_Pending(r.id, r.statement, r.status, r.meta.user_edited, r.meta.provenance.ref, refs, req=r))
+    taken = {p.id for p in pending}
+    domains = list(loaded.domains)
+    known_domains = {d.name for d in domains}
+    changes: list[Change] = []
+    new_files: dict[str, str] = {}
+
+    proposed: dict[str, str] = dict(state.get("proposed") or {})
+    extractor = LLMExtractor.from_config(rt.config.llm) if llm else None
+    extracted_by = extractor.name if extractor is not None else EXTRACTOR
+    for source in sources:
+        strict = source.kind in ("commit", "transcript") or source.format == "doc"
+        if extractor is not None:
+            cands = extractor.extract(source.ref, source.text)
+        else:
+            cands = extract_file(source.ref, source.text, strict=strict)
+        sim.prepare([c.statement for c in cands] + [p.statement for p in pending])
+        for cand in cands:
+            print_ = _fingerprint(cand)
+            if print_ in proposed:
+                # Already proposed once: whatever people did since (edit, disable, supersede) stands.
+                report.dropped += 1
+                report.decisions.append(
+                    {
+                        "statement": cand.statement,
+                        "ref": cand.ref,
+                        "action": "drop",
+                        "reason": "already proposed",
+                        "target": proposed[print_],
+                    }
+                )
+                continue
+            decision = _reconcile(cand, source, pending, sim)
+            proposed[print_] = str(decision.get("target") or "")
+            report.decisions.append({"statement": cand.statement, "ref": cand.ref, **decision})
+            action = decision["action"]
+            if action == "drop":
+                report.dropped += 1
+                continue
+            target = next((p for p in pending if p.id == decision.get("target")), None)
+            if action == "merge" and target is not None:
+                if cand.ref not in target.refs:
+                    target.refs.add(cand.ref)
+                    target.evidence_added.append(cand.ref)
+                    if target.id not in report.merged:
+                        report.merged.append(target.id)
+                else:
+                    report.dropped += 1
+                continue
+            # create (and possibly supersede the target)
+            domain = "" if cand.top else slug(cand.heading)
+            level = "domain" if (source.paths or domain) else source.level
+            prov = Provenance.model_validate(
+                {"kind": source.kind, "ref": cand.ref, "extracted_at": now, "extracted_by": extracted_by}
+            )
+            meta = engine.build(
+                cand.statement,
+                level=level,
+                domains=[domain] if domain else [],
+                paths=source.paths,
+                languages=[],
+                hints=[cand.heading] if cand.heading and not cand.top else [],
+                confidence=source.confidence,
+                provenance=prov,
+                user_edited=False,
+                existing=taken,
+            )
+            taken.add(meta.id)
+            proposed[print_] = meta.id
+            text = render_new_requirement(meta, cand.statement, cand.rationale)
+            new_files[meta.id] = text
+            pending.append(_Pending(meta.id, cand.statement, "active", False, cand.ref, {cand.ref}, new_text=text))
+            sim.prepare([cand.statement])
+            report.created.append(meta.id)
+            if domain and domain not in known_domains:
+                known_domains.add(domain)
+                paths = list(source.paths) or paths_named_in(cand.heading, rt.home.project_root)
+                domains.append(Domain(name=domain, description=cand.heading, paths=paths))
+                report.domains_added.append(domain)
+            if action == "supersede" and target is not None:
+                target.supersede_by = meta.id
+                target.status = "superseded"
+                report.superseded.append(target.id)
+
+    req_dir = rel(rt.home, rt.home.requirements_dir)
+    for rid, text in new_files.items():
+        changes.append(Change(f"{req_dir}/{rid}.md", text, "REQ_CREATE", rid, "active", {"by": "scan"}))
+    for p in pending:
+        if p.req is None or not (p.evidence_added or p.supersede_by):
+            continue
+        upd: dict[str, Any] = {"updated": now}
+        if p.evidence_added:
+            upd["evidence"] = [*p.req.meta.evidence, *p.evidence_added]
+        if p.supersede_by:
+            upd["status"] = "superseded"
+            upd["superseded_by"] = p.supersede_by
+        text = rewrite_requirement(p.req.path.read_text(encoding="utf-8"), p.req.path.name, upd, None)
+        op = "REQ_STATUS" if p.supersede_by else "REQ_UPDATE"
+        detail = {"by": "scan", "evidence": p.evidence_added, "superseded_by": p.supersede_by}
+        changes.append(Change(rel(rt.home, p.req.path), text, op, p.id, p.status, detail))
+    if report.domains_added:
+        changes.append(
+            Change(
+                DOMAINS_FILE,
+                render_domains(domains, loaded.domains_data),
+                "DOMAINS_UPDATE",
+                DOMAINS_FILE,
+                "ok",
+                {"added": report.domains_added},
+            )
+        )
+    _validate(changes, rt)
+    new_state: dict[str, Any] = {
+        "version": 1,
+        "last_commit": head,
+        "decisions_since": now.isoformat() if decisions or state.get("decisions_since") else None,
+        "scanned_docs": hashes["scanned_docs"],
+        "scanned_transcripts": hashes["scanned_transcripts"],
+        "proposed": dict(sorted(proposed.items())),
+    }
+    old_core = {k: state.get(k) for k in new_state if k != "decisions_since"}
+    if report.changed or old_core != {k: v for k, v in new_state.items() if k != "decisions_since"}:
+        new_state["last_scan_at"] = now.isoformat()
+        new_state["last_scan_stats"] = {"sources": dict(report.sources), "message": report.message()}
+        changes.append(Change(SCAN_STATE_FILE, _dump_state(new_state), "SCAN_STATE", SCAN_STATE_FILE, "ok"))
+    if not changes:
+        return report
+    summary = ("REQ_SCAN", {"message": report.message(), "sources": report.sources, "full": full})
+    write_files(rt, changes, summary=summary)
+    if commit and report.changed:
+        report.commit = _git_commit(root, rt.home.path, report.message())
+    return report
+
+
+def _fingerprint(cand: Candidate) -> str:
+    """Identifies a candidate by its source file and wording, across scans."""
+    key = cand.ref.split("#", 1)[0] + "\n" + " ".join(cand.statement.lower().split())
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+
+
+def _reconcile(cand: Candidate, source: Source, pending: list[_Pending], sim: _Similarity) -> dict[str, Any]:
+    best: tuple[float, _Pending] | None = None
+    for p in pending:
+        score = sim(cand.statement, p.statement)
+        if best is None or score > best[0]:
+            best = (score, p)
+    if best is None:
+        return {"action": "create", "reason": "no existing requirement"}
+    score, p = best
+    info = {"target": p.id, "similarity": round(score, 3)}
+    # Embeddings barely see negation ("use X" and "do not use X" score ~0.97), so polarity is
+    # compared explicitly before anything counts as the same rule.
+    opposite = bool(_NEG.search(cand.statement)) != bool(_NEG.search(p.statement))
+    if score >= sim.related and opposite:
+        if p.status == "active" and p.req is not None:  # only what existed before this scan
+            return {"action": "supersede", "reason": "newer source contradicts it", **info}
+        return {"action": "create", "reason": f"contradicts {p.status} {p.id}; left as it is", **info}
+    if score >= sim.dup:
+        if p.status != "active":
+            return {"action": "drop", "reason": f"same as {p.status} {p.id}; never re-enabled", **info}
+        return {"action": "merge", "reason": "near-duplicate: source added as evidence", **info}
+    if score >= sim.related and p.status == "active" and p.req is not None:
+        same_file = p.ref.split("#", 1)[0] == cand.ref.split("#", 1)[0] and source.kind == "doc"
+        if same_file and not p.user_edited:
+            return {"action": "supersede", "reason": "reworded in the same source", **info}
+    return {"action": "create", "reason": "novel", **info}
+
+
+def _validate(changes: list[Change], rt: Runtime) -> None:
+    """Every file this scan would write must parse; otherwise nothing is written."""
+    for change in changes:
+        if change.op in ("REQ_CREATE", "REQ_UPDATE", "REQ_STATUS"):
+            parsed = parse_requirement(rt.home.path / change.file, change.text.encode("utf-8"), display=change.file)
+            if isinstance(parsed, FileError):
+                raise InvalidInput(f"scan produced an invalid file: {parsed}", where=change.file)
+
+
+def _git_commit(root: Path, home: Path, message: str) -> str | None:
+    """Commit only the requirement files, domains.yaml and scan-state.yaml under ``.intently/``."""
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    try:
+        base = home.relative_to(Path(top).resolve())
+    except ValueError:
+        return None
+    paths = [
+        p
+        for p in (f"{base}/requirements", f"{base}/{DOMAINS_FILE}", f"{base}/{SCAN_STATE_FILE}")
+        if (Path(top) / p).exists()
+    ]
+    subprocess.run(["git", "add", "--", *paths], cwd=top, capture_output=True, check=True)
+    proc = subprocess.run(
+        ["git", "commit", "--no-verify", "-q", "-m", message, "--", *paths], cwd=top, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        return None
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+_PATHLIKE = re.compile(r"`?([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)*/?)`?")
+
+
+def paths_named_in(heading: str, root: Path) -> list[str]:
+    """Globs for the project folders and files a section heading names ("API (src/api/)",
+    "`docs/` conventions"), so the domain it founds reaches the files it is about. Only names
+    that exist in the project count, and at least one ``/`` or a dot-extension is required, so
+    ordinary words never become paths."""
+    found: list[str] = []
+    for match in _PATHLIKE.finditer(heading):
+        name = match.group(1).strip("/")
+        if not name or ("/" not in match.group(1) and "." not in name) or ".." in name.split("/"):
+            continue
+        target = root / name
+        try:
+            if target.is_dir():
+                found.append(f"{name}/**")
+            elif target.is_file():
+                found.append(name)
+        except OSError:
+            continue
+    return sorted(set(found))

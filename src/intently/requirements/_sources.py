@@ -1,0 +1,244 @@
+"""Deterministic source collection for a scan, and the scope each guidance format implies.
+
+Guidance files (AGENTS.md at any depth, CLAUDE.md, ``.claude/rules``, Cursor ``.mdc`` and
+``.cursorrules``, Copilot instructions), README and docs, ADRs, commit messages since the
+cursor (size-capped), transcripts from ``[requirements] transcripts`` and decisions the
+goals engine recorded. A source is yielded only when its content hash differs from the
+scan state's, so a quiet re-scan reads nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+__all__ = ["GUIDANCE_KINDS", "Source", "collect", "commit_sources", "guidance_scope", "project_files"]
+
+MAX_FILE_BYTES = 256 * 1024
+MAX_COMMITS = 200
+MAX_COMMIT_BYTES = 256 * 1024
+_SKIP_DIRS = {".git", ".intently", "node_modules", "vendor", ".venv", "venv", "dist", "build", "__pycache__"}
+
+_CONTRIBUTOR_GUIDES = ("contributing", "conventions", "styleguide", "style-guide", "code_of_conduct")
+
+GUIDANCE_KINDS = ("agents", "claude", "claude-rule", "cursor-rule", "cursorrules", "copilot", "copilot-instructions")
+
+
+@dataclass
+class Source:
+    """One unit of material: a file, a commit message, a transcript or a decision."""
+
+    kind: str  # doc | commit | transcript | decision
+    ref: str
+    text: str
+    sha: str
+    level: str = "project"
+    paths: list[str] = field(default_factory=list)
+    confidence: str = "medium"
+    format: str = "doc"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def project_files(root: Path) -> list[str]:
+    """Tracked and untracked-but-not-ignored files (git), else a walk; sorted, POSIX paths."""
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        )
+        names = [n for n in proc.stdout.decode("utf-8", "replace").split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = [
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_file() and not (set(p.relative_to(root).parts) & _SKIP_DIRS)
+        ]
+    return sorted(n for n in names if not (set(PurePosixPath(n).parts[:-1]) & _SKIP_DIRS))
+
+
+def _guidance_kind(rel: str) -> str | None:
+    p = PurePosixPath(rel)
+    name = p.name
+    if name == "AGENTS.md":
+        return "agents"
+    if name == "CLAUDE.md":
+        return "claude"
+    if p.parent.as_posix().endswith(".claude/rules") and name.endswith(".md"):
+        return "claude-rule"
+    if p.parent.as_posix().endswith(".cursor/rules") and name.endswith(".mdc"):
+        return "cursor-rule"
+    if name == ".cursorrules":
+        return "cursorrules"
+    if rel == ".github/copilot-instructions.md":
+        return "copilot"
+    if name.endswith(".instructions.md"):
+        return "copilot-instructions"
+    return None
+
+
+def _doc_kind(rel: str) -> bool:
+    p = PurePosixPath(rel)
+    low = rel.lower()
+    if p.suffix.lower() not in (".md", ".markdown", ".rst", ".txt"):
+        return False
+    if p.name.lower().startswith(("readme", "contributing", "conventions", "styleguide", "style-guide")):
+        return True
+    parts = [x.lower() for x in p.parts[:-1]]
+    return (bool(parts) and parts[0] in ("docs", "doc")) or "adr" in parts or "adrs" in parts or "decisions" in low
+
+
+_FM = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.DOTALL)
+
+
+def _frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    m = _FM.match(text)
+    if not m:
+        return {}, text
+    try:
+        data = YAML(typ="safe").load(m.group(1)) or {}
+    except YAMLError:
+        data = {}
+    return (data if isinstance(data, dict) else {}), text[m.end() :]
+
+
+def _globs(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [g.strip() for g in value.split(",") if g.strip()]
+    if isinstance(value, list):
+        return [str(g).strip() for g in value if str(g).strip()]
+    return []
+
+
+def guidance_scope(rel: str, text: str) -> tuple[str, list[str], str]:
+    """``(level, paths, body)`` a guidance file implies for what it says.
+
+    Cursor ``.mdc``: ``globs`` become paths, ``alwaysApply: true`` the project level.
+    Copilot ``*.instructions.md``: ``applyTo``. Claude ``.claude/rules``: ``paths``.
+    ``AGENTS.md`` / ``CLAUDE.md`` in a folder: that folder. Everything else: project level.
+    """
+    kind = _guidance_kind(rel)
+    meta, body = _frontmatter(text)
+    folder = PurePosixPath(rel).parent.as_posix()
+    if kind == "cursor-rule":
+        if meta.get("alwaysApply") is True:
+            return "project", [], body
+        return ("domain", _globs(meta.get("globs")), body) if _globs(meta.get("globs")) else ("project", [], body)
+    if kind == "copilot-instructions":
+        globs = [g for g in _globs(meta.get("applyTo")) if g not in ("**", "**/*", "*")]
+        return ("domain", globs, body) if globs else ("project", [], body)
+    if kind == "claude-rule":
+        globs = _globs(meta.get("paths") or meta.get("globs"))
+        return ("domain", globs, body) if globs else ("project", [], body)
+    if kind in ("agents", "claude") and folder not in ("", "."):
+        return "domain", [f"{folder}/**"], body
+    return "project", [], body
+
+
+def collect(
+    root: Path,
+    state: dict[str, Any],
+    *,
+    full: bool,
+    transcripts: str = "",
+    mine_transcripts: bool = True,
+) -> tuple[list[Source], dict[str, dict[str, str]]]:
+    """Sources whose hash changed since ``state`` (all with ``full``), and the new hashes."""
+    seen_docs: dict[str, str] = {} if full else dict(state.get("scanned_docs") or {})
+    seen_tx: dict[str, str] = {} if full else dict(state.get("scanned_transcripts") or {})
+    new_docs: dict[str, str] = {}
+    new_tx: dict[str, str] = {}
+    sources: list[Source] = []
+    for rel in project_files(root):
+        kind = _guidance_kind(rel)
+        if kind is None and not _doc_kind(rel):
+            continue
+        path = root / rel
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        sha = _sha(text)
+        new_docs[rel] = sha
+        if seen_docs.get(rel) == sha:
+            continue
+        if kind is not None:
+            level, paths, body = guidance_scope(rel, text)
+            sources.append(Source("doc", rel, body, sha, level, paths, "high", kind))
+        elif PurePosixPath(rel).name.lower().startswith(_CONTRIBUTOR_GUIDES):
+            sources.append(Source("doc", rel, text, sha, "project", [], "high", "guide"))
+        else:
+            # READMEs, docs and ADRs mostly describe and instruct users: only explicit rules count.
+            sources.append(Source("doc", rel, text, sha, "project", [], "medium", "doc"))
+    if transcripts and mine_transcripts:
+        folder = (root / transcripts).resolve() if not Path(transcripts).is_absolute() else Path(transcripts)
+        if folder.is_dir():
+            for path in sorted(folder.rglob("*")):
+                if not path.is_file() or path.suffix.lower() not in (".md", ".txt", ".log", ".jsonl"):
+                    continue
+                try:
+                    text = path.read_text(encoding="utf-8")[:MAX_FILE_BYTES]
+                except (OSError, UnicodeDecodeError):
+                    continue
+                first = text.lstrip().splitlines()[0] if text.strip() else ""
+                if re.search(r"intently:\s*off", first, re.IGNORECASE):
+                    continue  # opted-out transcript: never mined
+                ref = path.relative_to(folder).as_posix()
+                sha = _sha(text)
+                new_tx[ref] = sha
+                if seen_tx.get(ref) != sha:
+                    sources.append(Source("transcript", f"transcripts/{ref}", text, sha, "project", [], "low", "doc"))
+    return sources, {"scanned_docs": new_docs, "scanned_transcripts": new_tx}
+
+
+def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[list[Source], str | None]:
+    """Commit messages since ``last_commit`` (or all, capped), newest last; and the new head."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return [], last_commit
+    rng = [head] if full or not last_commit else [f"{last_commit}..{head}"]
+    if last_commit and not full:
+        ok = subprocess.run(["git", "cat-file", "-e", f"{last_commit}^{{commit}}"], cwd=root, capture_output=True)
+        if ok.returncode != 0:
+            rng = [head]  # unreachable cursor (history rewritten): read everything, capped
+    proc = subprocess.run(
+        ["git", "log", "--reverse", f"--max-count={MAX_COMMITS}", "--format=%H%x00%B%x1e", *rng],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    out: list[Source] = []
+    total = 0
+    foreign = False
+    for record in proc.stdout.split("\x1e"):
+        if "\x00" not in record:
+            continue
+        sha, message = record.strip("\n").split("\x00", 1)
+        message = message.strip()
+        if message.startswith("intently scan:"):
+            continue  # our own commits are not news
+        foreign = True
+        if not message or re.match(r"^Version \d", message):
+            continue
+        total += len(message)
+        if total > MAX_COMMIT_BYTES:
+            break
+        out.append(Source("commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low"))
+    # Only scan commits since the cursor: keep the cursor, so a quiet re-scan writes nothing.
+    return out, head if foreign or not last_commit else last_commit

@@ -1,0 +1,172 @@
+"""The log's view of the requirement files: what it last saw, and every change it made or noticed.
+
+The files are the source of truth; the table ``requirements_seen`` only remembers the
+content hash of each file as last written or observed, so that a file edited by hand or
+pulled with git is recorded as ``REQ_OUTSIDE_CHANGE`` (old and new hash) the next time
+requirements load. Every write goes through :func:`write_file`: the log operation, the
+table update and the file replacement happen in one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..access import Permission
+from ..core.actors import SYSTEM
+from ..log import Operation, register_applier
+from ..store import Transaction, register_migration
+from ._files import atomic_write, file_hash
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["POLICY_VERSION", "Change", "observe", "record", "write_files"]
+
+POLICY_VERSION = "requirements@1"
+
+register_migration(
+    "requirements",
+    1,
+    "CREATE TABLE requirements_seen (namespace TEXT NOT NULL, file TEXT NOT NULL, content_hash TEXT NOT NULL, "
+    "status TEXT NOT NULL, seen_at TEXT NOT NULL, PRIMARY KEY (namespace, file))",
+    description="content hash of each requirement file as last written or observed",
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file to write: its path relative to the home, new text, and what the op records."""
+
+    file: str
+    text: str
+    op: str  # REQ_CREATE | REQ_UPDATE | REQ_STATUS | DOMAINS_UPDATE | SCAN_STATE
+    target: str
+    status: str = ""
+    detail: dict[str, Any] | None = None
+
+
+def _seen(tx: Transaction, namespace: str) -> dict[str, str]:
+    rows = tx.query("SELECT file, content_hash FROM requirements_seen WHERE namespace = ?", (namespace,))
+    return {str(r["file"]): str(r["content_hash"]) for r in rows}
+
+
+def observe(rt: Runtime, current: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    """Log every tracked file whose hash differs from what the store last saw.
+
+    ``current`` maps a home-relative file name to ``(content_hash, status)``. Files that
+    vanished are logged with ``new_hash: null``. Returns the recorded changes.
+    """
+    with rt.store.transaction(write=False) as tx:
+        seen = _seen(tx, rt.namespace)
+    if all(seen.get(f) == h for f, (h, _) in current.items()) and set(seen) <= set(current):
+        return []
+    changes: list[dict[str, Any]] = []
+    with rt.store.transaction() as tx:
+        seen = _seen(tx, rt.namespace)  # again, under the write lock
+        for name in sorted(set(current) | set(seen)):
+            new = current.get(name)
+            old = seen.get(name)
+            if new is not None and new[0] == old:
+                continue
+            payload = {
+                "file": name,
+                "old_hash": old,
+                "new_hash": new[0] if new else None,
+                "status": new[1] if new else "",
+                "observed_by": str(rt.actor),
+            }
+            op = rt.log.append(
+                tx,
+                namespace=rt.namespace,
+                actor=str(SYSTEM),
+                op="REQ_OUTSIDE_CHANGE",
+                target=name,
+                payload=payload,
+                policy_version=POLICY_VERSION,
+            )
+            _apply_seen(tx, op)
+            changes.append(payload)
+    return changes
+
+
+def write_files(rt: Runtime, changes: list[Change], *, summary: tuple[str, dict[str, Any]] | None = None) -> None:
+    """Write every change and log it, all in one transaction.
+
+    Each new text goes to a temp file first; only when every op is appended are the temp
+    files moved into place, and a failure before the commit restores the old contents, so
+    an interrupted batch leaves the previous state.
+    """
+    home = rt.home.path
+    originals: dict[Path, bytes | None] = {}
+    with rt.store.transaction() as tx:
+        rt.access.require(rt.actor, rt.namespace, Permission.WRITE, tx)
+        seen = _seen(tx, rt.namespace)
+        try:
+            for change in changes:
+                path = home / change.file
+                old_raw = path.read_bytes() if path.exists() else None
+                originals.setdefault(path, old_raw)
+                new_hash = file_hash(change.text.encode("utf-8"))
+                payload: dict[str, Any] = {
+                    "file": change.file,
+                    "old_hash": seen.get(change.file),
+                    "new_hash": new_hash,
+                    "status": change.status,
+                }
+                if change.detail:
+                    payload["detail"] = change.detail
+                op = rt.log.append(
+                    tx,
+                    namespace=rt.namespace,
+                    actor=str(rt.actor),
+                    op=change.op,
+                    target=change.target,
+                    payload=payload,
+                    policy_version=POLICY_VERSION,
+                )
+                _apply_seen(tx, op)
+                seen[change.file] = new_hash
+                atomic_write(path, change.text)
+            if summary is not None:
+                record(rt, tx, summary[0], target=rt.namespace, payload=summary[1])
+        except BaseException:
+            for path, raw in originals.items():
+                if raw is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    atomic_write(path, raw.decode("utf-8"))
+            raise
+
+
+def record(rt: Runtime, tx: Transaction, op: str, *, target: str, payload: dict[str, Any]) -> Operation:
+    """Append a record-only operation (injections, scan summaries)."""
+    return rt.log.append(
+        tx,
+        namespace=rt.namespace,
+        actor=str(rt.actor),
+        op=op,
+        target=target,
+        payload=payload,
+        policy_version=POLICY_VERSION,
+    )
+
+
+def _apply_seen(tx: Transaction, op: Operation) -> None:
+    new_hash = op.payload.get("new_hash")
+    if new_hash is None:
+        tx.execute("DELETE FROM requirements_seen WHERE namespace = ? AND file = ?", (op.stream, op.payload["file"]))
+        return
+    tx.execute(
+        "INSERT INTO requirements_seen (namespace, file, content_hash, status, seen_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (namespace, file) DO UPDATE SET content_hash = excluded.content_hash, "
+        "status = excluded.status, seen_at = excluded.seen_at",
+        (op.stream, op.payload["file"], new_hash, op.payload.get("status") or "", op.time),
+    )
+
+
+for _op in ("REQ_CREATE", "REQ_UPDATE", "REQ_STATUS", "REQ_OUTSIDE_CHANGE", "DOMAINS_UPDATE", "SCAN_STATE"):
+    register_applier(_op, _apply_seen)
+register_applier("REQ_INJECTED", None)
+register_applier("REQ_SCAN", None)

@@ -1,0 +1,36 @@
+"""The FastAPI application for one home."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from .. import __version__
+from .._intently import Intently
+from ._core_routes import router as core_router
+from ._engine_routes import router as engine_router
+from ._problems import BodyLimit, install_handlers
+
+__all__ = ["DEFAULT_MAX_BODY", "create_app"]
+
+DEFAULT_MAX_BODY = 1_000_000
+
+
+def create_app(ix: Intently, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+    """An app serving ``ix``'s home; each request acts as its token's actor.
+
+    The schema is at ``/openapi.json``, docs at ``/docs``; bodies over ``max_body`` bytes get 413.
+    """
+    app = FastAPI(
+        title="intently",
+        version=__version__,
+        description="The intent layer for AI agents: goals, project rules, standing reminders and a tool-call gate.",
+    )
+    app.state.ix = ix
+    install_handlers(app)
+    app.include_router(core_router)
+    app.include_router(engine_router)
+    app.add_middleware(BodyLimit, max_bytes=max_body)
+    from ..console import mount_console
+
+    mount_console(app, ix)
+    return app

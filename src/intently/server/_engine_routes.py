@@ -1,0 +1,180 @@
+"""Routes over the engines. Each answers 501 (problem+json) until its engine is built.
+
+Route -> library call (the adapter table; it follows the engines' public APIs):
+
+- goals:        GET list -> ``goals.list_intents(state, type, owner, priority)``; POST -> ``goals.add(text, ...)``;
+                PATCH {id} -> ``goals.edit(id, ...)``; POST {id}/complete -> ``goals.complete(id)``
+- review queue: GET -> ``goals.review_queue()``; POST {id}/confirm -> ``goals.promote(id)``;
+                POST {id}/dismiss -> ``goals.dismiss(id)``
+- triggers:     GET -> ``triggers.list()``; POST -> ``triggers.add(reminder, when=..., ...)`` (manage-reminders);
+                DELETE {id} -> ``triggers.cancel(id)``; POST test -> ``triggers.test(text, ...)``
+- requirements: GET -> ``requirements.list(status, domain)``;
+                POST preview -> ``requirements.select(task, paths, budget, explain=True, record=False)``
+- gate:         POST check -> the shared bridge (:func:`intently.hooks.gate_check`);
+                POST approve -> ``gate.approve(decision_id)``
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from ..access import Permission
+from ..hooks import Observation, gate_check
+from ._deps import NamespaceView, run_engine
+from ._models import (
+    ACTOR_PATTERN,
+    GateApprove,
+    GateCheck,
+    GoalCreate,
+    GoalState,
+    GoalUpdate,
+    IntentType,
+    Priority,
+    RequirementPreview,
+    TriggerCreate,
+    TriggerTest,
+)
+from ._problems import PROBLEM_RESPONSES
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}", responses=PROBLEM_RESPONSES)
+
+Limit = Annotated[int, Query(ge=1, le=500)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+
+
+def _page(data: Any, offset: int, limit: int) -> dict[str, Any]:
+    items = data if isinstance(data, list) else data.get("items", []) if isinstance(data, dict) else []
+    page = items[offset : offset + limit]
+    return {"items": page, "next_offset": offset + limit if offset + limit < len(items) else None}
+
+
+# -- goals -------------------------------------------------------------------------------
+
+
+@router.get("/goals", tags=["goals"])
+def goals_list(
+    view: NamespaceView,
+    state: GoalState | None = Query(None, description="Default: every state."),
+    type: IntentType | None = None,
+    owner: str | None = Query(None, max_length=140, pattern=ACTOR_PATTERN),
+    priority: Priority | None = None,
+    offset: Offset = 0,
+    limit: Limit = 100,
+) -> dict[str, Any]:
+    found = run_engine(view, "goals", "list_intents", state=state, type=type, owner=owner, priority=priority)
+    return _page(found, offset, limit)
+
+
+@router.post("/goals", status_code=201, tags=["goals"])
+def goals_add(view: NamespaceView, body: GoalCreate) -> Any:
+    view.require(Permission.WRITE)
+    fields = body.model_dump(exclude={"text"})
+    return run_engine(view, "goals", "add", body.text, **fields)
+
+
+@router.patch("/goals/{goal_id}", tags=["goals"])
+def goals_update(view: NamespaceView, goal_id: str, body: GoalUpdate) -> Any:
+    view.require(Permission.WRITE)
+    return run_engine(view, "goals", "edit", goal_id, **body.model_dump())
+
+
+@router.post("/goals/{goal_id}/complete", tags=["goals"])
+def goals_complete(view: NamespaceView, goal_id: str) -> Any:
+    view.require(Permission.WRITE)
+    return run_engine(view, "goals", "complete", goal_id)
+
+
+# -- review queue ------------------------------------------------------------------------
+
+
+@router.get("/review", tags=["review"])
+def review_list(view: NamespaceView, offset: Offset = 0, limit: Limit = 100) -> dict[str, Any]:
+    return _page(run_engine(view, "goals", "review_queue"), offset, limit)
+
+
+@router.post("/review/{candidate_id}/confirm", tags=["review"])
+def review_confirm(view: NamespaceView, candidate_id: str) -> Any:
+    view.require(Permission.WRITE)
+    return run_engine(view, "goals", "promote", candidate_id)
+
+
+@router.post("/review/{candidate_id}/dismiss", tags=["review"])
+def review_dismiss(view: NamespaceView, candidate_id: str) -> Any:
+    view.require(Permission.WRITE)
+    return run_engine(view, "goals", "dismiss", candidate_id)
+
+
+# -- standing intents --------------------------------------------------------------------
+
+
+@router.get("/triggers", tags=["triggers"])
+def triggers_list(view: NamespaceView, offset: Offset = 0, limit: Limit = 100) -> dict[str, Any]:
+    return _page(run_engine(view, "triggers", "list"), offset, limit)
+
+
+@router.post("/triggers", status_code=201, tags=["triggers"])
+def triggers_add(view: NamespaceView, body: TriggerCreate) -> Any:
+    view.require(Permission.MANAGE_REMINDERS)
+    return run_engine(view, "triggers", "add", body.reminder, **body.model_dump(exclude={"reminder"}))
+
+
+@router.delete("/triggers/{trigger_id}", tags=["triggers"])
+def triggers_cancel(view: NamespaceView, trigger_id: str) -> Any:
+    view.require(Permission.MANAGE_REMINDERS)
+    return run_engine(view, "triggers", "cancel", trigger_id)
+
+
+@router.post("/triggers/test", tags=["triggers"])
+def triggers_test(view: NamespaceView, body: TriggerTest) -> Any:
+    """Which entry would fire on this text, and why, without firing."""
+    return run_engine(view, "triggers", "test", body.text, channel=body.channel, sender=body.sender)
+
+
+# -- requirements ------------------------------------------------------------------------
+
+
+@router.get("/requirements", tags=["requirements"])
+def requirements_list(
+    view: NamespaceView,
+    status: str | None = Query(None, max_length=20),
+    domain: str | None = Query(None, max_length=100),
+    offset: Offset = 0,
+    limit: Limit = 100,
+) -> dict[str, Any]:
+    return _page(run_engine(view, "requirements", "list", status=status, domain=domain), offset, limit)
+
+
+@router.post("/requirements/preview", tags=["requirements"])
+def requirements_preview(view: NamespaceView, body: RequirementPreview) -> Any:
+    return run_engine(
+        view, "requirements", "select", body.task, paths=body.paths, budget=body.budget, explain=True, record=False
+    )
+
+
+# -- gate --------------------------------------------------------------------------------
+
+
+@router.post("/gate/check", tags=["gate"])
+def gate_check_route(view: NamespaceView, body: GateCheck) -> dict[str, Any]:
+    """The gate's decision on one proposed call. Without a gate the answer is ``block`` (fail closed)."""
+    answer = gate_check(
+        view,
+        user_requests=[body.user_request],
+        tool=body.tool,
+        args=body.args,
+        observations=[Observation(o.tool, o.output) for o in body.observed],
+        tools=None if body.tools is None else [t.model_dump() for t in body.tools],
+        session_id=body.session_id,
+    )
+    view.checkpoint()
+    return answer.to_json()
+
+
+@router.post("/gate/approve", tags=["gate"])
+def gate_approve(view: NamespaceView, body: GateApprove) -> Any:
+    view.require(Permission.WRITE)
+    return run_engine(view, "gate", "approve", body.decision_id)

@@ -1,0 +1,121 @@
+"""Request bodies. Unknown fields are refused (422 naming the field), never ignored."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..access import Permission
+
+__all__ = [
+    "ContextRequest",
+    "GateApprove",
+    "GateCheck",
+    "GoalCreate",
+    "GoalUpdate",
+    "GrantRequest",
+    "ObservedOutput",
+    "RequirementPreview",
+    "ToolDefinition",
+    "TriggerCreate",
+    "TriggerTest",
+]
+
+
+#: ``name`` (a user) or ``kind:name``; the library checks the same rule.
+ACTOR_PATTERN = r"^(?:(?:user|agent|system|tool):)?[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$"
+IntentType = Literal["GOAL", "COMMITMENT", "OPEN_QUESTION", "DECISION_IN_PROGRESS", "RISK", "FOLLOW_UP"]
+Priority = Literal["LOW", "MEDIUM", "HIGH", "CRITICAL"]
+GoalState = Literal["ACTIVE", "COMPLETED", "CANCELLED", "ON_HOLD", "EXPIRED", "SUPERSEDED"]
+Term = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\w")]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ContextRequest(_Body):
+    query: str = Field(max_length=20_000, description="The task or prompt.")
+    session: str | None = Field(default=None, max_length=200)
+    channel: str | None = Field(default=None, max_length=200)
+    sender: str | None = Field(default=None, max_length=200)
+    paths: list[str] = Field(default_factory=list, max_length=500)
+    budget: int | None = Field(default=None, ge=50, le=200_000)
+    fire: bool = Field(default=True, description="False previews standing intents without charging a fire.")
+
+
+class GrantRequest(_Body):
+    actor: str = Field(max_length=140, pattern=ACTOR_PATTERN, description="kind:name or name (a user).")
+    permission: Permission
+
+
+class GoalCreate(_Body):
+    text: str = Field(min_length=1, max_length=10_000)
+    type: IntentType | None = None
+    priority: Priority | None = None
+    owner: str | None = Field(default=None, max_length=140, pattern=ACTOR_PATTERN)
+    due: str | None = Field(default=None, max_length=40)
+
+
+class GoalUpdate(_Body):
+    text: str | None = Field(default=None, min_length=1, max_length=10_000)
+    priority: Priority | None = None
+    owner: str | None = Field(default=None, max_length=140, pattern=ACTOR_PATTERN)
+    due: str | None = Field(default=None, max_length=40)
+    type: IntentType | None = None
+    context_note: str | None = Field(default=None, max_length=10_000)
+
+
+class TriggerCreate(_Body):
+    reminder: str = Field(min_length=1, max_length=500)
+    when: list[Annotated[list[Term], Field(min_length=1, max_length=20)]] = Field(
+        min_length=1, max_length=50, description="Entries (alternatives); each a list of terms that must all come up."
+    )
+    event: str | None = Field(default=None, max_length=1000)
+    expires: str | None = Field(default=None, max_length=40)
+    max_fires: int | None = Field(default=None, ge=1, le=10_000)
+    cooldown: str | None = Field(default=None, max_length=40)
+
+
+class TriggerTest(_Body):
+    text: str = Field(max_length=20_000)
+    channel: str | None = Field(default=None, max_length=200)
+    sender: str | None = Field(default=None, max_length=200)
+
+
+class RequirementPreview(_Body):
+    task: str = Field(max_length=20_000)
+    paths: list[str] = Field(default_factory=list, max_length=500)
+    budget: int | None = Field(default=None, ge=50, le=200_000)
+
+
+class ObservedOutput(_Body):
+    tool: str = Field(max_length=200)
+    output: Any = None
+
+
+class ToolDefinition(BaseModel):
+    """An MCP-style tool definition; the gate infers a contract from it (annotations are hints only)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field(default="", max_length=10_000)
+    inputSchema: dict[str, Any] = Field(default_factory=dict)
+    annotations: dict[str, Any] = Field(default_factory=dict)
+
+
+class GateCheck(_Body):
+    user_request: str = Field(max_length=20_000, description="What the user asked for (authorises intents).")
+    tool: str = Field(min_length=1, max_length=200)
+    args: dict[str, Any] = Field(default_factory=dict)
+    observed: list[ObservedOutput] = Field(default_factory=list, max_length=500)
+    session_id: str | None = Field(
+        default=None, max_length=200, description="Continue a session an earlier check opened (approvals bind to it)."
+    )
+    tools: list[ToolDefinition] | None = Field(
+        default=None, max_length=500, description="MCP-style tool definitions (name, description, inputSchema)."
+    )
+
+
+class GateApprove(_Body):
+    decision_id: str = Field(min_length=1, max_length=200)

@@ -1,0 +1,512 @@
+"""The :class:`Triggers` facade: create, confirm, list, update, snooze, cancel, match, tick.
+
+Who may do what (per namespace, from :mod:`intently.access`):
+
+- ``manage-reminders`` creates armed intents, confirms proposals, updates, snoozes and
+  cancels what it can see;
+- ``write`` without it (and extraction, always) only *proposes*: the intent waits in
+  ``pending`` until a manager confirms it; a proposer may withdraw its own proposal;
+- ``read`` is enough to match turns (the agent's context hook) and to list what one sees.
+
+What a caller sees: intents it created or confirmed, intents scoped to it as sender, and,
+for managers, pending proposals awaiting review; an admin (or the home's owner) sees everything. Anything
+else is :class:`NotFound`, never a hint that it exists.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from ..access import Permission
+from ..core.actors import SYSTEM
+from ..core.clock import format_time, parse_duration, parse_time
+from ..core.errors import InvalidInput, InvalidTransition, NotFound, PermissionDenied
+from ..core.ids import new_id
+from ..store import Transaction
+from ._decide import TurnContext, decide
+from ._index import EntryHit, turn_grams
+from ._live import LiveIndex, live_index
+from ._matcher import rank
+from ._model import (
+    DEFAULT_COOLDOWN,
+    DEFAULT_EXPIRY,
+    DEFAULT_MAX_FIRES,
+    MAX_EVENT_CHARS,
+    MAX_REMINDER_CHARS,
+    IntentState,
+    Scope,
+    StandingIntent,
+    validate_entries,
+    validate_text,
+)
+from ._result import MatchResult
+from ._store import OPS, POLICY_VERSION, list_rows, load_fires, load_intent, load_intents
+from ._timeonly import SCHEDULER_HINT, check_not_time_only, mentions_clock_time
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
+
+__all__ = ["Triggers"]
+
+_TERMINAL = (IntentState.DONE, IntentState.CANCELLED, IntentState.EXPIRED)
+_LIVE_VALUES = [IntentState.PENDING.value, IntentState.ARMED.value, IntentState.FIRED.value]
+
+Duration = str | timedelta | int
+
+
+def _duration(value: Duration, where: str) -> timedelta:
+    if isinstance(value, timedelta):
+        delta = value
+    elif isinstance(value, int):
+        delta = timedelta(seconds=value)
+    else:
+        delta = parse_duration(value, where=where)
+    if delta < timedelta(0):
+        raise InvalidInput("must not be negative", where=where)
+    return delta
+
+
+def _entries(when: Sequence[str | Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    raw: list[list[str]] = []
+    for item in when:
+        raw.append([item] if isinstance(item, str) else [str(t) for t in item])
+    return validate_entries(raw)
+
+
+class Triggers:
+    """Standing intents of one namespace, seen by one actor."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    # -- helpers -------------------------------------------------------------------------
+
+    @property
+    def _ns(self) -> str:
+        return self._rt.namespace
+
+    def _now(self) -> datetime:
+        return self._rt.clock.now()
+
+    def _live(self) -> LiveIndex:
+        return live_index(self._rt.store, self._ns, self._rt.home.path)
+
+    def _perms(self, tx: Transaction) -> set[Permission]:
+        held = self._rt.access.permissions(self._rt.actor, self._ns, tx)
+        if Permission.READ not in held:
+            raise NotFound(f"namespace {self._ns!r} not found")
+        return held
+
+    def _visible(self, intent: StandingIntent, held: set[Permission]) -> bool:
+        me = str(self._rt.actor)
+        if Permission.ADMIN in held or me in (intent.creator, intent.confirmed_by, intent.scope.sender):
+            return True
+        return Permission.MANAGE_REMINDERS in held and intent.state is IntentState.PENDING
+
+    def _get(self, tx: Transaction, intent_id: str, held: set[Permission]) -> StandingIntent:
+        intent = load_intent(tx, self._ns, intent_id.strip())
+        if intent is None or not self._visible(intent, held):
+            raise NotFound(f"no standing intent {intent_id!r}")
+        return intent
+
+    def _append(self, tx: Transaction, op: str, target: str, payload: dict[str, Any], actor: str | None = None) -> None:
+        operation = self._rt.log.append(
+            tx,
+            namespace=self._ns,
+            actor=actor or str(self._rt.actor),
+            op=op,
+            target=target,
+            payload=payload,
+            policy_version=POLICY_VERSION,
+        )
+        OPS[op](tx, operation)
+        tx.on_commit(self._live().invalidate)
+
+    def _expiry(self, expires: str | datetime | timedelta | None, now: datetime) -> str:
+        if expires is None:
+            when = now + DEFAULT_EXPIRY
+        elif isinstance(expires, datetime):
+            when = expires
+        elif isinstance(expires, timedelta):
+            when = now + expires
+        else:
+            text = expires.strip()
+            try:
+                when = now + parse_duration(text, where="expires")
+            except InvalidInput:
+                when = parse_time(text, where="expires")
+        if when <= now:
+            raise InvalidInput(f"expiry {format_time(when)} is not in the future", where="expires")
+        return format_time(when)
+
+    # -- creating ------------------------------------------------------------------------
+
+    def add(
+        self,
+        reminder: str,
+        *,
+        when: Sequence[str | Sequence[str]],
+        event: str = "",
+        scope: Scope | Sequence[str] | None = None,
+        expires: str | datetime | timedelta | None = None,
+        max_fires: int = DEFAULT_MAX_FIRES,
+        cooldown: Duration = DEFAULT_COOLDOWN,
+        negation_guard: bool = True,
+        exclude: Sequence[str] = (),
+        propose: bool = False,
+        source: str = "user",
+    ) -> StandingIntent:
+        """Create a standing intent: armed for a reminder manager, else a pending proposal.
+
+        ``when`` lists entries, alternatives of each other; an entry is a string of words
+        that must all come up ("launch checklist"; quote a phrase to need it verbatim) or a
+        list of such terms. A clock time ("Friday at 9") is refused: use a scheduler.
+        """
+        text = validate_text(reminder, "reminder", MAX_REMINDER_CHARS, required=True)
+        if not when:
+            if mentions_clock_time(text):
+                raise InvalidInput(f"{text!r} names a clock time: {SCHEDULER_HINT}", where="reminder")
+            raise InvalidInput("at least one trigger entry (--when) is required", where="when")
+        entries = _entries(when)
+        check_not_time_only(entries)
+        about = validate_text(event, "event", MAX_EVENT_CHARS, required=False)
+        where = scope if isinstance(scope, Scope) else Scope.parse(list(scope or ()))
+        if max_fires < 1:
+            raise InvalidInput("max fires must be at least 1", where="max_fires")
+        cool = _duration(cooldown, "cooldown")
+        excluded = [validate_text(t, "exclude", 120, required=True) for t in exclude]
+        self._check_compiles(entries)
+        now = self._now()
+        with self._rt.store.transaction() as tx:
+            held = self._perms(tx)
+            manager = Permission.MANAGE_REMINDERS in held
+            if not manager and Permission.WRITE not in held:
+                raise PermissionDenied(
+                    f"{self._rt.actor} may not propose standing intents in namespace {self._ns!r} "
+                    "(needs write or manage-reminders)"
+                )
+            pending = propose or not manager or source == "extraction"
+            intent_id = new_id(now=now)
+            payload = {
+                "reminder": text,
+                "event": about,
+                "entries": [list(e) for e in entries],
+                "exclusions": excluded,
+                "negation_guard": negation_guard,
+                "channel": where.channel,
+                "conversation": where.conversation,
+                "sender": where.sender,
+                "state": (IntentState.PENDING if pending else IntentState.ARMED).value,
+                "expires_at": self._expiry(expires, now),
+                "max_fires": int(max_fires),
+                "cooldown_seconds": int(cool.total_seconds()),
+                "source": source,
+            }
+            self._append(tx, "TRIGGER_CREATE", intent_id, payload)
+            created = load_intent(tx, self._ns, intent_id)
+        assert created is not None
+        return created
+
+    def propose(
+        self, reminder: str, *, when: Sequence[str | Sequence[str]], source: str = "extraction", **kw: Any
+    ) -> StandingIntent:
+        """A pending intent that a reminder manager must confirm (extraction uses this)."""
+        return self.add(reminder, when=when, propose=True, source=source, **kw)
+
+    def _check_compiles(self, entries: tuple[tuple[str, ...], ...]) -> None:
+        matcher = self._live().matcher
+        for i, entry in enumerate(entries):
+            if not matcher.compile("check", [entry]).entries:
+                raise InvalidInput(f"entry {' '.join(entry)!r} has no words to match", where=f"when[{i}]")
+
+    # -- reading -------------------------------------------------------------------------
+
+    def show(self, intent_id: str) -> StandingIntent:
+        with self._rt.store.transaction(write=False) as tx:
+            held = self._perms(tx)
+            intent = self._get(tx, intent_id, held)
+            fires = load_fires(tx, intent.id)
+        return replace(intent, fires=fires)
+
+    def list(
+        self,
+        *,
+        state: str | IntentState | None = None,
+        include_closed: bool = False,
+        channel: str | None = None,
+        conversation: str | None = None,
+        sender: str | None = None,
+    ) -> builtins.list[StandingIntent]:
+        """What the caller may see, oldest first; runs maintenance first (expiry, re-arming)."""
+        states = [IntentState(state).value] if state else (None if include_closed else _LIVE_VALUES)
+        with self._rt.store.transaction() as tx:
+            held = self._perms(tx)
+            self._maintain(tx, self._now())
+            rows = list_rows(tx, self._ns, states)
+        return [
+            r
+            for r in rows
+            if self._visible(r, held)
+            and (channel is None or r.scope.channel == channel)
+            and (conversation is None or r.scope.conversation == conversation)
+            and (sender is None or r.scope.sender == sender)
+        ]
+
+    # -- changing ------------------------------------------------------------------------
+
+    def _managed(self, tx: Transaction, intent_id: str) -> StandingIntent:
+        held = self._perms(tx)
+        intent = self._get(tx, intent_id, held)
+        if Permission.MANAGE_REMINDERS not in held:
+            raise PermissionDenied(f"{self._rt.actor} lacks manage-reminders in namespace {self._ns!r}")
+        return intent
+
+    def confirm(self, intent_id: str) -> StandingIntent:
+        """Arm a pending proposal (needs manage-reminders)."""
+        with self._rt.store.transaction() as tx:
+            intent = self._managed(tx, intent_id)
+            self._maintain(tx, self._now())
+            intent = self._reload(tx, intent.id)
+            if intent.state is not IntentState.PENDING:
+                raise InvalidTransition("standing intent", intent.state.value, IntentState.ARMED.value)
+            self._append(tx, "TRIGGER_CONFIRM", intent.id, {"from": intent.state.value})
+            return self._reload(tx, intent.id)
+
+    def cancel(self, intent_id: str) -> StandingIntent:
+        """Cancel explicitly; the only way an intent is cancelled. A proposer may withdraw its own."""
+        with self._rt.store.transaction() as tx:
+            held = self._perms(tx)
+            intent = self._get(tx, intent_id, held)
+            own_proposal = intent.state is IntentState.PENDING and intent.creator == str(self._rt.actor)
+            if Permission.MANAGE_REMINDERS not in held and not own_proposal:
+                raise PermissionDenied(f"{self._rt.actor} lacks manage-reminders in namespace {self._ns!r}")
+            if intent.state in _TERMINAL:
+                raise InvalidTransition("standing intent", intent.state.value, IntentState.CANCELLED.value)
+            self._append(tx, "TRIGGER_CANCEL", intent.id, {"from": intent.state.value, "to": "cancelled"})
+            return self._reload(tx, intent.id)
+
+    def snooze(self, intent_id: str, until: str | datetime | timedelta | None) -> StandingIntent:
+        """Silence an intent until a time (or for a duration, ``"2d"``) without spending its
+        budget or moving its state; ``None`` lifts the snooze."""
+        now = self._now()
+        stamp = None if until is None else self._expiry(until, now)
+        with self._rt.store.transaction() as tx:
+            intent = self._managed(tx, intent_id)
+            if intent.state in _TERMINAL:
+                raise InvalidTransition("standing intent", intent.state.value, "snoozed")
+            self._append(tx, "TRIGGER_SNOOZE", intent.id, {"until": stamp})
+            return self._reload(tx, intent.id)
+
+    def update(
+        self,
+        intent_id: str,
+        *,
+        reminder: str | None = None,
+        event: str | None = None,
+        when: Sequence[str | Sequence[str]] | None = None,
+        exclude: Sequence[str] | None = None,
+        scope: Scope | Sequence[str] | None = None,
+        expires: str | datetime | timedelta | None = None,
+        max_fires: int | None = None,
+        cooldown: Duration | None = None,
+        negation_guard: bool | None = None,
+    ) -> StandingIntent:
+        """Change fields of a live intent; the change is one ``TRIGGER_UPDATE`` operation."""
+        now = self._now()
+        fields: dict[str, Any] = {}
+        if reminder is not None:
+            fields["reminder"] = validate_text(reminder, "reminder", MAX_REMINDER_CHARS, required=True)
+        if event is not None:
+            fields["event"] = validate_text(event, "event", MAX_EVENT_CHARS, required=False)
+        if when is not None:
+            entries = _entries(when)
+            check_not_time_only(entries)
+            self._check_compiles(entries)
+            fields["entries"] = [list(e) for e in entries]
+        if exclude is not None:
+            fields["exclusions"] = [validate_text(t, "exclude", 120, required=True) for t in exclude]
+        if scope is not None:
+            where = scope if isinstance(scope, Scope) else Scope.parse(list(scope))
+            fields.update(channel=where.channel, conversation=where.conversation, sender=where.sender)
+        if expires is not None:
+            fields["expires_at"] = self._expiry(expires, now)
+        if cooldown is not None:
+            fields["cooldown_seconds"] = int(_duration(cooldown, "cooldown").total_seconds())
+        if negation_guard is not None:
+            fields["negation_guard"] = negation_guard
+        if max_fires is not None and max_fires < 1:
+            raise InvalidInput("max fires must be at least 1", where="max_fires")
+        with self._rt.store.transaction() as tx:
+            intent = self._managed(tx, intent_id)
+            if intent.state in _TERMINAL:
+                raise InvalidTransition("standing intent", intent.state.value, "updated")
+            if max_fires is not None:
+                if max_fires <= intent.fire_count:
+                    raise InvalidInput(
+                        f"max fires {max_fires} must exceed the {intent.fire_count} fires already spent",
+                        where="max_fires",
+                    )
+                fields["max_fires"] = int(max_fires)
+            if "cooldown_seconds" in fields and intent.state is IntentState.FIRED and intent.last_fired_at:
+                last = parse_time(intent.last_fired_at)
+                fields["rearm_at"] = format_time(last + timedelta(seconds=fields["cooldown_seconds"]))
+            if not fields:
+                return intent
+            self._append(tx, "TRIGGER_UPDATE", intent.id, {"fields": fields})
+            return self._reload(tx, intent.id)
+
+    def _reload(self, tx: Transaction, intent_id: str) -> StandingIntent:
+        intent = load_intent(tx, self._ns, intent_id)
+        assert intent is not None
+        return intent
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    def tick(self) -> dict[str, int]:
+        """Expire what is past its expiry and re-arm what has cooled down; counts per kind."""
+        with self._rt.store.transaction() as tx:
+            self._perms(tx)
+            return self._maintain(tx, self._now())
+
+    def _maintain(self, tx: Transaction, now: datetime) -> dict[str, int]:
+        stamp = format_time(now)
+        system = str(SYSTEM)
+        expired = tx.query(
+            "SELECT id, state FROM triggers_intents WHERE namespace = ? AND state IN (?, ?, ?) AND expires_at <= ? "
+            "ORDER BY expires_at, id",
+            (self._ns, *_LIVE_VALUES, stamp),
+        )
+        for row in expired:
+            payload = {"from": str(row["state"]), "to": IntentState.EXPIRED.value}
+            self._append(tx, "TRIGGER_EXPIRE", str(row["id"]), payload, actor=system)
+        due = tx.query(
+            "SELECT id FROM triggers_intents WHERE namespace = ? AND state = ? AND rearm_at <= ? ORDER BY rearm_at, id",
+            (self._ns, IntentState.FIRED.value, stamp),
+        )
+        for row in due:
+            self._append(tx, "TRIGGER_REARM", str(row["id"]), {"from": "fired", "to": "armed"}, actor=system)
+        return {"expired": len(expired), "rearmed": len(due)}
+
+    # -- matching ------------------------------------------------------------------------
+
+    def match(
+        self,
+        text: str,
+        *,
+        channel: str | None = None,
+        conversation: str | None = None,
+        sender: str | None = None,
+        fire: bool = True,
+        budget: int | None = None,
+    ) -> MatchResult:
+        """The standing intents this turn fires, most specific first, within the block limits.
+
+        With ``fire=True`` the check and the fire happen in one write transaction against the
+        stored rows (scope, expiry, cooldown and budget rechecked), so two processes that
+        match the same turn fire an intent once; only the intents the block shows are
+        charged. ``budget`` (tokens) further limits the block. ``fire=False`` previews.
+        """
+        live = self._live()
+        now = self._now()
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+        if not fire:
+            with self._rt.store.transaction(write=False) as tx:
+                self._perms(tx)
+            live.maybe_sync(self._rt.store)
+            turn = live.matcher.normalise(text)
+            with live.lock:
+                hits = self._raw_hits(live, turn)
+                intents = {h.intent.id: live.intents[h.intent.id] for h in hits if h.intent.id in live.intents}
+            return decide(hits, intents, self._turn(now, channel, conversation, sender, budget, live), fire=False)[0]
+        live.maybe_sync(self._rt.store)  # a first full load happens outside the write lock
+        matcher = live.matcher
+        turn = matcher.normalise(text)
+        with self._rt.store.transaction() as tx:
+            self._perms(tx)
+            self._maintain(tx, now)
+            live.sync(tx)
+            if live.matcher is not matcher:  # rebuilt (synonyms changed): normalise again
+                turn = live.matcher.normalise(text)
+            with live.lock:
+                hits = self._raw_hits(live, turn)
+            intents = load_intents(tx, self._ns, [h.intent.id for h in hits])
+            where = self._turn(now, channel, conversation, sender, budget, live)
+            result, charged = decide(hits, intents, where, fire=True)
+            for entry_hit in charged:
+                self._fire(tx, intents[entry_hit.intent.id], entry_hit, now, digest, channel, conversation, sender)
+            live.sync(tx)
+        return result
+
+    def test(
+        self,
+        text: str,
+        *,
+        channel: str | None = None,
+        conversation: str | None = None,
+        sender: str | None = None,
+    ) -> MatchResult:
+        """Which entry would fire on ``text`` and why, without firing or changing anything."""
+        return self.match(text, channel=channel, conversation=conversation, sender=sender, fire=False)
+
+    def _turn(
+        self,
+        now: datetime,
+        channel: str | None,
+        conversation: str | None,
+        sender: str | None,
+        budget: int | None,
+        live: LiveIndex,
+    ) -> TurnContext:
+        cfg = self._rt.config.triggers
+        return TurnContext(
+            now=format_time(now),
+            channel=channel,
+            conversation=conversation,
+            sender=sender,
+            max_shown=cfg.max_shown,
+            max_chars=cfg.max_chars,
+            budget=budget,
+            problems=tuple(live.matcher.synonyms.problems),
+        )
+
+    @staticmethod
+    def _raw_hits(live: LiveIndex, turn: Any) -> builtins.list[EntryHit]:
+        index = live.matcher.index
+        return rank(index.match(turn_grams(turn, index.lengths)))
+
+    def _fire(
+        self,
+        tx: Transaction,
+        intent: StandingIntent,
+        hit: EntryHit,
+        now: datetime,
+        digest: str,
+        channel: str | None,
+        conversation: str | None,
+        sender: str | None,
+    ) -> None:
+        count = intent.fire_count + 1
+        if count >= intent.max_fires:
+            to, rearm = IntentState.DONE.value, None
+        elif intent.cooldown_seconds == 0:
+            to, rearm = IntentState.ARMED.value, None
+        else:
+            to, rearm = IntentState.FIRED.value, format_time(now + timedelta(seconds=intent.cooldown_seconds))
+        payload = {
+            "entry": hit.entry,
+            "terms": list(hit.matched),
+            "turn_digest": digest,
+            "channel": channel,
+            "conversation": conversation,
+            "sender": sender,
+            "fire_count": count,
+            "from": intent.state.value,
+            "to": to,
+            "rearm_at": rearm,
+        }
+        self._append(tx, "TRIGGER_FIRE", intent.id, payload)

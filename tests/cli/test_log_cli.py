@@ -1,0 +1,155 @@
+"""``intently log ...`` through a real subprocess: verify's exit codes and message after
+tampering with the SQLite file, proofs, replay, key rotation, public-key-only checks."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from intently import Actor, Permission
+
+from .conftest import library, run
+
+pytestmark = pytest.mark.sqlite_only  # edits or copies the SQLite file directly
+
+STREAM_KEYS = {
+    "stream",
+    "ok",
+    "size",
+    "checkpoints",
+    "witnessed_size",
+    "unsigned_tail",
+    "error",
+    "error_type",
+    "bad_seq",
+}
+
+
+@pytest.fixture
+def busy_home(home: Path) -> Path:
+    """'proj' holds 6 operations, all signed."""
+    with library(home) as ix:
+        for name in ("bob", "carol", "dave", "erin", "frank"):
+            ix.access.grant(Actor.parse(name), Permission.READ)
+    return home
+
+
+def test_verify_passes_on_a_clean_log_and_names_the_first_bad_seq_after_tampering(busy_home: Path) -> None:
+    clean = run("log", "verify", "--json", cwd=busy_home)
+    assert clean.code == 0, clean.stderr
+    data = clean.json
+    assert set(data) == {"ok", "streams"} and data["ok"] is True
+    (stream,) = data["streams"]
+    assert set(stream) == STREAM_KEYS
+    assert (stream["stream"], stream["size"], stream["witnessed_size"], stream["bad_seq"]) == ("proj", 6, 6, None)
+    db = busy_home / ".intently" / "state" / "intently.db"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE log_ops SET payload = replace(payload, 'read', 'admin') WHERE stream = 'proj' AND seq = 4")
+    tampered = run("log", "verify", cwd=busy_home)
+    assert tampered.code == 8
+    line = tampered.error_line()
+    assert line.startswith("error: log does not verify (LeafMismatch): stream 'proj' at seq 4:"), line
+    assert "NO" in tampered.stdout  # the table still shows every stream
+    as_json = run("log", "verify", "--json", cwd=busy_home)
+    assert as_json.code == 8
+    (bad,) = as_json.json["streams"]
+    assert (bad["ok"], bad["error_type"], bad["bad_seq"]) == (False, "LeafMismatch", 4)
+
+
+def test_verify_strict_fails_on_unsigned_operations(busy_home: Path) -> None:
+    db = busy_home / ".intently" / "state" / "intently.db"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM log_checkpoints WHERE size = 6")  # signed at 1 (init) and 6; witness says 6
+    stale = run("log", "verify", cwd=busy_home)
+    assert stale.error_line().startswith("error: log does not verify (StaleCheckpoint): stream 'proj' at seq 2:")
+    (busy_home / ".intently" / "checkpoints.json").unlink()  # no witness: only unsigned operations remain
+    assert run("log", "verify", cwd=busy_home).code == 0
+    strict = run("log", "verify", "--strict", cwd=busy_home)
+    assert strict.error_line() == "error: stream 'proj': 5 operation(s) after seq 1 no checkpoint covers"
+
+
+def test_show_proof_and_consistency(busy_home: Path) -> None:
+    shown = run("log", "show", "--limit", "2", "--json", cwd=busy_home).json
+    assert [o["seq"] for o in shown] == [6, 5]
+    assert set(shown[0]) == {"namespace", "seq", "id", "time", "actor", "op", "target", "payload", "policy_version"}
+    proof = run("log", "proof", "3", "--json", cwd=busy_home).json
+    assert {
+        "stream",
+        "seq",
+        "leaf_index",
+        "tree_size",
+        "leaf_hash",
+        "root",
+        "proof",
+        "operation",
+        "verified",
+        "checkpoint",
+    } == set(proof)
+    assert (proof["seq"], proof["leaf_index"], proof["tree_size"], proof["verified"]) == (3, 2, 6, True)
+    assert proof["checkpoint"]["root"] == proof["root"]
+    from intently.log import verify_inclusion_proof
+
+    verify_inclusion_proof(proof)  # anyone can check the printed document
+    consistency = run("log", "consistency", "2", "--json", cwd=busy_home).json
+    assert (consistency["old_size"], consistency["new_size"], consistency["verified"]) == (2, 6, True)
+    missing = run("log", "proof", "99", cwd=busy_home)
+    assert "no operation 99" in missing.error_line()
+
+
+def test_replay_reproduces_the_access_grants_table(busy_home: Path, tmp_path: Path) -> None:
+    with library(busy_home) as ix:
+        ix.access.revoke(Actor.parse("carol"), Permission.READ)
+        ix.in_namespace("other").access.grant(Actor.parse("bob"), Permission.ADMIN)
+    target = tmp_path / "rebuilt.db"
+    result = run("log", "replay", "--to", str(target), "--json", cwd=busy_home)
+    assert result.code == 0, result.stderr
+    assert result.json == {"replayed": 8, "to": f"sqlite:///{target}"}
+    query = "SELECT namespace, actor, permission, granted_by, granted_at FROM access_grants ORDER BY 1, 2, 3"
+    with (
+        closing(sqlite3.connect(target)) as rebuilt,
+        closing(sqlite3.connect(busy_home / ".intently" / "state" / "intently.db")) as live,
+    ):
+        assert rebuilt.execute(query).fetchall() == live.execute(query).fetchall()
+        assert len(rebuilt.execute(query).fetchall()) == 5
+    again = run("log", "replay", "--to", str(target), cwd=busy_home)
+    assert "fresh store" in again.error_line()
+
+
+def test_rotate_key_then_verify_with_the_public_keyring_only(busy_home: Path, tmp_path: Path) -> None:
+    witness = busy_home / ".intently" / "checkpoints.json"
+    old_checkpoint = tmp_path / "old.json"
+    old_checkpoint.write_text(json.dumps(json.loads(witness.read_text())["streams"]["proj"]))
+    rotated = run("log", "rotate-key", "--json", cwd=busy_home).json
+    assert set(rotated) == {"retired", "key_id"} and rotated["retired"] != rotated["key_id"]
+    assert run("log", "verify", cwd=busy_home).code == 0
+    public = busy_home / ".intently" / "keys" / "public.json"
+    ok = run("log", "verify-checkpoint", str(old_checkpoint), "--keys", str(public), "--json", cwd=tmp_path, actor=None)
+    assert ok.json == {"ok": True, "stream": "proj", "size": 6, "key_id": rotated["retired"]}
+    forged = json.loads(old_checkpoint.read_text())
+    forged["size"] = 7
+    old_checkpoint.write_text(json.dumps(forged))
+    bad = run("log", "verify-checkpoint", str(old_checkpoint), "--keys", str(public), cwd=tmp_path, actor=None)
+    assert bad.error_line().startswith("error: stream 'proj' at seq 7: checkpoint signature does not verify")
+    assert bad.code == 8
+    old_checkpoint.write_text("{not json")
+    assert (
+        "not a checkpoint"
+        in run("log", "verify-checkpoint", str(old_checkpoint), "--keys", str(public), cwd=tmp_path).error_line()
+    )
+
+
+def test_non_owners_verify_the_streams_they_may_read(busy_home: Path) -> None:
+    with library(busy_home, namespace="other") as ix:
+        ix.access.grant(Actor.parse("carol"), Permission.READ)
+    db = busy_home / ".intently" / "state" / "intently.db"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE log_ops SET target = 'user:mallory' WHERE stream = 'other' AND seq = 1")
+    bob = run("log", "verify", "--json", cwd=busy_home, actor="bob")  # bob reads 'proj' only
+    assert bob.code == 0, bob.stderr
+    assert [s["stream"] for s in bob.json["streams"]] == ["proj"]
+    owner = run("log", "verify", cwd=busy_home)
+    assert owner.error_line().startswith("error: log does not verify (LeafMismatch): stream 'other' at seq 1:")

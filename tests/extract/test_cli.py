@@ -1,0 +1,88 @@
+"""``intently review`` and ``intently eval extraction`` through the real CLI app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from intently import Intently
+from intently.cli._app import app
+
+runner = CliRunner()
+
+
+def _run(ix: Intently, *args: str, input: str | None = None) -> str:
+    result = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", *args], input=input)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _observe(ix: Intently, text: str) -> dict[str, object]:
+    data = json.loads(_run(ix, "review", "observe", text, "--speaker", "bob", "--time", "2026-03-04T10:00:00Z",
+                           "--json"))  # fmt: skip
+    assert isinstance(data, dict)
+    return data
+
+
+def test_observe_then_list_then_confirm_and_dismiss(ix: Intently) -> None:
+    data = _observe(ix, "I'll publish the advisory by 2099-01-01. Should we drop Node 18?")
+    proposals = data["proposals"]
+    assert isinstance(proposals, list) and [p["status"] for p in proposals] == ["created", "created"]
+    queue = json.loads(_run(ix, "review", "--json"))
+    assert [q["intent_type"] for q in queue] == ["COMMITMENT", "OPEN_QUESTION"]
+    confirmed = json.loads(_run(ix, "review", "confirm", queue[0]["id"], "--json"))
+    assert confirmed["epistemic_type"] == "ASSERTED"
+    dismissed = json.loads(_run(ix, "review", "dismiss", queue[1]["id"], "--reason", "not ours", "--json"))
+    assert dismissed["epistemic_type"] == "DEPRECATED"
+    assert json.loads(_run(ix, "review", "--json")) == []
+
+
+def test_interactive_review_confirm_edit_skip(ix: Intently) -> None:
+    _observe(ix, "Michael to close the issue. Should we drop Node 18? Rich will add a comment to the issue.")
+    # item 1: confirm; item 2: edit the text, then dismiss with no reason; item 3: skip
+    keys = "c\n" + "e\nShould we drop Node 18 in v24?\n\n\n\nd\n\n" + "s\n"
+    output = _run(ix, "review", input=keys)
+    assert "1 confirmed, 1 dismissed, 1 edited, 1 skipped" in output
+    assert "[c]onfirm / [d]ismiss / [e]dit / [s]kip / [q]uit" in output  # the keys are shown, not eaten as markup
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        (left,) = again.goals.review_queue()
+        assert left.value == "Rich will add a comment to the issue"
+        edited = [i for i in again.goals.list_intents(include_dismissed=True) if i.value.endswith("in v24?")]
+    assert [i.epistemic_type.value for i in edited] == ["DEPRECATED"]
+
+
+def test_empty_queue_says_so(ix: Intently) -> None:
+    assert "Nothing waiting for review" in _run(ix, "review")
+
+
+def test_eval_extraction_on_a_tiny_slice(tmp_path: Path) -> None:
+    """The eval cannot rot: it runs on a few labelled turns and the figures follow from them."""
+    rows = [
+        {"id": "a", "speaker": "-", "text": "Michael to rename the TSC repo", "labels": [{"type": "COMMITMENT"}]},
+        {"id": "b", "speaker": "x", "text": "I sent it yesterday.", "labels": []},
+        {"id": "c", "speaker": "x", "text": "Should we adopt a chalk-like API?", "labels": [{"type": "OPEN_QUESTION"}]},
+        {"id": "d", "speaker": "x", "text": "The spec PR is approved.", "labels": [{"type": "DECISION"}]},
+        {"id": "e", "speaker": "x", "text": "It rained all day.", "labels": [{"type": "RISK"}]},
+    ]
+    data = tmp_path / "slice.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["eval", "extraction", "--data", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["types"]["COMMITMENT"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0, "tp": 1, "fp": 0, "fn": 0}
+    assert figures["types"]["RISK"]["fn"] == 1
+    assert figures["rfc4"] == {"precision": 1.0, "recall": 0.6667, "f1": 0.8}
+    assert figures["all"]["recall"] == 0.75
+    assert figures["turns_per_second"] > 0
+    table = runner.invoke(app, ["eval", "extraction", "--data", str(data)])
+    assert "rfc4" in table.output
+
+
+def test_eval_bad_line_names_file_and_line(tmp_path: Path) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"id": "a", "text": "ok", "labels": []}\n{"id": "b"\n', encoding="utf-8")
+    result = runner.invoke(app, ["eval", "extraction", "--data", str(data)])
+    assert result.exit_code != 0
+    assert f"{data}:2" in str(result.exception)

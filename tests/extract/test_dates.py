@@ -1,0 +1,53 @@
+"""Due dates are resolved against the turn's own time, not the wall clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from intently.extract import find_due
+
+from .conftest import WEDNESDAY
+
+
+def _end(day: str) -> datetime:
+    return datetime.fromisoformat(f"{day}T23:59:59+00:00")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ship it by Friday", "2026-03-06"),
+        ("report back next week", "2026-03-13"),
+        ("due 2026-03-01", "2026-03-01"),
+        ("need it by EOD", "2026-03-04"),
+        ("send it tomorrow", "2026-03-05"),
+        ("close it by end of month", "2026-03-31"),
+        ("land it by the end of the week", "2026-03-06"),
+        ("merge it on March 10", "2026-03-10"),
+        ("release it on 2 Feb", "2027-02-02"),
+        ("in 2 weeks", "2026-03-18"),
+        ("next Monday", "2026-03-09"),
+    ],
+)
+def test_resolves(text: str, expected: str) -> None:
+    due = find_due(text, 0, len(text), WEDNESDAY)
+    assert due is not None and due.when == _end(expected)
+    assert text[due.start : due.end] == due.text
+
+
+def test_vague_times_keep_their_words_without_a_date() -> None:
+    text = "present it at the next meeting"
+    due = find_due(text, 0, len(text), WEDNESDAY)
+    assert due is not None and due.when is None and due.text == "next meeting"
+
+
+def test_no_date_means_none() -> None:
+    assert find_due("nothing scheduled here", 0, 22, WEDNESDAY) is None
+
+
+def test_friday_said_on_a_friday_is_the_next_one() -> None:
+    friday = datetime(2026, 3, 6, 9, tzinfo=UTC)
+    due = find_due("by Friday", 0, 9, friday)
+    assert due is not None and due.when == _end("2026-03-13")

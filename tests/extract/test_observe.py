@@ -1,0 +1,100 @@
+"""``ix.extraction.observe``: the turn becomes evidence, candidates wait for review in goals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from intently import Intently, InvalidInput, ManualClock
+
+TURN = {
+    "speaker": "bob",
+    "text": "Michael to close the issue by Friday. We agreed to ship v2. Should we drop Node 18?",
+    "time": "2026-03-04T10:00:00Z",
+    "channel": "minutes",
+}
+
+
+def test_observe_records_the_turn_and_proposes_inferred_intents(ix: Intently) -> None:
+    result = ix.extraction.observe(TURN)
+    (op,) = ix.log.read(ix.namespace, op="TURN_OBSERVED")
+    assert result.evidence_id == op.id and op.payload["candidates"] == 3
+    assert len(op.payload["sha256"]) == 64 and "text" not in op.payload  # a hash, not the words
+    assert [(p.candidate.type.value, p.status) for p in result.proposals] == [
+        ("COMMITMENT", "created"),
+        ("DECISION", "recorded"),
+        ("OPEN_QUESTION", "created"),
+    ]
+    queue = {i.value: i for i in ix.goals.review_queue()}
+    commitment = queue["Michael to close the issue by Friday"]
+    assert commitment.epistemic_type.value == "INFERRED" and commitment.confidence == pytest.approx(0.55)
+    assert commitment.owner == "user:michael"
+    assert commitment.target_completion == "2026-03-06T23:59:59.000000Z"
+    assert commitment.evidence_ids == (result.evidence_id,)
+    assert [d.text for d in ix.goals.decisions()] == ["We agreed to ship v2"]
+
+
+def test_message_id_is_the_evidence_id(ix: Intently) -> None:
+    result = ix.extraction.observe({**TURN, "message_id": "slack:C1/1700000000.1"})
+    assert result.evidence_id == "slack:C1/1700000000.1"
+    (op,) = ix.log.read(ix.namespace, op="TURN_OBSERVED")
+    assert op.target == "slack:C1/1700000000.1"
+
+
+def test_dismissed_candidate_is_not_proposed_again_from_the_same_evidence(ix: Intently) -> None:
+    turn = {**TURN, "text": "Should we drop Node 18?", "message_id": "m-7"}
+    (first,) = ix.extraction.observe(turn).proposals
+    assert first.object_id is not None
+    ix.goals.dismiss(first.object_id)
+    (again,) = ix.extraction.observe(turn).proposals
+    assert again.status == "suppressed" and ix.goals.review_queue() == []
+
+
+def test_restatement_of_an_active_intent_attaches_evidence(ix: Intently) -> None:
+    first = ix.extraction.observe({**TURN, "text": "Michael to close the issue", "message_id": "m-1"})
+    ix.goals.promote(first.proposals[0].object_id or "")
+    second = ix.extraction.observe({**TURN, "text": "Michael to close the issue", "message_id": "m-2"})
+    assert [p.status for p in second.proposals] == ["attached"]
+    intent = ix.goals.get(first.proposals[0].object_id or "")
+    assert set(intent.evidence_ids) == {"m-1", "m-2"}
+
+
+def test_past_due_dates_are_kept_as_words_not_targets(ix: Intently, clock: ManualClock) -> None:
+    """A turn from last month saying "by Friday" must not create an already-expired target."""
+    clock.set(datetime(2026, 4, 1, tzinfo=UTC))
+    result = ix.extraction.observe({**TURN, "text": "I'll send the report by Friday."})
+    (proposal,) = result.proposals
+    assert proposal.candidate.due_text == "by Friday"
+    assert ix.goals.get(proposal.object_id or "").target_completion is None
+
+
+def test_a_turn_with_nothing_in_it_is_still_evidence(ix: Intently) -> None:
+    result = ix.extraction.observe({**TURN, "text": "Pots and pans are right over there."})
+    assert result.proposals == []
+    assert len(ix.log.read(ix.namespace, op="TURN_OBSERVED")) == 1
+
+
+def test_bad_turn_names_the_field(ix: Intently) -> None:
+    with pytest.raises(InvalidInput, match=r"turn\.time"):
+        ix.extraction.observe({"speaker": "bob", "text": "hi", "time": "yesterday-ish"})
+
+
+def test_unknown_extractor_setting_names_the_key(ix: Intently) -> None:
+    path = ix.home.config_path
+    text = path.read_text(encoding="utf-8")
+    if "[extract]" in text:  # the config template names the default extractor
+        text = text.replace('extractor = "rules"', 'extractor = "magic"')
+    else:
+        text += '\n[extract]\nextractor = "magic"\n'
+    path.write_text(text, encoding="utf-8")
+    with Intently.open(ix.home.path, actor="user:alice") as again, pytest.raises(InvalidInput, match="extract"):
+        again.extraction.observe(TURN)
+
+
+def test_reader_cannot_observe(ix: Intently) -> None:
+    from intently import NotFound, PermissionDenied
+
+    with pytest.raises((PermissionDenied, NotFound)):
+        ix.as_actor("user:mallory").extraction.observe(TURN)
+    assert ix.log.read(ix.namespace, op="TURN_OBSERVED") == []

@@ -1,0 +1,203 @@
+"""What the default extractor must get right: the hard cases named in issue 4, one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from intently.extract import Candidate, RuleExtractor, Turn
+
+Extract = Callable[..., list[Candidate]]
+
+
+def types(cands: list[Candidate]) -> set[str]:
+    return {c.type.value for c in cands}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll send the report by Friday.",
+        "We will publish the migration guide next week.",
+        "I'm going to write up the proposal for the next meeting.",
+        "Thanks, will dig into the benchmark results!",
+    ],
+)
+def test_first_person_future_is_a_commitment(extract: Extract, text: str) -> None:
+    found = [c for c in extract(text) if c.type.value == "COMMITMENT"]
+    assert found and found[0].owner == "bob"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("I sent the report yesterday.", "past tense"),
+        ("I already updated the docs.", "past tense"),
+        ("I'm hoping to get back to it soon.", "hedge"),
+        ("Maybe I'll look at the parser.", "hedge"),
+        ("I might write a blog post about it.", "hedge"),
+        ("I'll probably rebase tonight.", "hedge"),
+        ("If people want, I will write an RFC.", "conditional"),
+        ("I'll write the RFC if you want.", "offer conditional"),
+        ("I'll drink to that!", "idiom"),
+        ("I'll bet you're right.", "idiom"),
+        ("Let me check the logs.", "immediate action"),
+        ("Hang on a tick and I'll check for you.", "immediate action"),
+        ("Thanks. I'll be right back.", "immediate action"),
+        ("I won't be in work tomorrow.", "negated"),
+        ("He said I will regret it.", "reported speech"),
+    ],
+)
+def test_not_a_commitment(extract: Extract, text: str, why: str) -> None:
+    assert "COMMITMENT" not in types(extract(text)), why
+
+
+def test_immediate_verb_with_a_due_date_is_a_commitment(extract: Extract) -> None:
+    """ "I'll check" is in-conversation, but "I'll check the logs tomorrow" is a promise."""
+    assert "COMMITMENT" in types(extract("I'll check the release logs tomorrow."))
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        ("Michael to close the issue", "Michael"),
+        ("Rich will start an email thread as next step.", "Rich"),
+        ("@alice to follow up with the build team", "alice"),
+        ("ACTION: @bob to update the release notes", "bob"),
+        ("- [ ] @carol write the migration guide", "carol"),
+        ("Action: Dana - draft the charter", "Dana"),
+    ],
+)
+def test_action_lines_in_minutes_name_their_owner(extract: Extract, text: str, owner: str) -> None:
+    found = [c for c in extract(text, speaker=None) if c.type.value == "COMMITMENT"]
+    assert [c.owner for c in found] == [owner]
+
+
+def test_two_owners_in_one_line_are_two_commitments(extract: Extract) -> None:
+    found = extract("Rich will add a comment to the issue, Bradley will correct it if Rich gets it wrong.", None)
+    assert sorted(c.owner or "" for c in found if c.type.value == "COMMITMENT") == ["Bradley", "Rich"]
+
+
+def test_speaker_label_in_minutes_owns_first_person_lines(extract: Extract) -> None:
+    found = extract("Josh: I'll write up the summary for the issue.", speaker=None)
+    assert [(c.type.value, c.owner) for c in found] == [("COMMITMENT", "Josh")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should we adopt a chalk-like API in addition to styleText?",
+        "We need to decide how deferred imports work.",
+        "Chalker suggested that we defer until next week to discuss.",
+        "Proposal: add all new core modules under a scope? (too late for http2)",
+        "the tldr is we should take a decision today or asap",
+    ],
+)
+def test_pending_decisions_are_open_questions(extract: Extract, text: str) -> None:
+    assert "OPEN_QUESTION" in types(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Should we ship it in v22? Yes, the release team already agreed.", "answered in the same turn"),
+        ("How are you doing today?", "chit-chat"),
+        ("What do you think about the weather?", "addressed to the listener"),
+        ("Why do you say that?", "chit-chat"),
+        ("What is web-admin?", "clarification"),
+        ("Did you also bench the masked version?", "past yes/no question"),
+        ("Can we have the alternative written up?", "a request, not a choice to make"),
+        ("Discussion progressing in the PR, nothing to discuss this week.", "nothing parked"),
+    ],
+)
+def test_not_an_open_question(extract: Extract, text: str, why: str) -> None:
+    assert "OPEN_QUESTION" not in types(extract(text)), why
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The risk is that backporting to LTS will break native addons.",
+        "Would this break the web?",
+        "I'm worried that the release will slip past the deadline.",
+        "Not sure if most zkVMs can provide more than 1GB of memory.",
+        "I don't know if we have space in the fork.",
+    ],
+)
+def test_risks(extract: Extract, text: str) -> None:
+    assert "RISK" in types(extract(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not concerned about the performance impact.",
+        "There is no risk of breaking anything here.",
+        "Obviously not a blocker for Stage 1.",
+        "I'm afraid we have no record of that arriving.",
+        "We identified a number of performance bottlenecks last week.",
+        "Even if we do not ship the API, nothing changes.",
+    ],
+)
+def test_not_a_risk(extract: Extract, text: str) -> None:
+    assert "RISK" not in types(extract(text))
+
+
+@pytest.mark.parametrize(
+    "text", ["I would like to form a rock band.", "It would be nice for NLL to be stable this cycle."]
+)
+def test_goals(extract: Extract, text: str) -> None:
+    assert "GOAL" in types(extract(text))
+
+
+def test_discourse_wants_are_not_goals(extract: Extract) -> None:
+    assert extract("I just want to mention that the latest justified is still relevant.") == []
+
+
+def test_decisions_made_and_not_made(extract: Extract) -> None:
+    assert "DECISION" in types(extract("We agreed on adding explicit support for let-else to HIR."))
+    assert "DECISION" not in types(extract("There's no consensus on this today."))
+    assert "DECISION" not in types(extract("I'd like to ask for consensus on merging this."))
+
+
+def test_due_dates_resolve_against_the_turn_time(extract: Extract) -> None:
+    (friday,) = extract("I'll send the report by Friday.")
+    assert friday.due == datetime(2026, 3, 6, 23, 59, 59, tzinfo=UTC)
+    assert friday.due_text == "by Friday"
+    (iso,) = extract("Michael to publish the advisory by 2026-03-20")
+    assert iso.due == datetime(2026, 3, 20, 23, 59, 59, tzinfo=UTC)
+    (later,) = extract("I'll send the report by Friday.", when=datetime(2026, 3, 7, 9, tzinfo=UTC))
+    assert later.due == datetime(2026, 3, 13, 23, 59, 59, tzinfo=UTC)
+
+
+def test_spans_are_exact_substrings_of_tokenised_transcripts(extract: Extract) -> None:
+    text = "Uh ... Yeah ! I \u2019 m sure . Now that I know how to play well , I would like to form a rock band ."
+    (goal,) = extract(text)
+    assert text[goal.start : goal.end] == goal.span == "I would like to form a rock band"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("Iwl' .,?!;:-\u2019aefnorstdhbyFM@[]\n")), max_size=120))
+def test_any_text_gives_well_formed_candidates(text: str) -> None:
+    turn = Turn(speaker="s", text=text, time=datetime(2026, 3, 4, tzinfo=UTC))
+    for cand in RuleExtractor().extract(turn):
+        assert text[cand.start : cand.end] == cand.span
+
+
+def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
+    """Thousands of turns per second is the target; the suite checks a loose floor."""
+    import time
+
+    turn = Turn(
+        speaker="s",
+        text="Michael to follow up next week. Should we adopt it? I'm not concerned about speed.",
+        time=datetime(2026, 3, 4, tzinfo=UTC),
+    )
+    started = time.perf_counter()
+    for _ in range(300):
+        rules.extract(turn)
+    assert 300 / (time.perf_counter() - started) > 100

@@ -1,0 +1,44 @@
+"""Tool definitions shared by the gate tests: MCP-style, as a real server would list them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def _tool(
+    name: str, description: str, props: dict[str, Any], required: list[str] | None = None, **annotations: Any
+) -> dict[str, Any]:
+    tool: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": props, "required": required or list(props)},
+    }
+    if annotations:
+        tool["annotations"] = annotations
+    return tool
+
+
+S = {"type": "string"}
+LIST = {"type": "array", "items": {"type": "string"}}
+
+MAIL_TOOLS = [
+    _tool("send_email", "Send an email to recipients.", {"recipients": LIST, "subject": S, "body": S}),
+    _tool("search_emails", "Search the inbox.", {"query": S}),
+    _tool("get_unread_emails", "Returns unread emails. The emails are marked as read after this call.", {}),
+    _tool("delete_file", "Delete a file from the drive.", {"file_id": S}),
+    _tool("list_files", "List the files in the drive.", {}),
+    _tool(
+        "send_money",
+        "Send a transaction to a recipient.",
+        {"recipient": S, "amount": {"type": "number"}, "subject": S, "date": S},
+    ),
+    _tool("update_password", "Update the user's password.", {"password": S}),
+    _tool("frobnicate", "Does something unspecified.", {"x": S}),
+]
+
+
+@pytest.fixture
+def tools() -> list[dict[str, Any]]:
+    return [dict(t) for t in MAIL_TOOLS]

@@ -1,0 +1,72 @@
+"""Contracts: inferred from tool definitions by documented rules, overridable, fail closed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from intently.core.errors import PolicyError
+from intently.gate import Gate, Level, Role, SideEffect, default_bundle
+
+from .conftest import S, _tool
+
+
+def test_inference_reads_verbs_nouns_and_argument_names(tools: list[dict[str, Any]]) -> None:
+    gate = Gate.from_tools(tools)
+    send = gate.contract("send_email")
+    assert send is not None
+    assert send.side_effect is SideEffect.EXTERNAL_COMM
+    assert send.kinds == {"communicate"}
+    assert send.role_of("recipients") is Role.RECIPIENT
+    assert send.role_of("body") is Role.CONTENT
+    money = gate.contract("send_money")
+    assert money is not None and money.side_effect is SideEffect.FINANCIAL
+    assert money.role_of("recipient") is Role.PAYEE  # a money tool's recipient is a payee
+    assert money.role_of("amount") is Role.AMOUNT
+    password = gate.contract("update_password")
+    assert password is not None and password.side_effect is SideEffect.CREDENTIAL
+    assert gate.contract("search_emails") is not None
+    assert gate.contract("search_emails").side_effect is SideEffect.NONE  # type: ignore[union-attr]
+
+
+def test_description_reveals_a_read_that_writes(tools: list[dict[str, Any]]) -> None:
+    unread = Gate.from_tools(tools).contract("get_unread_emails")
+    assert unread is not None
+    assert unread.side_effect is SideEffect.LOCAL_WRITE
+    assert any("marked as read" in n for n in unread.notes)
+
+
+def test_annotations_only_make_a_contract_stricter() -> None:
+    hinted = [
+        _tool("update_note", "Update a note.", {"note_id": S}, destructiveHint=True),
+        _tool("delete_note", "Delete a note.", {"note_id": S}, readOnlyHint=True),
+    ]
+    gate = Gate.from_tools(hinted)
+    assert gate.contract("update_note").side_effect is SideEffect.DESTRUCTIVE  # type: ignore[union-attr]
+    # readOnlyHint cannot turn a delete into a read
+    assert gate.contract("delete_note").side_effect is SideEffect.DESTRUCTIVE  # type: ignore[union-attr]
+
+
+def test_a_tool_without_a_contract_is_blocked(tools: list[dict[str, Any]]) -> None:
+    gate = Gate.from_tools(tools)
+    assert gate.contract("frobnicate") is None
+    session = gate.session(user_request="frobnicate x please")
+    decision = session.check("frobnicate", {"x": "1"})
+    assert decision.level is Level.BLOCK
+    assert decision.rule_ids == ("no-contract",)
+    assert session.check("not_listed_at_all", {}).level is Level.BLOCK
+
+
+def test_explicit_data_overrides_inference(tools: list[dict[str, Any]]) -> None:
+    gate = Gate.from_tools(
+        tools, overrides={"frobnicate": {"kinds": ["update"], "side_effect": "local-write", "fields": {"x": "target"}}}
+    )
+    c = gate.contract("frobnicate")
+    assert c is not None and c.side_effect is SideEffect.LOCAL_WRITE and c.role_of("x") is Role.TARGET
+    assert c.source == "explicit"
+
+
+def test_a_bad_override_names_the_tool() -> None:
+    with pytest.raises(PolicyError, match=r"tools\.broken"):
+        default_bundle().contracts.with_overrides({"broken": {"side_effect": "teleport"}})

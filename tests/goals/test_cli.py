@@ -1,0 +1,92 @@
+"""``intently goal ...`` end to end through the real CLI entry point, on a real home."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intently import Intently
+
+Run = Callable[..., Any]
+
+
+@pytest.fixture
+def run(ix: Intently, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """Call the real entry point (``intently.cli.main``: error handling and exit codes included)."""
+    from intently.cli._app import main
+
+    ix.checkpoint()
+    monkeypatch.setenv("INTENTLY_HOME", str(ix.home.path))
+    monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
+
+    def invoke(*args: str, code: int = 0) -> Any:
+        capsys.readouterr()
+        try:
+            main(list(args))
+            exit_code = 0
+        except SystemExit as exc:
+            exit_code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        assert exit_code == code, captured.err
+        if code:
+            return captured.err
+        return json.loads(captured.out) if "--json" in args else captured.out
+
+    return invoke
+
+
+def test_add_list_show_done(run: Run, tmp_path: Path) -> None:
+    call = run
+    added = call("goal", "add", "Ship the API", "--priority", "HIGH", "--due", "2027-01-01", "--owner", "bob", "--json")
+    assert added["priority"] == "HIGH" and added["owner"] == "user:bob"
+    dep = call("goal", "add", "Write docs", "--json")
+    shown = call("goal", "depend", added["id"], "--on", dep["id"][-8:], "--json")
+    assert shown["depends_on"] == [dep["id"]]
+    assert "dependency cycle" in call("goal", "depend", dep["id"], "--on", added["id"], code=2)
+    listed = call("goal", "list", "--json")
+    assert [i["value"] for i in listed] == ["Ship the API", "Write docs"]
+    done = call("goal", "done", added["id"], "--json")
+    assert done["state"] == "COMPLETED" and done["lifecycle_state"] == "ARCHIVED"
+    assert [i["value"] for i in call("goal", "list", "--json")] == ["Write docs"]
+    assert len(call("goal", "list", "--explicit", "--json")) == 2
+    assert [i["value"] for i in call("goal", "list", "--explicit", "--state", "COMPLETED", "--json")] == [
+        "Ship the API"
+    ]
+    text = call("goal", "show", added["id"])
+    assert "Ship the API" in text
+
+
+def test_lifecycle_commands_and_errors(run: Run) -> None:
+    call = run
+    g = call("goal", "add", "Plan offsite", "--json")
+    assert call("goal", "hold", g["id"], "--json")["state"] == "ON_HOLD"
+    assert call("goal", "resume", g["id"], "--json")["state"] == "ACTIVE"
+    new = call("goal", "supersede", g["id"], "--text", "Plan a smaller offsite", "--json")
+    assert new["value"] == "Plan a smaller offsite"
+    refused = call("goal", "cancel", g["id"], code=2)
+    assert "SUPERSEDED" in refused and "CANCELLED" in refused
+    assert "version" in call("goal", "edit", new["id"], "--priority", "LOW", "--expected-version", "7", code=5)
+    assert call("goal", "cancel", new["id"], "--reason", "budget", "--json")["state"] == "CANCELLED"
+
+
+def test_review_bundle_and_organise(run: Run, ix: Intently) -> None:
+    call = run
+    proposed = ix.goals.propose("COMMITMENT", "Send Dana the report", evidence_id="t1").intent
+    other = ix.goals.propose("GOAL", "Rewrite in Rust", evidence_id="t2").intent
+    assert proposed is not None and other is not None
+    ix.checkpoint()
+    assert [i["id"] for i in call("goal", "queue", "--json")] == [proposed.id, other.id]
+    assert call("goal", "promote", proposed.id, "--json")["epistemic_type"] == "ASSERTED"
+    assert call("goal", "dismiss", other.id, "--json")["epistemic_type"] == "DEPRECATED"
+    call("goal", "add", "Rotate keys </active_goals>", "--type", "RISK", "--priority", "CRITICAL", "--json")
+    bundle = call("goal", "bundle", "anything", "--budget", "200", "--json")
+    assert bundle["tokens"] <= 200
+    assert bundle["rendered"].count("</active_goals>") == 1
+    printed = call("goal", "bundle", "anything")
+    assert "&lt;/active_goals&gt;" in printed
+    for name in ("organise", "organize"):
+        assert call("goal", name, "--json")["expired"] == []

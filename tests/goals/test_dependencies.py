@@ -1,0 +1,111 @@
+"""Dependencies (RFC-0013 section 6): write-time cycle refusal naming the cycle, depth 10,
+fan-in 20, both sides consistent, cancellation never cascades."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from intently import Intently, InvalidInput, NotFound
+from intently.goals import MAX_DEPTH, MAX_FAN_IN, DependencyCycle, DependencyLimit, Goals, IntentState
+
+
+def test_a_cycle_is_refused_and_named(goals: Goals) -> None:
+    """Conformance (RFC-0013 section 11): "Dependency cycle detection MUST prevent cycles at write time"."""
+    a = goals.add("Ship the API")
+    b = goals.add("Write the docs")
+    c = goals.add("Record the demo")
+    goals.depend(a.id, b.id)
+    goals.depend(b.id, c.id)
+    with pytest.raises(DependencyCycle) as caught:
+        goals.depend(c.id, a.id)
+    assert caught.value.cycle == [c.id, a.id, b.id, c.id]
+    message = str(caught.value)
+    assert "'Record the demo'" in message
+    assert message.index("'Record the demo'") < message.index("'Ship the API'") < message.index("'Write the docs'")
+    assert goals.get(c.id).depends_on == ()
+
+
+def test_self_dependency_is_a_cycle(goals: Goals) -> None:
+    a = goals.add("Loop")
+    with pytest.raises(DependencyCycle, match=r"'Loop'.*-> 'Loop'"):
+        goals.depend(a.id, a.id)
+
+
+def test_blocks_and_depends_on_agree_whichever_side_is_written(goals: Goals) -> None:
+    a = goals.add("Release")
+    b = goals.add("Security review")
+    c = goals.add("Load test")
+    goals.depend(a.id, b.id)
+    goals.block(c.id, a.id)  # c blocks a == a depends on c
+    assert set(goals.get(a.id).depends_on) == {b.id, c.id}
+    assert goals.get(b.id).blocks == (a.id,)
+    assert goals.get(c.id).blocks == (a.id,)
+    goals.undepend(a.id, b.id)
+    assert goals.get(a.id).depends_on == (c.id,)
+    assert goals.get(b.id).blocks == ()
+    with pytest.raises(NotFound):
+        goals.undepend(a.id, b.id)
+
+
+def test_depth_beyond_ten_is_refused(goals: Goals) -> None:
+    chain = [goals.add(f"Step {n}").id for n in range(MAX_DEPTH + 2)]
+    for upper, lower in itertools.pairwise(chain[:-1]):
+        goals.depend(upper, lower)  # 10 edges: the deepest legal chain
+    with pytest.raises(DependencyLimit, match="maximum depth is 10") as caught:
+        goals.depend(chain[-2], chain[-1])
+    assert caught.value.limit == "depth"
+    # Joining at the top is just as deep.
+    top = goals.add("Above it all").id
+    with pytest.raises(DependencyLimit, match="depth"):
+        goals.depend(top, chain[0])
+
+
+def test_fan_in_beyond_twenty_is_refused(goals: Goals) -> None:
+    hub = goals.add("Shared database migration").id
+    dependents = [goals.add(f"Feature {n}").id for n in range(MAX_FAN_IN + 1)]
+    goals.depend_many([(d, hub) for d in dependents[:MAX_FAN_IN]])
+    with pytest.raises(DependencyLimit, match="already has 20 dependents") as caught:
+        goals.depend(dependents[-1], hub)
+    assert caught.value.limit == "fan_in"
+    assert len(goals.get(hub).blocks) == MAX_FAN_IN
+
+
+def test_a_refused_batch_leaves_nothing_behind(goals: Goals) -> None:
+    a, b = goals.add("A").id, goals.add("B").id
+    with pytest.raises(DependencyCycle):
+        goals.depend_many([(a, b), (b, a)])
+    assert goals.get(a).depends_on == () and goals.get(b).depends_on == ()
+
+
+def test_duplicate_edges_and_other_namespaces_are_refused(ix: Intently) -> None:
+    a, b = ix.goals.add("A").id, ix.goals.add("B").id
+    ix.goals.depend(a, b)
+    with pytest.raises(InvalidInput, match="already depends"):
+        ix.goals.depend(a, b)
+    other = ix.in_namespace("elsewhere").goals.add("Far away")
+    with pytest.raises(NotFound):
+        ix.goals.depend(a, other.id)
+
+
+def test_cancel_does_not_cascade_and_tells_each_dependent(goals: Goals) -> None:
+    """Conformance (RFC-0013 section 11): "Cascading cancellation MUST NOT occur automatically"."""
+    upstream = goals.add("Vendor SDK upgrade")
+    first = goals.add("Feature using the SDK", owner="bob")
+    second = goals.add("Second feature")
+    done = goals.add("Finished already")
+    for d in (first, second, done):
+        goals.depend(d.id, upstream.id)
+    goals.complete(done.id)
+    goals.cancel(upstream.id, reason="vendor dropped it")
+    for d in (first, second):
+        after = goals.get(d.id)
+        assert after.state is IntentState.ACTIVE
+        assert upstream.id in after.depends_on
+        (event,) = after.events
+        assert event["kind"] == "DEPENDENCY_CANCELLED"
+        assert event["payload"]["cancelled"] == upstream.id
+        assert event["payload"]["reason"] == "vendor dropped it"
+    assert goals.get(first.id).events[0]["payload"]["decision_needed_by"] == "user:bob"
+    assert goals.get(done.id).events == ()

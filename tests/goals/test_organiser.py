@@ -1,0 +1,107 @@
+"""The organiser and risks (RFC-0013 section 8, RFC-0007 decay)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from intently import Intently, ManualClock
+from intently.goals import Goals, IntentState, Priority
+
+
+def test_a_passed_target_expires_the_intent_on_the_next_read(goals: Goals, clock: ManualClock) -> None:
+    intent = goals.add("Send the invoice", due="2026-03-04")
+    clock.advance("3d")
+    after = goals.get(intent.id)  # piggybacked organiser, no explicit call
+    assert after.state is IntentState.EXPIRED
+    assert after.priority is Priority.MEDIUM  # only risks escalate
+
+
+def test_explicit_organise_reports_and_is_idempotent(ix: Intently, clock: ManualClock) -> None:
+    a = ix.goals.add("One", due="2026-03-03")
+    b = ix.goals.add("Two", type="RISK", priority="LOW", due="2026-03-03")
+    ix.goals.add("Later", due="2026-05-01")
+    clock.advance("2d")
+    report = ix.goals.organise()
+    assert sorted(report.expired) == sorted([a.id, b.id])
+    assert report.risk_alerts == [b.id]
+    assert report.remaining == 0
+    assert ix.goals.organize().expired == []
+    transitions = ix.log.read("proj", op="INTENT_TRANSITION")
+    assert {o.actor for o in transitions} == {"system:organiser"}
+    assert {o.payload["to_state"] for o in transitions} == {"EXPIRED"}
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), [("LOW", "MEDIUM"), ("MEDIUM", "HIGH"), ("HIGH", "CRITICAL"), ("CRITICAL", "CRITICAL")]
+)
+def test_an_expired_risk_is_escalated_one_level(ix: Intently, clock: ManualClock, before: str, after: str) -> None:
+    """Conformance (RFC-0013 section 11): "Priority escalation on expired RISK intents MUST be performed by the organiser"."""
+    risk = ix.goals.add("Certificate expires", type="RISK", priority=before, due="2026-03-05")
+    goal = ix.goals.add("Not a risk", priority=before, due="2026-03-05")
+    clock.advance("4d")
+    ix.goals.organise()
+    escalated = ix.goals.get(risk.id)
+    assert escalated.state is IntentState.EXPIRED
+    assert escalated.priority.value == after
+    assert ix.goals.get(goal.id).priority.value == before
+    (alert,) = ix.log.read("proj", op="EXPIRED_RISK_ALERT")
+    assert alert.target == risk.id
+    assert alert.payload["priority_from"] == before and alert.payload["priority_to"] == after
+    assert alert.actor == "system:organiser"
+    assert [e["kind"] for e in escalated.events] == ["EXPIRED_RISK_ALERT"]
+
+
+def test_an_escalated_expired_risk_is_in_every_bundle(goals: Goals, clock: ManualClock) -> None:
+    goals.add("Domain registration lapses", type="RISK", priority="HIGH", due="2026-03-05")
+    clock.advance("4d")
+    assert [i.intent.value for i in goals.bundle("unrelated").items] == ["Domain registration lapses"]
+
+
+def test_salience_decays_by_profile_at_read_time(goals: Goals, clock: ManualClock) -> None:
+    asserted = goals.add("Asserted goal", salience=0.6)
+    proposed = goals.propose("GOAL", "Inferred goal", evidence_id="t").intent
+    assert proposed is not None
+    pinned = goals.add("Pinned goal", salience=1.0)
+    clock.advance("35d")
+    assert goals.get(asserted.id).current_salience == pytest.approx(0.6 * math.exp(-0.02 * 35))
+    assert goals.get(proposed.id).current_salience == pytest.approx(0.5 * math.exp(-0.07 * 35))
+    assert goals.get(pinned.id).current_salience == 1.0
+    assert goals.get(asserted.id).salience == 0.6  # nothing was rewritten
+
+
+def test_risks_never_decay(goals: Goals, clock: ManualClock) -> None:
+    """Conformance (RFC-0013 section 11): "RISK intents MUST NOT decay in salience"."""
+    risk = goals.add("Backups are untested", type="RISK", salience=0.7)
+    goal = goals.add("Improve the backups", salience=0.7)
+    clock.advance("365d")
+    assert goals.get(risk.id).current_salience == 0.7
+    assert goals.get(goal.id).current_salience < 0.01
+
+
+def test_completion_summary_takes_half_the_decayed_salience(goals: Goals, clock: ManualClock) -> None:
+    goal = goals.add("Ship the API", salience=0.8)
+    clock.advance("10d")
+    goals.complete(goal.id)
+    (summary,) = goals.summaries()
+    assert summary.salience == pytest.approx(0.5 * 0.8 * math.exp(-0.02 * 10), abs=1e-6)
+    assert summary.text == "Goal 'Ship the API' was completed on 2026-03-12."
+
+
+def test_high_risk_surfaces_at_least_once_per_session(ix: Intently) -> None:
+    goals = ix.goals
+    risk = goals.add("Vendor contract may lapse", type="RISK", priority="HIGH")
+    for n in range(8):
+        goals.add(f"Critical goal {n} with a rather long description to fill the budget", priority="CRITICAL")
+    tight = 60
+    first = goals.bundle("", session="s-1", budget=tight)
+    assert first.items[0].intent.id == risk.id and first.items[0].reason == "session_risk"
+    second = goals.bundle("", session="s-1", budget=tight)
+    assert risk.id not in [i.intent.id for i in second.items]  # already surfaced in s-1; budget went elsewhere
+    # Remembered in the store: a new handle on the same home agrees, and a new session surfaces it again.
+    with Intently.open(ix.home.path, actor="user:alice", clock=ix.runtime.clock) as again:
+        assert risk.id not in [i.intent.id for i in again.goals.bundle("", session="s-1", budget=tight).items]
+        assert again.goals.bundle("", session="s-2", budget=tight).items[0].intent.id == risk.id
+    ops = ix.log.read("proj", op="RISK_SURFACED")
+    assert sorted(o.payload["session"] for o in ops) == ["s-1", "s-2"]

@@ -1,0 +1,26 @@
+"""The context block handed to Claude Code stays under its 10,000-character cap."""
+
+from __future__ import annotations
+
+from intently import Intently
+from intently.hooks import MAX_CONTEXT_CHARS, context_within_cap
+
+
+def test_a_large_budget_is_shrunk_until_the_block_fits(ix: Intently) -> None:
+    config = ix.home.config_path
+    config.write_text(config.read_text().replace("budget = 4000", "budget = 60000", 1))
+    with Intently.open(ix.home.path, actor="user:alice") as big:
+        for n in range(120):
+            big.goals.add(f"Migrate billing export job {n} to the new invoice schema before the audit", priority="HIGH")
+        result = context_within_cap(big, "billing export invoice schema migration", session=None)
+    assert result.budget < 60000
+    assert len(result.text) <= MAX_CONTEXT_CHARS
+    goals = result.section("active_goals")
+    assert goals.body and goals.engine_omitted + len(goals.omitted) > 0
+
+
+def test_a_standing_intent_is_charged_once_per_prompt(ix: Intently) -> None:
+    intent = ix.triggers.add("Check the rollback plan with Dana", when=["launch"])
+    result = context_within_cap(ix, "plan the launch", session="s1")
+    assert "rollback plan with Dana" in result.section("standing_intents").body
+    assert ix.triggers.show(intent.id).fire_count == 1

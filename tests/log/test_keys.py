@@ -1,0 +1,152 @@
+"""Signing keys: rotation keeps old checkpoints verifiable with only the tracked public
+keyring; a retired key cannot sign new checkpoints; a bad keyring is refused."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from intently import Actor, Intently, InvalidInput, Permission
+from intently.core.errors import BadSignature, UnknownKey
+from intently.log import Checkpoint, KeyRing, key_id_of
+
+from .conftest import STREAM, LoggedHome, change_one, only_failure
+
+
+def private_key(project: Path) -> Ed25519PrivateKey:
+    loaded = serialization.load_pem_private_key(
+        (project / ".intently" / "keys" / "private" / "log-ed25519.pem").read_bytes(), password=None
+    )
+    assert isinstance(loaded, Ed25519PrivateKey)
+    return loaded
+
+
+def test_key_id_is_the_first_16_hex_of_the_public_keys_sha256(logged: LoggedHome) -> None:
+    import hashlib
+
+    public = private_key(logged.project).public_key()
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    ring = json.loads((logged.project / ".intently" / "keys" / "public.json").read_text())
+    (entry,) = ring["keys"]
+    assert entry["key_id"] == key_id_of(public) == hashlib.sha256(raw).hexdigest()[:16]
+    assert base64.b64decode(entry["public_key"]) == raw
+
+
+def test_rotation_keeps_old_checkpoints_verifiable(logged: LoggedHome) -> None:
+    old_key = private_key(logged.project)
+    with logged.open() as ix:
+        logged.clock.advance("1h")
+        retired, new = ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+        logged.clock.advance("1h")
+        ix.access.grant(Actor.parse("judy"), Permission.READ)
+    assert retired == key_id_of(old_key.public_key()) != new
+    ring = json.loads((logged.project / ".intently" / "keys" / "public.json").read_text())
+    by_id = {k["key_id"]: k for k in ring["keys"]}
+    assert by_id[retired]["retired"] is not None and by_id[new]["retired"] is None
+    assert by_id[retired]["first_signed"] <= by_id[retired]["last_signed"] <= by_id[retired]["retired"]
+    assert by_id[new]["first_signed"] is not None  # the new key signed the rotation at once
+    report = logged.verify()
+    assert report.ok, report.to_json()
+    with logged.open() as ix:
+        keys = [cp.key_id for cp in _all_checkpoints(logged)]
+        assert keys[:3] == [retired] * 3 and set(keys[3:]) == {new}
+        assert ix.log.read(STREAM, op="KEY_ROTATED")[0].payload == {"retired": retired, "key_id": new}
+    # Anyone holding only the public keyring verifies both generations.
+    public_only = KeyRing.load_public(logged.project / ".intently" / "keys" / "public.json")
+    for cp in _all_checkpoints(logged):
+        public_only.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
+
+
+def _all_checkpoints(logged: LoggedHome) -> list[Checkpoint]:
+    with logged.raw() as db:
+        rows = db.execute(
+            "SELECT origin, stream, size, root, time, key_id, signature FROM log_checkpoints ORDER BY size"
+        )
+        names = [d[0] for d in rows.description]
+        return [Checkpoint.from_json(dict(zip(names, r, strict=True))) for r in rows.fetchall()]
+
+
+def test_checkpoint_signed_by_a_retired_key_after_its_retirement_fails(logged: LoggedHome) -> None:
+    old_key = private_key(logged.project)
+    with logged.open() as ix:
+        logged.clock.advance("1h")
+        ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+        logged.clock.advance("1h")
+        ix.access.grant(Actor.parse("judy"), Permission.READ)  # size 10, signed by the new key
+    with logged.raw() as db:
+        origin, root, time = db.execute(
+            "SELECT origin, root, time FROM log_checkpoints WHERE stream = ? AND size = 10", (STREAM,)
+        ).fetchone()
+        body = Checkpoint.body(origin, STREAM, 10, bytes.fromhex(root), time)
+        change_one(
+            db,
+            "UPDATE log_checkpoints SET key_id = ?, signature = ? WHERE stream = ? AND size = 10",
+            (key_id_of(old_key.public_key()), base64.b64encode(old_key.sign(body)).decode(), STREAM),
+        )
+    error_type, seq = only_failure(logged.verify())
+    assert (error_type, seq) == ("BadSignature", 10)
+    report = logged.verify()
+    assert "retired" in (report.streams[0].error or "")
+
+
+def test_a_home_without_the_private_key_verifies_but_signs_nothing(logged: LoggedHome) -> None:
+    (logged.project / ".intently" / "keys" / "private" / "log-ed25519.pem").unlink()
+    with logged.open() as ix:
+        assert ix.log.checkpoint() == []  # a verifier-only copy signs nothing
+        report = ix.log.verify()
+        assert report.ok
+        ix.access.grant(Actor.parse("judy"), Permission.READ)
+    report = logged.verify()
+    assert report.ok and report.streams[0].unsigned_tail == 1
+
+
+def test_public_keyring_with_a_wrong_key_id_is_refused(logged: LoggedHome) -> None:
+    path = logged.project / ".intently" / "keys" / "public.json"
+    ring = json.loads(path.read_text())
+    ring["keys"][0]["key_id"] = "0" * 16
+    path.write_text(json.dumps(ring))
+    with pytest.raises(InvalidInput, match=r"keys\[0\]"):
+        logged.open()
+
+
+def test_public_keyring_with_an_unknown_algorithm_is_refused(logged: LoggedHome) -> None:
+    path = logged.project / ".intently" / "keys" / "public.json"
+    ring = json.loads(path.read_text())
+    ring["keys"][0]["algorithm"] = "hmac-sha256"
+    path.write_text(json.dumps(ring))
+    with pytest.raises(InvalidInput, match="unsupported algorithm"):
+        logged.open()
+
+
+def test_a_key_dropped_from_the_public_keyring_makes_its_checkpoints_unknown(logged: LoggedHome) -> None:
+    path = logged.project / ".intently" / "keys" / "public.json"
+    with logged.open() as ix:
+        ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+    ring = json.loads(path.read_text())
+    ring["keys"] = [k for k in ring["keys"] if k["retired"] is None]
+    path.write_text(json.dumps(ring))
+    assert only_failure(logged.verify()) == ("UnknownKey", 1)
+
+
+def test_keyring_verify_errors_are_specific() -> None:
+    key = Ed25519PrivateKey.generate()
+    ring = KeyRing([])
+    kid = ring.generate("2026-01-01T00:00:00.000000Z")
+    _, sig = ring.sign(b"body", "2026-01-01T00:00:00.000000Z")
+    ring.verify(kid, b"body", sig)
+    with pytest.raises(BadSignature) as bad:
+        ring.verify(kid, b"bodY", sig, stream="s", seq=3)
+    assert (bad.value.stream, bad.value.seq) == ("s", 3)
+    with pytest.raises(UnknownKey):
+        ring.verify(key_id_of(key.public_key()), b"body", key.sign(b"body"))
+
+
+def test_init_keeps_the_private_key_private(ix: Intently) -> None:
+    private_dir = ix.home.keys_dir / "private"
+    assert private_dir.stat().st_mode & 0o777 == 0o700
+    assert (private_dir / "log-ed25519.pem").stat().st_mode & 0o777 == 0o600

@@ -1,0 +1,223 @@
+"""The MCP server through the SDK's in-memory client, and once over a real stdio subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from intently import Actor, Intently, Permission
+from intently.mcp_server import TOOLS, build_server
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def _run(coro: Any) -> Any:
+    return anyio.run(coro)
+
+
+def test_every_tool_and_prompt_is_listed(ix: Intently) -> None:
+    async def go() -> tuple[set[str], set[str], set[str]]:
+        async with Client(build_server(ix)) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            resources = {str(r.uri) for r in (await client.list_resources()).resources}
+            prompts = {p.name for p in (await client.list_prompts()).prompts}
+        return tools, resources, prompts
+
+    tools, resources, prompts = _run(go)
+    assert tools == set(TOOLS)
+    assert resources == {"intently://goals/active", "intently://requirements"}
+    assert prompts == {"context"}
+
+
+class _Placeholder:
+    """An engine facade before the engine is built: no methods."""
+
+    def __init__(self, runtime: object) -> None:
+        self._rt = runtime
+
+
+class _BuildWithoutGoals(Intently):
+    @property
+    def goals(self) -> _Placeholder:  # type: ignore[override]
+        return _Placeholder(self.runtime)
+
+
+def test_tools_of_missing_engines_return_a_clear_error(ix: Intently) -> None:
+    async def go() -> tuple[Any, Any]:
+        async with Client(build_server(_BuildWithoutGoals(ix.runtime))) as client:
+            tool = await client.call_tool("goals_add", {"text": "Ship the API", "priority": "HIGH"})
+            resource = await client.read_resource("intently://goals/active")
+            return tool, resource
+
+    tool, resource = _run(go)
+    assert tool.is_error
+    assert "goals engine is not available" in _text(tool)
+    data = json.loads(resource.contents[0].text)
+    assert data["available"] is False and "goals engine is not available" in data["error"]
+
+
+def test_goal_tools_round_trip(ix: Intently) -> None:
+    async def go() -> list[Any]:
+        async with Client(build_server(ix)) as client:
+            made = await client.call_tool("goals_add", {"text": "Ship the billing API v2", "priority": "HIGH"})
+            goal_id = json.loads(_text(made))["id"]
+            listed = await client.call_tool("goals_list", {})
+            active = await client.read_resource("intently://goals/active")
+            edited = await client.call_tool("goals_update", {"goal_id": goal_id, "priority": "CRITICAL"})
+            done = await client.call_tool("goals_complete", {"goal_id": goal_id})
+            after = await client.call_tool("goals_list", {})
+            return [goal_id, listed, active, edited, done, after]
+
+    goal_id, listed, active, edited, done, after = _run(go)
+    assert [g["id"] for g in json.loads(_text(listed))["items"]] == [goal_id]
+    assert [g["id"] for g in json.loads(active.contents[0].text)["items"]] == [goal_id]
+    assert json.loads(_text(edited))["priority"] == "CRITICAL"
+    assert json.loads(_text(done))["state"] == "COMPLETED"
+    assert json.loads(_text(after))["items"] == []
+
+
+def test_standing_intent_tools_for_a_reminder_manager(ix: Intently) -> None:
+    async def go() -> list[Any]:
+        async with Client(build_server(ix)) as client:
+            made = await client.call_tool(
+                "intents_create", {"reminder": "Check the rollback plan with Dana", "when": [["launch"]]}
+            )
+            intent_id = json.loads(_text(made))["id"]
+            listed = await client.call_tool("intents_list", {})
+            cancelled = await client.call_tool("intents_cancel", {"intent_id": intent_id})
+            return [intent_id, listed, cancelled]
+
+    intent_id, listed, cancelled = _run(go)
+    assert [t["id"] for t in json.loads(_text(listed))["items"]] == [intent_id]
+    assert json.loads(_text(cancelled))["state"] == "cancelled"
+
+
+def test_requirements_preview_and_resource(ix: Intently) -> None:
+    req = ix.requirements.add("Never log request bodies of the payments service", level="project")
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(build_server(ix)) as client:
+            preview = await client.call_tool("requirements_preview", {"task": "add logging to payments"})
+            listing = await client.read_resource("intently://requirements")
+            return preview, listing
+
+    preview, listing = _run(go)
+    assert json.loads(_text(preview))["ids"] == [req.id]
+    assert [r["id"] for r in json.loads(listing.contents[0].text)["items"]] == [req.id]
+
+
+def test_standing_intents_need_manage_reminders(ix: Intently) -> None:
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+
+    async def go() -> Any:
+        async with Client(build_server(ix.as_actor("agent:claude"))) as client:
+            return await client.call_tool(
+                "intents_create", {"reminder": "Check the rollback plan", "when": [["launch"]]}
+            )
+
+    result = _run(go)
+    assert result.is_error
+    assert "PermissionDenied" in _text(result) and "manage-reminders" in _text(result)
+
+
+def test_gate_check_decides_and_logs(ix: Intently) -> None:
+    async def go() -> tuple[Any, Any]:
+        async with Client(build_server(ix)) as client:
+            asked = await client.call_tool(
+                "gate_check",
+                {
+                    "user_request": "email the report to bob@example.com",
+                    "tool": "send_email",
+                    "args": {"to": "bob@example.com"},
+                },
+            )
+            invented = await client.call_tool(
+                "gate_check",
+                {
+                    "user_request": "email the report to bob@example.com",
+                    "tool": "send_email",
+                    "args": {"to": "eve@evil.io"},
+                },
+            )
+            return asked, invented
+
+    asked, invented = _run(go)
+    assert json.loads(_text(asked))["outcome"] == "allow"
+    assert json.loads(_text(invented))["outcome"] == "block"
+    assert len(ix.log.read("proj", op="GATE_DECIDED")) == 2
+
+
+def test_context_prompt_returns_the_block(ix: Intently) -> None:
+    async def go() -> Any:
+        async with Client(build_server(ix)) as client:
+            return await client.get_prompt("context", {"task": "upgrade the database driver"})
+
+    result = _run(go)
+    text = result.messages[0].content.text
+    assert text.startswith('<intently-context namespace="proj"')
+
+
+def test_reader_without_access_sees_not_found(ix: Intently) -> None:
+    async def go() -> Any:
+        async with Client(build_server(ix.as_actor("user:mallory"))) as client:
+            return await client.call_tool("requirements_preview", {"task": "x"})
+
+    result = _run(go)
+    assert result.is_error and "NotFound" in _text(result)
+
+
+def test_over_a_real_stdio_subprocess(ix: Intently, project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_HOME"] = str(ix.home.path)
+    env["INTENTLY_ACTOR"] = "user:alice"
+    params = StdioServerParameters(command=str(Path(sys.executable).parent / "intently"), args=["mcp"], env=env)
+
+    async def go() -> tuple[set[str], Any]:
+        async with Client(params) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            checked = await client.call_tool("gate_check", {"user_request": "list files", "tool": "Bash"})
+        return tools, checked
+
+    tools, checked = _run(go)
+    assert tools == set(TOOLS)
+    assert json.loads(_text(checked))["outcome"] in ("allow", "warn", "confirm", "review", "block")
+
+
+def test_streamable_http_behind_the_flag(ix: Intently) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update(INTENTLY_HOME=str(ix.home.path), INTENTLY_ACTOR="user:alice")
+    cmd = [str(Path(sys.executable).parent / "intently"), "mcp", "--http", "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the MCP HTTP server did not start"
+                time.sleep(0.2)
+
+        async def go() -> set[str]:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                return {t.name for t in (await client.list_tools()).tools}
+
+        assert _run(go) == set(TOOLS)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -1,0 +1,140 @@
+"""The HTTP API against a real server: auth, isolation, pagination, limits, problems, OpenAPI."""
+
+from __future__ import annotations
+
+from intently import Intently
+from intently.server import TokenStore
+
+from .conftest import MAX_BODY, Api
+
+PROBLEM = "application/problem+json"
+
+
+def test_health_needs_no_token(api: Api) -> None:
+    with api.client() as c:
+        r = c.get("/v1/health")
+    assert r.status_code == 200 and r.json()["status"] == "ok"
+
+
+def test_missing_and_bad_tokens_are_401_problems(api: Api) -> None:
+    with api.client() as c:
+        r = c.get("/v1/whoami")
+    assert r.status_code == 401
+    assert r.headers["content-type"] == PROBLEM
+    assert r.headers["www-authenticate"].startswith("Bearer")
+    with api.client("itk_nope_nope") as c:
+        assert c.get("/v1/whoami").status_code == 401
+
+
+def test_whoami_maps_token_to_actor(api: Api) -> None:
+    with api.client(api.token("user:alice")) as c:
+        data = c.get("/v1/whoami").json()
+    assert data["actor"] == "user:alice"
+    assert "admin" in data["namespaces"]["proj"]
+
+
+def test_unreadable_namespace_looks_exactly_missing(api: Api) -> None:
+    with api.client(api.token("user:bob")) as c:
+        hidden = c.get("/v1/namespaces/proj/log/ops")
+        missing = c.get("/v1/namespaces/nosuch/log/ops")
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.headers["content-type"] == missing.headers["content-type"] == PROBLEM
+    assert hidden.text.replace("proj", "X") == missing.text.replace("nosuch", "X")
+
+
+def test_grants_enforce_permissions(api: Api) -> None:
+    alice, bob = api.token("user:alice"), api.token("user:bob")
+    with api.client(alice) as c:
+        r = c.post("/v1/namespaces/proj/grants", json={"actor": "user:bob", "permission": "read"})
+        assert r.status_code == 201, r.text
+    with api.client(bob) as c:
+        assert c.get("/v1/namespaces/proj/log/ops").status_code == 200
+        denied = c.post("/v1/namespaces/proj/grants", json={"actor": "user:bob", "permission": "admin"})
+        assert denied.status_code == 403 and denied.headers["content-type"] == PROBLEM
+        assert [g["actor"] for g in c.get("/v1/namespaces/proj/grants").json()["items"]] == ["user:bob"]
+    with api.client(alice) as c:
+        assert c.delete("/v1/namespaces/proj/grants/user:bob/read").json()["revoked"] is True
+    with api.client(bob) as c:
+        assert c.get("/v1/namespaces/proj/log/ops").status_code == 404
+
+
+def test_log_ops_paginate_without_gaps(api: Api) -> None:
+    with api.client(api.token("user:alice")) as c:
+        for name in ("bob", "carol", "dave", "erin"):
+            c.post("/v1/namespaces/proj/grants", json={"actor": name, "permission": "read"})
+        seqs: list[int] = []
+        after = 0
+        while True:
+            page = c.get("/v1/namespaces/proj/log/ops", params={"after": after, "limit": 2}).json()
+            assert len(page["items"]) <= 2
+            seqs += [o["seq"] for o in page["items"]]
+            if page["next_after"] is None:
+                break
+            after = page["next_after"]
+    assert seqs == list(range(1, api.ix.log.size("proj") + 1))
+    assert len(seqs) >= 6  # HOME_INIT, TOKEN_CREATE and four grants
+
+
+def test_log_verify_proof_and_checkpoint(api: Api) -> None:
+    with api.client(api.token("user:alice")) as c:
+        assert c.get("/v1/namespaces/proj/log/verify").json()["ok"] is True
+        proof = c.get("/v1/namespaces/proj/log/proof/1").json()
+        assert proof["verified"] is True and proof["operation"]["op"] == "HOME_INIT"
+        cps = c.get("/v1/namespaces/proj/log/checkpoints").json()
+        assert cps["checkpoint"]["stream"] == "proj" and cps["size"] >= 2
+        assert c.get("/v1/namespaces/proj/log/proof/999").status_code == 404
+
+
+def test_token_creation_is_logged_without_the_token(api: Api) -> None:
+    token = api.token("agent:ci")
+    ops = api.ix.log.read("proj", op="TOKEN_CREATE")
+    assert len(ops) == 1
+    assert ops[0].payload["actor"] == "agent:ci"
+    assert token not in ops[0].payload_json
+
+
+def test_context_route_returns_the_block(api: Api, ix: Intently) -> None:
+    ix.goals.add("Customer data must never leak through logs", type="RISK", priority="CRITICAL")
+    with api.client(api.token("user:alice")) as c:
+        r = c.post("/v1/namespaces/proj/context", json={"query": "release the app", "budget": 800, "fire": False})
+    assert r.status_code == 200, r.text
+    data = r.json()
+    assert data["tokens"] <= 800
+    assert "Customer data must never leak" in data["text"]
+    assert {s["name"]: s["status"] for s in data["sections"]}["active_goals"] == "ok"
+
+
+def test_unknown_field_is_a_422_problem_naming_it(api: Api) -> None:
+    with api.client(api.token("user:alice")) as c:
+        r = c.post("/v1/namespaces/proj/context", json={"query": "x", "budgett": 3})
+    assert r.status_code == 422 and r.headers["content-type"] == PROBLEM
+    assert "budgett" in r.json()["detail"]
+
+
+def test_request_body_over_the_limit_is_413(api: Api) -> None:
+    with api.client(api.token("user:alice")) as c:
+        big = c.post("/v1/namespaces/proj/context", json={"query": "x" * (MAX_BODY + 10)})
+        chunked = c.post(
+            "/v1/namespaces/proj/context",
+            content=iter([b'{"query": "', b"y" * (MAX_BODY + 10), b'"}']),
+            headers={"content-type": "application/json"},
+        )
+    assert big.status_code == 413 and big.headers["content-type"] == PROBLEM
+    assert chunked.status_code == 413
+
+
+def test_openapi_is_published_with_bearer_auth(api: Api) -> None:
+    with api.client() as c:
+        schema = c.get("/openapi.json").json()
+    assert "/v1/namespaces/{namespace}/context" in schema["paths"]
+    assert "/v1/namespaces/{namespace}/goals" in schema["paths"]
+    schemes = schema["components"]["securitySchemes"]
+    assert any(s.get("scheme") == "bearer" for s in schemes.values())
+
+
+def test_revoked_token_is_refused(api: Api) -> None:
+    issued = TokenStore(api.ix).create("user:alice")
+    with api.client(issued.token) as c:
+        assert c.get("/v1/whoami").status_code == 200
+        TokenStore(api.ix).revoke(issued.info.id)
+        assert c.get("/v1/whoami").status_code == 401

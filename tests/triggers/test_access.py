@@ -1,0 +1,70 @@
+"""Who may create, confirm, see and cancel; proposals wait in pending until confirmed."""
+
+from __future__ import annotations
+
+import pytest
+
+from intently import Intently, InvalidTransition, NotFound, PermissionDenied
+from intently.triggers import IntentState
+
+from .conftest import ops
+
+
+def test_a_writer_only_proposes_and_a_manager_confirms(team: Intently) -> None:
+    bob, carol = team.as_actor("user:bob").triggers, team.as_actor("user:carol").triggers
+    proposal = bob.add("Check the rollback owner", when=["launch checklist"])
+    assert proposal.state is IntentState.PENDING
+    assert bob.test("launch checklist").hits == ()  # pending never fires
+    assert [i.id for i in carol.list()] == [proposal.id]  # managers see proposals to review
+    with pytest.raises(PermissionDenied):
+        bob.confirm(proposal.id)
+    armed = carol.confirm(proposal.id)
+    assert armed.state is IntentState.ARMED and armed.confirmed_by == "user:carol"
+    assert [h.id for h in bob.test("launch checklist").shown] == [proposal.id]
+    with pytest.raises(InvalidTransition):
+        carol.confirm(proposal.id)
+    assert ops(team) == ["TRIGGER_CREATE", "TRIGGER_CONFIRM"]
+
+
+def test_extraction_always_proposes(team: Intently) -> None:
+    intent = team.triggers.propose("Ask about the budget", when=["budget review"])
+    assert intent.state is IntentState.PENDING and intent.source == "extraction"
+
+
+def test_a_reader_may_match_but_not_create(team: Intently) -> None:
+    dave = team.as_actor("user:dave").triggers
+    with pytest.raises(PermissionDenied):
+        dave.add("x", when=["launch"])
+    team.triggers.add("owner's", when=["launch"])
+    assert [h.reminder for h in dave.match("launch").shown] == ["owner's"]
+
+
+def test_list_and_cancel_are_scoped_to_what_the_caller_may_see(team: Intently) -> None:
+    alice, bob, carol = team.triggers, team.as_actor("user:bob").triggers, team.as_actor("user:carol").triggers
+    mine = carol.add("carol's", when=["launch"])
+    for_bob = alice.add("for bob", when=["deploy"], scope=["sender:user:bob"])
+    private = alice.add("alice's", when=["budget"])
+    assert {i.id for i in carol.list()} == {mine.id}
+    assert {i.id for i in bob.list()} == {for_bob.id}
+    assert {i.id for i in alice.list()} == {mine.id, for_bob.id, private.id}  # the owner sees all
+    with pytest.raises(NotFound):
+        carol.show(private.id)
+    with pytest.raises(NotFound):
+        carol.cancel(private.id)
+    with pytest.raises(PermissionDenied):
+        bob.cancel(for_bob.id)  # visible, but bob cannot manage reminders
+    assert alice.show(private.id).state is IntentState.ARMED
+
+
+def test_a_proposer_may_withdraw_its_own_proposal(team: Intently) -> None:
+    bob = team.as_actor("user:bob").triggers
+    proposal = bob.add("x", when=["launch"])
+    assert bob.cancel(proposal.id).state is IntentState.CANCELLED
+
+
+def test_outsiders_get_not_found(team: Intently) -> None:
+    eve = team.as_actor("user:eve").triggers
+    intent = team.triggers.add("x", when=["launch"])
+    for call in (lambda: eve.list(), lambda: eve.show(intent.id), lambda: eve.match("launch")):
+        with pytest.raises(NotFound):
+            call()

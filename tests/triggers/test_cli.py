@@ -1,0 +1,122 @@
+"""The real ``intently trigger`` commands, ``intently eval triggers`` and the benchmark, run tiny."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from intently import Intently
+from intently.cli._app import app
+
+INTENTLY = Path(sys.executable).with_name("intently")
+DEV_DATA = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "triggers-dev.json"
+
+
+def run(*args: str, home: Path | None = None, actor: str = "user:alice") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_ACTOR"] = actor
+    if home is not None:
+        env["INTENTLY_HOME"] = str(home)
+    return subprocess.run([str(INTENTLY), *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def ok_json(*args: str, home: Path, actor: str = "user:alice") -> Any:
+    """Run a command in-process (the console script's app), expecting success and JSON."""
+    result = CliRunner().invoke(
+        app, [*args, "--json"], env={"INTENTLY_HOME": str(home), "INTENTLY_ACTOR": actor}, catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_add_list_test_match_show_cancel(ix: Intently) -> None:
+    home = ix.home.path
+    added = ok_json(
+        "trigger", "add", "Confirm the rollback owner", "--when", "launch checklist", "--when", '"go live"',
+        "--event", "the launch", "--max-fires", "2", "--cooldown", "1h", "--exclude", "draft", home=home,
+    )  # fmt: skip
+    assert added["state"] == "armed" and added["when"] == [["launch checklist"], ['"go live"']]
+    assert [i["id"] for i in ok_json("trigger", "list", home=home)] == [added["id"]]
+    preview = ok_json("trigger", "test", "Launching the checklists now", home=home)
+    assert preview["shown"][0]["id"] == added["id"] and not preview["fired"]
+    assert "entry 1" in preview["shown"][0]["why"]
+    assert ok_json("trigger", "test", "the draft launch checklist", home=home)["hits"] == []
+    fired = ok_json("trigger", "match", "we go live tomorrow", home=home)
+    assert fired["shown"][0]["fired"] and "Confirm the rollback owner" in fired["block"]
+    shown = ok_json("trigger", "show", added["id"], home=home)
+    assert shown["fire_count"] == 1 and shown["fires"][0]["entry"] == 1
+    assert ok_json("trigger", "tick", home=home) == {"expired": 0, "rearmed": 0}
+    assert ok_json("trigger", "cancel", added["id"], home=home)["state"] == "cancelled"
+    assert ok_json("trigger", "list", home=home) == []
+    env = {"INTENTLY_HOME": str(home), "INTENTLY_ACTOR": "user:alice"}
+    people = CliRunner().invoke(app, ["trigger", "list", "--all"], env=env)
+    assert people.exit_code == 0 and "cancelled" in people.stdout
+
+
+def test_proposal_and_confirm_through_the_cli(ix: Intently) -> None:
+    from intently import Actor, Permission
+
+    ix.access.grant(Actor.parse("user:bob"), Permission.WRITE)
+    proposal = ok_json("trigger", "add", "ask about it", "--when", "budget", home=ix.home.path, actor="user:bob")
+    assert proposal["state"] == "pending"
+    assert ok_json("trigger", "confirm", proposal["id"], home=ix.home.path)["state"] == "armed"
+
+
+def test_time_only_request_is_one_error_line(ix: Intently) -> None:
+    proc = run("trigger", "add", "standup", "--when", "Friday at 9", home=ix.home.path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "scheduler" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_eval_scores_both_systems_on_the_same_pairs(tmp_path: Path) -> None:
+    data = {
+        "intents": [
+            {"id": "a", "triggers": [["launch"]]},
+            {"id": "b", "triggers": [["rollback"]]},
+        ],
+        "turns": [
+            {"id": "t1", "text": "We are launching today"},
+            {"id": "t2", "text": "the launch slipped"},
+            {"id": "t3", "text": "No rollback was needed"},
+            {"id": "t4", "text": "plan the roll-back"},
+            {"id": "t5", "text": "see https://x.org/launch"},
+        ],
+        "should_fire": [{"intent": "a", "turn": "t1"}, {"intent": "a", "turn": "t2"}, {"intent": "b", "turn": "t4"}],
+    }
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = ok_json("eval", "triggers", "--data", str(path), home=tmp_path)
+    assert result["intently"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0, "tp": 3, "fp": 0, "fn": 0}
+    assert result["exact_baseline"]["tp"] == 1 and result["exact_baseline"]["fp"] == 2  # t3 negated, t5 a URL
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"intents": [{"id": "x"}], "turns": [], "should_fire": []}', encoding="utf-8")
+    proc = run("eval", "triggers", "--data", str(bad))
+    assert proc.returncode == 2 and "intents[0]" in proc.stderr
+
+
+@pytest.mark.skipif(not DEV_DATA.exists(), reason="shared dev data not present")
+def test_eval_on_the_dev_file_beats_the_reference() -> None:
+    result = ok_json("eval", "triggers", "--data", str(DEV_DATA), home=DEV_DATA.parent)
+    ours, base = result["intently"], result["exact_baseline"]
+    assert ours["recall"] > base["recall"] and ours["precision"] >= base["precision"]
+
+
+def test_bench_runs_tiny_and_misses_nothing() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "intently.bench", "triggers", "--intents", "300", "--turns", "30",
+         "--fire-turns", "5", "--fire-intents", "10", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["n_intents"] == 300
+    assert result["intently"]["missed_fires"] == 0
+    assert {"p50_us", "p99_us", "missed_fires"} <= set(result["fts5_baseline"])
+    assert result["intently"]["fire_p50_us"] > 0

@@ -1,0 +1,182 @@
+"""Matching without a model: normalisation, phrases, negation, exclusions, synonyms, ranking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from intently.triggers import Matcher, load_synonyms
+
+
+def fires(entries: list[list[str]], text: str, **kw: object) -> bool:
+    matcher = Matcher()
+    matcher.index.upsert(matcher.compile("i1", entries, **kw))  # type: ignore[arg-type]
+    return [h.intent.id for h in matcher.match(text)] == ["i1"]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("launch", "We are launching on Monday"),
+        ("devnet", "both devnets are down"),
+        ("Launch", "LAUNCH time"),
+        ("café", "meet at the cafe\u0301"),  # decomposed accent meets a composed one
+        ("resume", "Résumé review"),
+        ("rollback", "we need a roll-back plan"),
+        ("rollback", "please roll back the deploy"),
+        ("roll-back", "the rollback failed"),
+        ("target feature", "the targetFeature attribute"),
+        ("behaviour", "undefined behavior here"),
+        ("stabilise", "when do we stabilize it"),
+        ("rfc", "see the open RFCs"),
+        ("rfc", "as a pre-RFC on internals"),
+        ("ub", "this is undefined behaviour"),
+        ("undefined behaviour", "that is UB at runtime"),
+        ("security", "two vulnerabilities were reported"),
+        ("ﬁle", "the file is missing"),  # NFKC folds the ligature
+        ("発売", "新製品の発売日はいつ"),  # unspaced CJK
+        ("1", "moving to stage 1 today"),
+    ],
+)
+def test_word_forms_meet(trigger: str, turn: str) -> None:
+    assert fires([[trigger]], turn)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("launch", "lunch is ready"),
+        ("security", "a secret plan"),
+        ("vulnerability", "security review tomorrow"),  # broader terms go one way only
+        ("edition", "see https://play.rust-lang.org/?edition=2021&mode=debug"),
+        ("nightly", "docs at www.example.org/nightly/pin.html"),
+        ("panic", "run `let x = panic_handler(); x.call()` first"),
+        ("発売日", "発売の日"),
+    ],
+)
+def test_other_words_urls_and_code_do_not_fire(trigger: str, turn: str) -> None:
+    assert not fires([[trigger]], turn)
+
+
+def test_a_code_span_that_names_one_thing_is_a_mention() -> None:
+    assert fires([["unsafe"]], "Should we require them to be in `unsafe` blocks?")
+
+
+def test_unquoted_words_come_up_anywhere_quoted_phrases_must_be_adjacent() -> None:
+    assert fires([["release candidate"]], "The candidate release is ready")
+    assert not fires([['"release candidate"']], "The candidate release is ready")
+    assert fires([['"release candidate"']], "cut the release candidates tonight")
+    assert not fires([['"release candidate"']], "the release, candidate two")  # punctuation ends a phrase
+
+
+def test_every_term_of_an_entry_is_needed_and_entries_are_alternatives() -> None:
+    assert not fires([["launch", "checklist"]], "the launch is near")
+    assert fires([["launch", "checklist"], ["go live"]], "when do we go live?")
+
+
+def test_function_words_do_not_block_an_entry() -> None:
+    assert fires([["the launch of the checklist"]], "launch checklist attached")
+
+
+def test_negation_guard_on_by_default_and_off_per_intent() -> None:
+    for turn in ("No objections from me", "I did not raise any objections", "we have no further objections"):
+        assert not fires([["objections"]], turn), turn
+        assert fires([["objections"]], turn, negation_guard=False), turn
+    assert not fires([["launch", "checklist"]], "there is no launch checklist yet")
+
+
+def test_negation_is_local() -> None:
+    assert fires([["objections"]], "No, there are objections")  # punctuation ends the negation
+    assert fires([["windows"]], "we don't have enough Windows expertise")
+    assert fires([["rollback"]], "no rollback plan yet, but rollback came up in review")
+
+
+def test_exclusion_terms_veto() -> None:
+    assert fires([["release"]], "the release is Friday", exclusions=["press release"])
+    assert not fires([["release"]], "draft the press release", exclusions=["press release"])
+
+
+def test_ranking_prefers_more_and_rarer_terms_then_newer() -> None:
+    matcher = Matcher()
+    matcher.index.upsert(matcher.compile("broad", [["release"]], created_at="2026-01-03T00:00:00.000000Z"))
+    matcher.index.upsert(matcher.compile("narrow", [["release", "rollback"]], created_at="2026-01-01T00:00:00.000000Z"))
+    matcher.index.upsert(matcher.compile("older", [["release"]], created_at="2026-01-02T00:00:00.000000Z"))
+    for i in range(5):  # "deploy" becomes common, "canary" stays rare
+        matcher.index.upsert(matcher.compile(f"d{i}", [["deploy"]], created_at="2026-01-01T00:00:00.000000Z"))
+    matcher.index.upsert(matcher.compile("rare", [["canary"]], created_at="2026-01-01T00:00:00.000000Z"))
+    order = [h.intent.id for h in matcher.match("release rollback canary deploy")]
+    assert order[0] == "narrow"
+    assert order[1] == "rare"
+    assert order.index("broad") < order.index("older")
+    assert order.index("older") < order.index("d0")
+
+
+def test_every_matching_intent_is_found_no_cap() -> None:
+    matcher = Matcher()
+    for i in range(600):
+        matcher.index.upsert(matcher.compile(f"i{i}", [[f"common topic{i % 3}"]]))
+    hits = matcher.match("the common topic0 topic1 topic2 thread")
+    assert len(hits) == 600
+
+
+def test_removing_and_replacing_an_intent_updates_matching() -> None:
+    matcher = Matcher()
+    matcher.index.upsert(matcher.compile("i1", [["launch"]]))
+    matcher.index.upsert(matcher.compile("i1", [["rollback"]]))
+    assert matcher.match("launch") == []
+    assert [h.intent.id for h in matcher.match("rollback")] == ["i1"]
+    assert matcher.index.remove("i1")
+    assert matcher.match("rollback") == []
+
+
+def test_a_word_in_every_turn_does_not_change_results() -> None:
+    matcher = Matcher()
+    for i in range(50):
+        matcher.index.upsert(matcher.compile(f"i{i}", [[f"hot w{i}"]]))
+    first = {h.intent.id for h in matcher.match("hot w1 w2")}
+    for _ in range(300):  # "hot" comes up in every turn
+        matcher.match("hot stuff")
+    assert {h.intent.id for h in matcher.match("hot w1 w2")} == first == {"i1", "i2"}
+
+
+def test_home_synonyms_extend_the_shipped_file(tmp_path: Path) -> None:
+    (tmp_path / "synonyms.yaml").write_text(
+        "equivalents:\n  - [launch checklist, LCL]\nbroader:\n  incident: [sev1, outage]\n", encoding="utf-8"
+    )
+    matcher = Matcher.for_home(tmp_path)
+    matcher.index.upsert(matcher.compile("a", [["launch checklist"]]))
+    matcher.index.upsert(matcher.compile("b", [["incident"]]))
+    matcher.index.upsert(matcher.compile("c", [["UB"]]))
+    assert {h.intent.id for h in matcher.match("LCL is done; we had a SEV1; that is undefined behaviour")} == {
+        "a",
+        "b",
+        "c",
+    }
+
+
+def test_a_bad_synonyms_file_is_reported_by_line_and_the_rest_still_applies(tmp_path: Path) -> None:
+    path = tmp_path / "synonyms.yaml"
+    path.write_text(
+        "equivalents:\n  - [sev1, severity one]\n  - just-a-string\nunknown: 1\nbroader:\n  x: notalist\n",
+        encoding="utf-8",
+    )
+    table = load_synonyms(path)
+    problems = "\n".join(table.problems)
+    assert f"{path}:3:" in problems  # the bad equivalents entry
+    assert f"{path}:4:" in problems  # the unknown section
+    assert f"{path}:6:" in problems  # the bad broader value
+    matcher = Matcher(table)
+    matcher.index.upsert(matcher.compile("a", [["severity one"]]))
+    matcher.index.upsert(matcher.compile("b", [["UB"]]))
+    assert {h.intent.id for h in matcher.match("sev1 and UB")} == {"a", "b"}
+
+
+def test_unparsable_synonyms_file_keeps_the_shipped_table(tmp_path: Path) -> None:
+    path = tmp_path / "synonyms.yaml"
+    path.write_text("equivalents: [unclosed\n", encoding="utf-8")
+    table = load_synonyms(path)
+    assert any(p.startswith(f"{path}:") and "not valid YAML" in p for p in table.problems)
+    matcher = Matcher(table)
+    matcher.index.upsert(matcher.compile("b", [["pull request"]]))
+    assert [h.intent.id for h in matcher.match("opened a PR")] == ["b"]
