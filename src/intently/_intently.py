@@ -14,7 +14,7 @@ from .access import Access, Permission
 from .core.actors import Actor, default_actor
 from .core.clock import Clock, SystemClock, format_time
 from .core.config import HOME_DIRNAME, Home, find_home
-from .core.errors import StoreError
+from .core.errors import InvalidInput, NotFound, StoreError
 from .core.namespaces import namespace_from_folder, validate_namespace
 from .log import KeyRing, OperationLog
 from .store import Store, open_store
@@ -67,9 +67,15 @@ class Intently:
         clock: Clock | None = None,
         database_url: str | None = None,
     ) -> Intently:
-        """Create ``<project>/.intently`` (or ``project`` itself if it is named ``.intently``)."""
+        """Create ``<project>/.intently`` (or ``project`` itself if it is named ``.intently``).
+
+        Where the home already exists (a clone of a project whose ``.intently/`` is in git),
+        this machine joins it instead: see :meth:`join`.
+        """
         path = Path(project).expanduser().resolve()
         home = Home(path if path.name == HOME_DIRNAME else path / HOME_DIRNAME)
+        if home.exists():
+            return cls.join(home.path, actor=actor, clock=clock, database_url=database_url)
         owner = _actor(actor)
         ns = validate_namespace(name) if name else namespace_from_folder(home.project_root.name)
         home.create(name=ns, owner=str(owner))
@@ -89,6 +95,53 @@ class Intently:
                 policy_version="intently@init",
             )
         ix.checkpoint()
+        return ix
+
+    @classmethod
+    def join(
+        cls,
+        home: str | Path,
+        *,
+        actor: Actor | str | None = None,
+        clock: Clock | None = None,
+        database_url: str | None = None,
+    ) -> Intently:
+        """Join an existing home from this machine (a fresh clone): make this machine's own
+        signing key (added to the tracked keyring beside the others), open or create its
+        database, append HOME_JOINED and sign every unsigned operation. Ownership does not
+        change. Refuses when this machine already signs for the home."""
+        found = find_home(None, home)
+        if not found.exists():
+            raise NotFound(f"no {found.config_path.name} in {found.path}; run `intently init` to create a home")
+        for folder in (found.state_dir, found.private_keys_dir, found.index_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(found.private_keys_dir, 0o700)
+        joiner = _actor(actor)
+        ix = cls._from_home(found, actor=joiner, namespace=None, clock=clock, database_url=database_url)
+        try:
+            ring = ix.log.keyring
+            if ring.can_sign:
+                raise InvalidInput(
+                    f"a home already exists at {found.path} and this machine signs its log (key {ring.current_key_id})",
+                    where=str(found.config_path),
+                )
+            key_id = ring.generate(format_time(ix.runtime.clock.now()))
+            ring.save(found.keys_dir)
+            ns = ix.config.home.name
+            with ix.store.transaction() as tx:
+                ix.log.append(
+                    tx,
+                    namespace=ns,
+                    actor=str(joiner),
+                    op="HOME_JOINED",
+                    target=ns,
+                    payload={"actor": str(joiner), "key_id": key_id, "owner": ix.config.home.owner},
+                    policy_version="intently@init",
+                )
+            ix.log.checkpoint()  # every stream: operations appended before joining get signed too
+        except BaseException:
+            ix.store.close()
+            raise
         return ix
 
     @classmethod

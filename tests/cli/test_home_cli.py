@@ -21,7 +21,8 @@ def test_init_creates_the_home_and_reports_stable_keys(tmp_path: Path) -> None:
     result = run("init", "--json", cwd=root)
     assert result.code == 0, result.stderr
     data = result.json
-    assert set(data) == {"home", "namespace", "owner", "key_id"}
+    assert set(data) == {"joined", "home", "namespace", "owner", "actor", "key_id", "database"}
+    assert data["joined"] is False and data["database"]
     assert (data["namespace"], data["owner"]) == ("my-project", "user:alice")
     home = root / ".intently"
     assert data["home"] == str(home)

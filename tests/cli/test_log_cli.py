@@ -42,7 +42,8 @@ def test_verify_passes_on_a_clean_log_and_names_the_first_bad_seq_after_tamperin
     clean = run("log", "verify", "--json", cwd=busy_home)
     assert clean.code == 0, clean.stderr
     data = clean.json
-    assert set(data) == {"ok", "streams"} and data["ok"] is True
+    assert set(data) == {"ok", "database", "streams", "other_databases"} and data["ok"] is True
+    assert data["other_databases"] == [] and data["database"]
     (stream,) = data["streams"]
     assert set(stream) == STREAM_KEYS
     assert (stream["stream"], stream["size"], stream["witnessed_size"], stream["bad_seq"]) == ("proj", 6, 6, None)
@@ -122,7 +123,8 @@ def test_replay_reproduces_the_access_grants_table(busy_home: Path, tmp_path: Pa
 def test_rotate_key_then_verify_with_the_public_keyring_only(busy_home: Path, tmp_path: Path) -> None:
     witness = busy_home / ".intently" / "checkpoints.json"
     old_checkpoint = tmp_path / "old.json"
-    old_checkpoint.write_text(json.dumps(json.loads(witness.read_text())["streams"]["proj"]))
+    (entry,) = (v for k, v in json.loads(witness.read_text()).items() if k.startswith("db:"))
+    old_checkpoint.write_text(json.dumps(entry["streams"]["proj"]))
     rotated = run("log", "rotate-key", "--json", cwd=busy_home).json
     assert set(rotated) == {"retired", "key_id"} and rotated["retired"] != rotated["key_id"]
     assert run("log", "verify", cwd=busy_home).code == 0

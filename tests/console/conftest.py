@@ -206,7 +206,7 @@ def fresh(tmp_path: Path) -> Iterator[Served]:
 def browser() -> Iterator[Any]:
     """One Debian Chromium for the whole session (never a downloaded browser)."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+        pytest.fail("Debian's chromium is not installed: make test installs it (scripts/ensure-system.sh)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

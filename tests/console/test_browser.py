@@ -8,7 +8,9 @@ not rewrite tracked images whose ids change every time.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +107,28 @@ def test_every_view_by_keyboard(tab: Any, console: Served, shots: Path) -> None:
     _shot(page, shots, "log")
 
 
+@contextmanager
+def _writer_held(served: Served) -> Iterator[None]:
+    """Hold the home's write lock from another thread while the block runs."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with served.ix.store.transaction():
+            holding.set()
+            release.wait(20)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(10)
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join(10)
+
+
 def test_steering_from_the_browser(tab: Any, fresh: Served) -> None:
-    """Confirm a candidate, approve a waiting call, create a standing intent, edit a requirement."""
+    """Confirm a candidate, approve a waiting call, create a standing intent, scan, edit a requirement."""
     page = tab
     page.on("dialog", lambda dialog: dialog.accept())
     _login(page, fresh)
@@ -126,6 +148,21 @@ def test_steering_from_the_browser(tab: Any, fresh: Served) -> None:
     page.get_by_role("button", name="Create").click()
     assert "created" in page.get_by_role("status").inner_text()
     assert "Ask Sam for the SOC 2 letter" in [t.reminder for t in fresh.ix.triggers.list()]
+
+    (fresh.ix.home.project_root / "AGENTS.md").write_text(
+        "# Guide\n\n- Never log full card numbers; mask all but the last four digits.\n", encoding="utf-8"
+    )
+    page.goto(fresh.url + "/ns/proj/requirements")
+    with _writer_held(fresh):  # the scan cannot write yet, so the page meets it running
+        page.get_by_role("button", name="Scan now").click()
+        page.wait_for_url("**/requirements/scan/*")
+        assert page.locator("#scan-job").get_attribute("data-state") == "running"
+        page.get_by_role("status").filter(has_text="Running: ").wait_for()
+    page.locator("#scan-job[data-state='done']").wait_for()  # filled in by polling, no reload
+    assert page.locator("#scan-progress").evaluate("bar => bar.value === bar.max")
+    assert "created 1" in page.locator("#scan-summary").inner_text()
+    page.get_by_role("link", name="Back to the requirements").click()
+    assert page.locator("tr", has_text="Never log full card numbers").get_by_text("new", exact=True).is_visible()
 
     first = fresh.facts["requirements"][0]
     page.goto(fresh.url + f"/ns/proj/requirements?edit={first}")

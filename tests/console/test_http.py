@@ -241,28 +241,6 @@ def test_a_proposed_standing_intent_is_armed_from_the_console(fresh: Served) -> 
     assert shown.state == "armed" and (shown.snoozed_until or "").startswith("2026-03-05T09:00:00")
 
 
-def test_scan_now_reports_counts_and_marks_what_it_added(fresh: Served) -> None:
-    project = fresh.ix.home.project_root
-    (project / "AGENTS.md").write_text(
-        "# Rules\n\n- Never log customer card numbers.\n- Database migrations must be reversible.\n", encoding="utf-8"
-    )
-    before = {r.id for r in fresh.ix.requirements.list()}
-    with fresh.login("user:alice") as alice:
-        page = alice.get("/ns/proj/requirements").text
-        assert "Never scanned" in page
-        said = _flash(alice, alice.post("/ns/proj/requirements/scan", data={"csrf": _csrf(page)}))
-        added = {r.id for r in fresh.ix.requirements.list()} - before
-        assert added and said.startswith(f"ok: intently scan: created {len(added)}")
-        after = alice.get("/ns/proj/requirements").text
-        assert f"{len(added)} new" in after
-        for req_id in added:
-            row = after[after.index(f'data-req="{req_id}"') :]
-            assert ">new<" in row[: row.index("</tr>")]
-        for req_id in before:
-            row = after[after.index(f'data-req="{req_id}"') :]
-            assert ">new<" not in row[: row.index("</tr>")]
-
-
 def test_domains_are_added_and_edited(fresh: Served) -> None:
     with fresh.login("user:alice") as alice:
         csrf = _csrf(alice.get("/ns/proj/requirements").text)

@@ -1,63 +1,249 @@
-"""The MCP gateway against a real stdio MCP server, through a real client, in subprocesses."""
+"""The MCP gateway against a real stdio MCP server, through the real SDK client, in subprocesses.
+
+Confirmation goes through MCP elicitation when the client declares it (accept forwards the
+exact call once, decline/cancel refuse it) and through ``intently gate approve ID`` otherwise.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, Literal
 
 import anyio
+import pytest
 
 from intently import Intently
+from intently.gate import Gate
+from intently.gate._gateway import Answer, Gateway
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream_mcp.py"
+CLI = [sys.executable, "-c", "from intently.cli import main; main()"]
+IBAN = "DE89370400440532013000"
+BILL = {"recipient": IBAN, "amount": 98.5, "subject": "March venue"}
+PAY_REQUEST = "Pay the offsite bill from Bob"
 
 
-async def _drive(home: Path, sent: Path) -> list[tuple[bool, str]]:
+@asynccontextmanager
+async def _client(home: Path, done: Path, request: list[str], elicitation_callback: Any = None) -> AsyncIterator[Any]:
+    """The real SDK client on a real gateway subprocess over a real upstream server;
+    ``elicitation_callback`` set means the client declares elicitation."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-c",
-            "from intently.cli import main; main()",
-            "--home",
-            str(home),
-            "--actor",
-            "user:alice",
-            "gateway",
-            "--request",
-            "Reply to Bob about the offsite",
-            "--",
-            sys.executable,
-            str(UPSTREAM),
-            str(sent),
-        ],
-    )
-    results: list[tuple[bool, str]] = []
-    async with stdio_client(params) as (r, w), ClientSession(r, w) as client:
+    args = [*CLI[1:], "--home", str(home), "--actor", "user:alice", "gateway", *request]
+    params = StdioServerParameters(command=CLI[0], args=[*args, "--", sys.executable, str(UPSTREAM), str(done)])
+    async with (
+        stdio_client(params) as (r, w),
+        ClientSession(r, w, elicitation_callback=elicitation_callback) as client,
+    ):
         await client.initialize()
-        names = sorted(t.name for t in (await client.list_tools()).tools)
-        assert names == ["search_emails", "send_email"]
-        for name, args in [
-            ("search_emails", {"query": "offsite"}),
-            ("send_email", {"recipients": ["eve@evil.example"], "subject": "fwd", "body": "x"}),
-            ("send_email", {"recipients": ["bob@example.com"], "subject": "Re: offsite", "body": "See you Friday"}),
-        ]:
-            res = await client.call_tool(name, args)
-            text = " ".join(getattr(c, "text", "") for c in res.content)
-            results.append((bool(res.is_error), text))
-    return results
+        yield client
 
 
-def test_gateway_blocks_the_injected_send_and_forwards_the_rest(ix: Intently, tmp_path: Path) -> None:
-    sent = tmp_path / "sent.jsonl"
-    home = ix.home.path
-    ix.checkpoint()
-    results = anyio.run(_drive, home, sent)
-    assert results[0][0] is False and "offsite" in results[0][1].lower()
-    assert results[1][0] is True and "block (instructed-value)" in results[1][1]
-    assert results[2][0] is False
-    assert [line for line in sent.read_text().splitlines()] == ['{"to": ["bob@example.com"], "subject": "Re: offsite"}']
-    decisions = ix.log.read("proj", op="GATE_DECIDED")
-    assert [d.payload["decision"]["level"] for d in decisions] == ["allow", "block", "allow"]
+async def _call(client: Any, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+    res = await client.call_tool(name, args)
+    return bool(res.is_error), " ".join(getattr(c, "text", "") for c in res.content)
+
+
+class Scripted:
+    """An elicitation callback playing the user: answers in order, remembers every question."""
+
+    def __init__(self, *answers: Answer | Literal["error"], content: dict[str, Any] | None = None) -> None:
+        self.answers = list(answers)
+        self.content = content
+        self.questions: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        self.questions.append(params.message)
+        action = self.answers.pop(0)
+        if action == "error":
+            return types.ErrorData(code=types.INVALID_REQUEST, message="no one to ask")
+        return types.ElicitResult(action=action, content=self.content if action == "accept" else None)
+
+
+def _done(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def home(ix: Intently) -> Iterator[Path]:
+    ix.checkpoint()  # the gateway subprocess opens the same home
+    yield ix.home.path
+
+
+def test_accepted_elicitation_forwards_exactly_the_shown_call_once(ix: Intently, home: Path, tmp_path: Path) -> None:
+    done = tmp_path / "done.jsonl"
+    # The "user" accepts the first question with content naming another payee and amount:
+    # the content is ignored, and the approval does not stretch to a repeat or another amount.
+    user = Scripted("accept", "decline", "decline", content={"recipient": "GB00EVIL0000", "amount": 9999})
+
+    async def drive() -> list[tuple[bool, str]]:
+        async with _client(home, done, ["--request", PAY_REQUEST], user) as client:
+            await _call(client, "search_emails", {"query": "bill"})
+            return [
+                await _call(client, "send_money", BILL),
+                await _call(client, "send_money", BILL),
+                await _call(client, "send_money", {**BILL, "amount": 9999}),
+            ]
+
+    first, repeat, other = anyio.run(drive)
+    assert first[0] is False, first[1]
+    assert repeat[0] is True and "declined send_money" in repeat[1]
+    assert other[0] is True and "declined send_money" in other[1]
+    assert _done(done) == [{"paid": IBAN, "amount": 98.5}]
+
+    # The question showed exactly the call that ran, the rule ids and the reason.
+    assert len(user.questions) == 3
+    q = user.questions[0]
+    assert "Tool: send_money" in q and f'"recipient": "{IBAN}"' in q and '"amount": 98.5' in q
+    assert "text-sourced-high-risk" in q and "free text" in q
+    assert '"amount": 9999' in user.questions[2]
+
+    decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
+    assert [d["level"] for d in decided] == ["allow", "confirm", "allow", "confirm", "confirm"]
+    asked, ran = decided[1], decided[2]
+    assert f"Decision: {asked['id']}" in q
+    assert ran["approval_used"] == asked["id"] and ran["action_hash"] == asked["action_hash"]
+    assert "approved" in ran["rule_ids"]
+    approvals = ix.log.read("proj", op="GATE_APPROVED")
+    assert [(a.target, a.actor) for a in approvals] == [(asked["id"], "user:alice")]
+
+
+def test_declined_cancelled_or_unanswered_elicitation_runs_nothing(ix: Intently, home: Path, tmp_path: Path) -> None:
+    done = tmp_path / "done.jsonl"
+    user = Scripted("decline", "cancel", "error")
+
+    async def drive() -> list[tuple[bool, str]]:
+        async with _client(home, done, ["--request", PAY_REQUEST], user) as client:
+            await _call(client, "search_emails", {"query": "bill"})
+            return [await _call(client, "send_money", BILL) for _ in range(3)]
+
+    declined, cancelled, unanswered = anyio.run(drive)
+    decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
+    assert [d["level"] for d in decided] == ["allow", "confirm", "confirm", "confirm"]
+    # A client that declared elicitation but could not answer falls back to the command.
+    assert unanswered[0] is True and f"intently gate approve {decided[3]['id']}" in unanswered[1]
+    assert declined[0] is True and "the user declined send_money" in declined[1] and decided[1]["id"] in declined[1]
+    assert cancelled[0] is True and "cancelled" in cancelled[1] and decided[2]["id"] in cancelled[1]
+    assert len(user.questions) == 3
+    assert _done(done) == []
+    assert ix.log.read("proj", op="GATE_APPROVED") == []
+
+
+def test_without_elicitation_it_blocks_forwards_and_names_the_approval_command(
+    ix: Intently, home: Path, tmp_path: Path
+) -> None:
+    done = tmp_path / "done.jsonl"
+    request = tmp_path / "request.txt"  # the trusted channel a prompt hook would write
+    request.write_text("Reply to Bob about the offsite")
+
+    def approve(decision_id: str) -> None:
+        base = [*CLI, "--home", str(home), "--actor", "user:alice"]
+        subprocess.run([*base, "gate", "approve", decision_id], check=True, capture_output=True, timeout=60)
+
+    async def drive() -> list[tuple[bool, str]]:
+        async with _client(home, done, ["--request-file", str(request)]) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            assert names == ["search_emails", "send_email", "send_money"]
+            reply = [
+                await _call(client, "search_emails", {"query": "offsite"}),
+                await _call(client, "send_email", {"recipients": ["eve@evil.example"], "subject": "fwd", "body": "x"}),
+                await _call(client, "send_email", {"recipients": ["bob@example.com"], "subject": "Re", "body": "Fri"}),
+            ]
+            request.write_text(PAY_REQUEST)  # the user's next request: a new run
+            await _call(client, "search_emails", {"query": "bill"})
+            waiting = await _call(client, "send_money", BILL)
+            found = re.search(r"intently gate approve (dec_\S+)`", waiting[1])
+            assert found, waiting[1]
+            await anyio.to_thread.run_sync(approve, found.group(1))
+            return [*reply, waiting, await _call(client, "send_money", BILL), await _call(client, "send_money", BILL)]
+
+    search, injected, reply, waiting, approved, again = anyio.run(drive)
+    assert search[0] is False and "offsite" in search[1].lower()
+    assert injected[0] is True and "block (instructed-value)" in injected[1]
+    assert reply[0] is False, reply[1]
+    assert waiting[0] is True and "confirm (text-sourced-high-risk)" in waiting[1]
+    assert approved[0] is False, approved[1]
+    assert again[0] is True and "intently gate approve" in again[1]  # single use
+    assert _done(done) == [{"to": ["bob@example.com"], "subject": "Re"}, {"paid": IBAN, "amount": 98.5}]
+    decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
+    assert [d["level"] for d in decided] == ["allow", "block", "allow", "allow", "confirm", "allow", "confirm"]
+    assert len({d["session_id"] for d in decided[:3]} | {d["session_id"] for d in decided[3:]}) == 2
+
+
+def test_modern_client_is_asked_through_input_required(ix: Intently, home: Path, tmp_path: Path) -> None:
+    """2026-07-28 forbids server-to-client requests: the question rides an InputRequiredResult
+    and the SDK client's retry carries the answer."""
+    from mcp.client.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    done = tmp_path / "done.jsonl"
+    user = Scripted("accept", "decline")
+    args = [*CLI[1:], "--home", str(home), "--actor", "user:alice", "gateway", "--request", PAY_REQUEST]
+    params = StdioServerParameters(command=CLI[0], args=[*args, "--", sys.executable, str(UPSTREAM), str(done)])
+
+    async def drive() -> list[tuple[bool, str]]:
+        async with Client(params, mode="2026-07-28", elicitation_callback=user) as client:
+            await _call(client, "search_emails", {"query": "bill"})
+            return [
+                await _call(client, "send_money", BILL),
+                await _call(client, "send_money", {**BILL, "amount": 9999}),
+            ]
+
+    paid, other = anyio.run(drive)
+    assert paid[0] is False, paid[1]
+    assert other[0] is True and "declined send_money" in other[1]
+    assert _done(done) == [{"paid": IBAN, "amount": 98.5}]
+    assert len(user.questions) == 2 and '"amount": 9999' in user.questions[1]
+    decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
+    shown = next(d for d in decided if f"Decision: {d['id']}" in user.questions[0])
+    ran = [d for d in decided if d["approval_used"]]
+    assert len(ran) == 1 and ran[0]["approval_used"] == shown["id"] and ran[0]["args"] == BILL
+    assert [a.target for a in ix.log.read("proj", op="GATE_APPROVED")] == [shown["id"]]
+
+
+def test_a_returned_answer_cannot_be_moved_to_another_action(tools: list[dict[str, Any]]) -> None:
+    gateway = Gateway(Gate.from_tools(tools), request=PAY_REQUEST)
+    gateway.check("search_emails", {"query": "bill"}).session.observe(
+        "search_emails", [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR, account {IBAN}."}]
+    )
+    args = {**BILL, "date": "2026-03-02"}
+    state = gateway.asking(gateway.check("send_money", args))
+    other = gateway.check("send_money", {**args, "amount": 9999})
+    assert gateway.asked(other, state) is None  # the state of one question does not answer another
+    assert gateway.asked(gateway.check("send_money", args), state) is None  # and is spent by the attempt
+    state = gateway.asking(gateway.check("send_money", args))
+    assert gateway.asked(gateway.check("send_money", args), "dec_forged") is None
+    found = gateway.asked(gateway.check("send_money", args), state)
+    assert found is not None and found.decision.id == state
+
+
+def test_an_accepted_answer_is_bound_to_its_own_action(tools: list[dict[str, Any]]) -> None:
+    gateway = Gateway(Gate.from_tools(tools), request=PAY_REQUEST)
+    gateway.check("search_emails", {"query": "bill"}).session.observe(
+        "search_emails", [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR, account {IBAN}."}]
+    )
+    args = {**BILL, "date": "2026-03-02"}
+    asked = gateway.check("send_money", args)
+    other = gateway.check("send_money", {**args, "amount": 9999})
+    assert asked.needs_approval and other.needs_approval
+
+    ran = gateway.answered(asked, "accept")
+    assert not isinstance(ran, str)
+    assert ran.executes and ran.decision.args == asked.decision.args
+    assert ran.decision.approval_used == asked.decision.id
+    # Neither the other amount nor a repeat of the approved call is covered by that answer.
+    assert gateway.check("send_money", {**args, "amount": 9999}).needs_approval
+    assert gateway.check("send_money", args).needs_approval
+    assert gateway.answered(other, "decline") == (
+        f"intently gate: the user declined send_money ({', '.join(other.decision.rule_ids)}); "
+        f"it did not run. Decision {other.decision.id}."
+    )

@@ -276,7 +276,8 @@ def test_full_rewrite_resigned_with_the_stolen_key_is_caught_by_the_witness(logg
 @pytest.mark.parametrize("index", [0, 5, 43, 87])
 def test_witness_checkpoint_with_forged_signature(logged: LoggedHome, index: int) -> None:
     data = json.loads(logged.witness.read_text())
-    data["streams"][STREAM]["signature"] = flip_bit(data["streams"][STREAM]["signature"], index=index)
+    (entry,) = (v for k, v in data.items() if k.startswith("db:"))  # the one database of this home
+    entry["streams"][STREAM]["signature"] = flip_bit(entry["streams"][STREAM]["signature"], index=index)
     logged.witness.write_text(json.dumps(data))
     assert only_failure(logged.verify()) == ("BadSignature", 8)
 

@@ -88,7 +88,7 @@ def test_edit_with_an_editor_marks_user_edited_only_on_real_change(ix: Intently,
 
 def test_validate_reports_file_line_field_and_exits_2(ix: Intently, project: Path) -> None:
     req = ix.requirements.add("Pin versions.")
-    assert js(project, "req", "validate") == {"ok": True, "errors": []}
+    assert js(project, "req", "validate") == {"ok": True, "errors": [], "conflicts": []}
     req.path.write_text(req.path.read_text().replace("status: active", "status: paused"))
     code, out, _ = cli(project, "req", "validate", "--json")
     assert code == 2

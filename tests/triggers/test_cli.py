@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 from intently import Intently
@@ -101,8 +100,8 @@ def test_eval_scores_both_systems_on_the_same_pairs(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "intents[0]" in proc.stderr
 
 
-@pytest.mark.skipif(not DEV_DATA.exists(), reason="shared dev data not present")
 def test_eval_on_the_dev_file_beats_the_reference() -> None:
+    assert DEV_DATA.exists(), f"shared dev data not found at {DEV_DATA} (shared/ must sit beside the checkout)"
     result = ok_json("eval", "triggers", "--data", str(DEV_DATA), home=DEV_DATA.parent)
     ours, base = result["intently"], result["exact_baseline"]
     assert ours["recall"] > base["recall"] and ours["precision"] >= base["precision"]

@@ -180,3 +180,40 @@ def test_unparsable_synonyms_file_keeps_the_shipped_table(tmp_path: Path) -> Non
     matcher = Matcher(table)
     matcher.index.upsert(matcher.compile("b", [["pull request"]]))
     assert [h.intent.id for h in matcher.match("opened a PR")] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "turn"),
+    [
+        (["code freeze"], "the code froze... no: we enter the code freeze Friday"),
+        (["freeze"], "deploys are frozen until Monday"),
+        (["break"], "the nightly build is broken"),
+        (["certificate", "expiry"], "the TLS cert expires on Friday"),
+        (["flaky", "test"], "these tests keep flaking"),
+        (["breaking", "change"], "the breakage we talked about"),  # an entry typed word by word is a form
+        (["rate limit"], "we got rate-limited again"),
+    ],
+)
+def test_inflections_derivations_and_aliases_meet(entry: list[str], turn: str) -> None:
+    assert fires([entry], turn)
+
+
+@pytest.mark.parametrize(
+    ("entry", "turn"),
+    [
+        (["code freeze"], "we don't have a code freeze this cycle"),  # the compound's head is negated
+        (["post-mortem"], "no post mortem needed"),
+        (["upgrade", "dependency"], "we don't need to upgrade any dependencies"),
+        (["rotation"], "the `on_call` handler in rotation.py is deprecated"),  # file names are code
+        (["release candidate"], "see `release_candidate()` for how the tag is made"),  # a call is code
+        (["security"], "the TLS handshake failed"),  # an alias counts whole, not word by word
+        (["request"], "I opened a PR"),
+    ],
+)
+def test_negated_compounds_code_and_partial_aliases_do_not_fire(entry: list[str], turn: str) -> None:
+    assert not fires([entry], turn)
+
+
+def test_a_product_name_with_a_dot_is_still_prose() -> None:
+    assert fires([["node"]], "we upgraded Node.js last week")
+    assert fires([["rate limits"]], "rate limits are configured in gateway.yaml")

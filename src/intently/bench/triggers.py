@@ -15,6 +15,12 @@ not found is a *missed fire*.
   3-fire block limit is not applied, so both sides are asked for every match.
 - **fire**: ``Triggers.match(fire=True)`` on a real home (SQLite file, signed log), i.e.
   maintenance, sync, recheck of the stored rows and the fire operation, timed separately.
+
+``--cold-start`` measures instead what a new process pays before its first match, on a real
+home holding N armed intents (rows written with one bulk SQL insert, since a million signed
+operations would take hours; every reader goes through the engine): a full rebuild from the
+rows (no snapshot), the snapshot write that follows, then in another new process the
+snapshot load plus the ``--changes`` rows changed since, made through the API.
 """
 
 from __future__ import annotations
@@ -209,6 +215,80 @@ def _bench_fire(turns: int, seed: int, intents: int = 200) -> dict[str, Any]:
     return {"fire_p50_us": stats["p50_us"], "fire_p99_us": stats["p99_us"], "fire_intents": intents, "fires": fired}
 
 
+_COLD_PROBE = """
+import json, sys, time
+from intently import Intently
+with Intently.open(sys.argv[1], actor="user:bench") as ix:
+    live = ix.triggers._live()
+    start, cpu = time.perf_counter(), time.process_time()
+    with ix.store.transaction(write=False) as tx:
+        live.sync(tx)
+    synced, sync_cpu = time.perf_counter(), time.process_time() - cpu
+    wrote = live.save_pending_snapshot()
+    saved = time.perf_counter()
+    hits = len(ix.triggers.test(sys.argv[2]).hits)
+    print(json.dumps({"origin": live.origin, "intents": len(live.matcher.index), "sync_s": synced - start,
+                      "sync_cpu_s": sync_cpu,
+                      "write_s": saved - synced if wrote else None, "hits": hits,
+                      "snapshot_bytes": live.snapshot_file.stat().st_size}))
+"""
+
+
+def _cold_probe(home: Path, text: str) -> dict[str, Any]:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _COLD_PROBE, str(home), text], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"cold-start probe failed: {proc.stderr}")
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def run_cold(n: int, changes: int = 100, seed: int = 7) -> dict[str, Any]:
+    """Rebuild vs snapshot load in new processes, on a home holding ``n`` armed intents."""
+    from .._intently import Intently
+
+    triggers, texts, planted = _workload(n, 1, seed)
+    with tempfile.TemporaryDirectory() as tmp, Intently.init(Path(tmp), actor="user:bench", name="bench") as ix:
+        home = ix.home.path
+        snapshot = Path(ix.triggers.index_status()["snapshot"])  # creates the tables
+        ns = ix.namespace
+        t0 = time.perf_counter()
+        with ix.store.transaction() as tx:
+            tx.executemany(
+                "INSERT INTO triggers_intents (id, namespace, reminder, event, entries, exclusions, negation_guard, "
+                "state, expires_at, max_fires, fire_count, cooldown_seconds, creator, source, created_at, "
+                "updated_at, confirmed_by, change_seq) VALUES (?, ?, 'bench reminder', '', ?, '[]', 1, 'armed', "
+                "'2099-01-01T00:00:00Z', 3, 0, 86400, 'user:bench', 'user', ?, ?, 'user:bench', ?)",
+                [
+                    (f"bench-{i:08d}", ns, json.dumps([[trig]]), f"2026-01-01T00:00:00.{i:06d}Z"[:27], "2026", i + 1)
+                    for i, trig in enumerate(triggers)
+                ],
+            )
+            tx.execute(
+                "INSERT INTO triggers_sequence (namespace, seq) VALUES (?, ?) "
+                "ON CONFLICT (namespace) DO UPDATE SET seq = excluded.seq",
+                (ns, n),
+            )
+        insert_s = time.perf_counter() - t0
+        snapshot.unlink(missing_ok=True)  # the one written before the rows existed
+        text = texts[0]
+        rebuilt = _cold_probe(home, text)
+        for i in range(changes):
+            ix.triggers.add("later reminder", when=[f"later change {i}"], expires="2099-01-01")
+        loaded = _cold_probe(home, text)
+    return {
+        "n_intents": n,
+        "insert_s": round(insert_s, 2),
+        "rebuild": {k: round(v, 3) if isinstance(v, float) else v for k, v in rebuilt.items()},
+        "snapshot_load": {k: round(v, 3) if isinstance(v, float) else v for k, v in loaded.items()},
+        "changes_since_snapshot": changes,
+        "planted_hits_expected": len(set(planted[0])),
+    }
+
+
 def run(n: int, turns: int, seed: int = 7, *, fire_turns: int = 200, fire_intents: int = 200) -> dict[str, Any]:
     triggers, texts, planted = _workload(n, turns, seed)
     ours = _bench_intently(triggers, texts, planted)
@@ -227,7 +307,25 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--fire-intents", type=int, default=200, help="intents in the home for the fire timing")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="machine output")
+    parser.add_argument("--cold-start", action="store_true", help="time a new process: rebuild vs snapshot load")
+    parser.add_argument("--changes", type=int, default=100, help="with --cold-start: rows changed after the snapshot")
     args = parser.parse_args(argv)
+    if args.cold_start:
+        cold = run_cold(_count(args.intents), args.changes, args.seed)
+        if args.json:
+            print(json.dumps(cold, indent=2))
+        else:
+            r, s = cold["rebuild"], cold["snapshot_load"]
+            print(f"standing-intent cold start, {cold['n_intents']} armed intents")
+            print(
+                f"  rebuild from rows  {r['sync_s']:>8} s (CPU {r['sync_cpu_s']} s), then snapshot write {r['write_s']} s"
+            )
+            print(
+                f"  snapshot load      {s['sync_s']:>8} s (CPU {s['sync_cpu_s']} s), "
+                f"+{cold['changes_since_snapshot']} changes applied"
+            )
+            print(f"  snapshot size       {s['snapshot_bytes'] / 1e6:.1f} MB   origin {s['origin']}")
+        return 0
     result = run(
         _count(args.intents), args.turns, args.seed, fire_turns=args.fire_turns, fire_intents=args.fire_intents
     )

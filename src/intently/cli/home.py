@@ -1,4 +1,4 @@
-"""``intently init``, ``grant``, ``revoke``, ``grants``, ``whoami``."""
+"""``intently init``, ``join``, ``grant``, ``revoke``, ``grants``, ``whoami``."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import typer
 from .._intently import Intently
 from ..access import Permission
 from ..core.actors import Actor
+from ..core.config import HOME_DIRNAME, Home, find_home
 from ._common import JsonOpt, emit, open_home, out, state, table
 
 
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
+    app.command("join")(join)
     app.command("grant")(grant)
     app.command("revoke")(revoke)
     app.command("grants")(grants)
@@ -27,20 +29,65 @@ def init(
     name: Annotated[str | None, typer.Option(help="Default namespace (default: the folder's name).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a home: config, .gitignore, signing key, requirement folders. You become its owner."""
+    """Create a home: config, .gitignore, signing key, requirement folders. You become its owner.
+
+    Where PATH already holds a home (a fresh clone of a project whose .intently/ is in git),
+    this machine joins it instead, as `intently join` does.
+    """
     st = state(ctx)
     target = Path(st.home) if st.home else path
+    home = Home(target if target.name == HOME_DIRNAME else target / HOME_DIRNAME)
+    if home.exists():
+        _join(Intently.join(home.path, actor=st.actor), as_json)
+        return
     ix = Intently.init(target, actor=st.actor, name=name)
     try:
         data = {
+            "joined": False,
             "home": str(ix.home.path),
             "namespace": ix.namespace,
             "owner": str(ix.actor),
+            "actor": str(ix.actor),
             "key_id": ix.log.keyring.current_key_id,
+            "database": ix.log.database_id(),
         }
     finally:
         ix.close()
     emit(data, as_json, lambda d: out.print(f"Created {d['home']} (namespace {d['namespace']}, owner {d['owner']})"))
+
+
+def join(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Join the existing home from this machine (after cloning the project).
+
+    Makes this machine's signing key (added to the tracked keys/public.json beside the
+    others) and its own database, records HOME_JOINED and signs what was unsigned. The
+    owner stays the one in intently.toml. Commit keys/public.json and checkpoints.json.
+    """
+    st = state(ctx)
+    _join(Intently.join(find_home(None, st.home).path, actor=st.actor), as_json)
+
+
+def _join(ix: Intently, as_json: bool) -> None:
+    try:
+        data = {
+            "joined": True,
+            "home": str(ix.home.path),
+            "namespace": ix.namespace,
+            "owner": ix.config.home.owner,
+            "actor": str(ix.actor),
+            "key_id": ix.log.keyring.current_key_id,
+            "database": ix.log.database_id(),
+        }
+    finally:
+        ix.close()
+    emit(
+        data,
+        as_json,
+        lambda d: out.print(
+            f"Joined {d['home']} as {d['actor']} (signing key {d['key_id']}, owner stays {d['owner']}); "
+            "commit keys/public.json and checkpoints.json"
+        ),
+    )
 
 
 def grant(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -46,9 +45,9 @@ def claude(ctx: typer.Context) -> None:
 
 
 def _default_command() -> str:
-    beside = Path(sys.executable).parent / "intently"
-    found = str(beside) if beside.exists() else shutil.which("intently") or "intently"
-    return shlex.quote(found)
+    """This interpreter running the hooks' own entry point: the same answers as
+    ``intently hook claude`` without building the whole CLI on every tool call."""
+    return f"{shlex.quote(sys.executable)} -m intently.hooks"
 
 
 @hook_app.command("install")

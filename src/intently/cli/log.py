@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..access import Permission
 from ..core.errors import InvalidInput, LogIntegrityError, RootMismatch
-from ..log import Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
+from ..log import NO_KEY_HINT, Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
 from ..log import replay as replay_log
 from ..store import open_store
 from ._common import JsonOpt, emit, err, open_home, out, table
@@ -68,23 +68,32 @@ def verify(
 
     def render(_: object) -> None:
         table(
-            "Log verification",
+            f"Log verification (database {report.database or 'without id: never signed'})",
             ["stream", "ok", "size", "checkpoints", "witnessed", "unsigned", "error"],
             [
                 [s.stream, "yes" if s.ok else "NO", s.size, s.checkpoints, s.witnessed_size, s.unsigned_tail, s.error]
                 for s in report.streams
             ],
         )
+        if report.other_databases:
+            table(
+                "Witnessed checkpoints of other databases (other clones: signature checked, tree not checkable here)",
+                ["database", "stream", "size", "key", "signature", "error"],
+                [[o.database, o.stream, o.size, o.key_id, o.signature, o.error] for o in report.other_databases],
+            )
 
     emit(data, as_json, render)
+    broken: list[tuple[str | None, str]] = [(s.error_type, s.error) for s in failed if s.error is not None]
+    broken += [(o.error_type, o.error) for o in report.other_databases if o.error is not None]
+    # Raised, not typer.Exit: the one error handler prints it as one line and exits 8.
+    if broken:
+        raise LogIntegrityError(f"log does not verify ({broken[0][0]}): {broken[0][1]}")
     if failed:
-        # Raised, not typer.Exit: the one error handler prints it as one line and exits 8.
         first = failed[0]
-        if first.error is not None:
-            raise LogIntegrityError(f"log does not verify ({first.error_type}): {first.error}")
+        hint = "" if ix.log.keyring.can_sign else f"; {NO_KEY_HINT}"
         raise LogIntegrityError(
             f"stream {first.stream!r}: {first.unsigned_tail} operation(s) after seq "
-            f"{first.size - first.unsigned_tail} no checkpoint covers"
+            f"{first.size - first.unsigned_tail} no checkpoint covers{hint}"
         )
 
 

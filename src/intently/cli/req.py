@@ -204,6 +204,7 @@ def validate_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Check every file; each problem names file, line and field. Exit 2 if any."""
     with _home(ctx) as ix:
         errors = ix.requirements.validate()
+        conflicts = [c.to_json() for c in ix.requirements.conflicts()]
 
     def render(_: Any) -> None:
         if not errors:
@@ -211,7 +212,7 @@ def validate_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         for e in errors:
             err.print(escape(str(e)))
 
-    emit({"ok": not errors, "errors": [e.to_json() for e in errors]}, as_json, render)
+    emit({"ok": not errors, "errors": [e.to_json() for e in errors], "conflicts": conflicts}, as_json, render)
     if errors:
         raise InvalidInput(f"{len(errors)} requirement file(s) are invalid", where=".intently")
 

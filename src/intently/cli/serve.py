@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .._intently import Intently
 from ._common import JsonOpt, emit, err, open_home, out, table
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def register(app: typer.Typer) -> None:
@@ -70,14 +77,80 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
     max_body: Annotated[int, typer.Option(help="Largest request body accepted, in bytes.")] = 1_000_000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Worker processes behind the port, each with its own connections to the home's database "
+            "(PostgreSQL is the engine for shared deployments; SQLite works for a few on one machine).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn). Every request needs a bearer token (`intently token create`)."""
     import uvicorn
 
     from ..server import create_app  # also registers the token table before the home opens
 
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(f"warning: serving on {host}; put TLS in front of it, tokens travel in headers")
+    if workers == 1:
+        with open_home(ctx) as ix:
+            app = create_app(ix, max_body=max_body)
+            uvicorn.run(app, host=host, port=port, log_level="warning")
+        return
+    # Open once here so a wrong home, URL or schema fails now with one clear line, and the
+    # schema is upgraded before any worker starts (they would race to do it otherwise).
     with open_home(ctx) as ix:
-        app = create_app(ix, max_body=max_body)
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            err.print(f"warning: serving on {host}; put TLS in front of it, tokens travel in headers")
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        os.environ.update(_worker_env(ix, max_body))
+        if ix.store.dialect != "postgresql":
+            err.print(
+                f"note: {workers} workers on SQLite share one file on this machine; "
+                "use PostgreSQL (INTENTLY_DATABASE_URL) for workers on several machines"
+            )
+    uvicorn.run(f"{__name__}:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="warning")
+
+
+_ENV_HOME = "INTENTLY_SERVE_HOME"
+_ENV_ACTOR = "INTENTLY_SERVE_ACTOR"
+_ENV_NAMESPACE = "INTENTLY_SERVE_NAMESPACE"
+_ENV_MAX_BODY = "INTENTLY_SERVE_MAX_BODY"
+
+
+def _worker_env(ix: Intently, max_body: int) -> dict[str, str]:
+    """What a worker process needs to open the same home as the same actor (it inherits the
+    environment, so ``INTENTLY_DATABASE_URL`` and the rest carry over as they are)."""
+    return {
+        _ENV_HOME: str(ix.home.path),
+        _ENV_ACTOR: str(ix.actor),
+        _ENV_NAMESPACE: ix.namespace,
+        _ENV_MAX_BODY: str(max_body),
+    }
+
+
+def app_from_env() -> FastAPI:
+    """The app factory each ``--workers`` process calls (uvicorn imports it by name).
+
+    Every worker opens its own handle on the home (its own connection pool: nothing is shared
+    across ``fork``), and closes it when uvicorn shuts the worker down.
+    """
+    from ..server import create_app
+
+    ix = Intently.open(
+        os.environ[_ENV_HOME],
+        actor=os.environ.get(_ENV_ACTOR) or None,
+        namespace=os.environ.get(_ENV_NAMESPACE) or None,
+    )
+    app = create_app(ix, max_body=int(os.environ.get(_ENV_MAX_BODY) or 1_000_000))
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        try:
+            async with inner(application) as value:
+                yield value
+        finally:
+            ix.close()
+
+    app.router.lifespan_context = lifespan
+    return app

@@ -3,8 +3,8 @@
 An approval is bound to the exact action: the form carries the decision id *and* the
 action hash the person saw, and the console refuses it unless the stored decision still
 has that hash and still waits, before ``gate.approve`` (single-use, logged) is called.
-The gate has no deny operation: a confirmation that is never approved never runs, which
-the page says; a Deny button appears once the engine exposes ``gate.deny``.
+Deny is bound the same way and calls ``gate.deny``, which settles the decision for good:
+the engine refuses any later approval of it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from ..access import Permission
-from ..context import engine_method
 from ..core.errors import InvalidInput, InvalidTransition
 from ._web import CsrfField, act, attempt, checked_page, method, page_for, render
 
@@ -27,11 +26,24 @@ router = APIRouter()
 
 RUNS = 30
 _WAITING = ("confirm", "review")
+#: ``gate._engine.DENIED``, spelled out so the page does not import an engine that may be missing.
+DENIED = "denied"
 
 
 def _pending(run: dict[str, Any]) -> list[dict[str, Any]]:
-    approved = {str(a["decision_id"]) for a in run.get("approvals", [])}
-    return [d for d in run.get("decisions", []) if d.get("level") in _WAITING and str(d.get("id")) not in approved]
+    settled = _settled(run)
+    return [d for d in run.get("decisions", []) if d.get("level") in _WAITING and str(d.get("id")) not in settled]
+
+
+def _settled(run: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """How each settled decision was settled: ``approved`` or ``denied``, by whom."""
+    return {
+        str(a["decision_id"]): {
+            "how": "denied" if a.get("used_by") == DENIED else "approved",
+            "by": str(a.get("approved_by", "")),
+        }
+        for a in run.get("approvals", [])
+    }
 
 
 @router.get("/ns/{namespace}/gate", response_class=HTMLResponse)
@@ -54,9 +66,9 @@ def gate_page(request: Request, namespace: str, run: str = "") -> HTMLResponse:
         "pending": pending,
         "chosen": chosen,
         "run": detail.value if detail is not None and detail.ok else None,
+        "settled": _settled(detail.value) if detail is not None and detail.ok else {},
         "run_panel": detail.panel if detail is not None else None,
         "explained": explained.value if explained is not None and explained.ok else None,
-        "can_deny": engine_method(page.view, "gate", "deny") is not None,
         "can_write": page.can(Permission.WRITE),
     }
     return render(page, request, "gate.html", context)
@@ -74,7 +86,7 @@ def approve(
     page = checked_page(request, namespace, csrf)
 
     def run_approval() -> None:
-        _check_bound(page.view, decision_id, action_hash)
+        _check_bound(page.view, decision_id, action_hash, "approved")
         method(page.view, "gate", "approve")(decision_id)
 
     done = f"Approved once, for exactly this action (decision {decision_id})."
@@ -88,19 +100,20 @@ def deny(
     decision_id: Annotated[str, Form(min_length=1, max_length=200)],
     action_hash: Annotated[str, Form(min_length=1, max_length=200)],
     run: Annotated[str, Form(max_length=200)] = "",
+    reason: Annotated[str, Form(max_length=2000)] = "",
     csrf: CsrfField = "",
 ) -> Response:
-    """Only routed to once the engine exposes ``gate.deny`` (the button is hidden until then)."""
+    """Settle the decision as denied: the call never runs, and no later approval is accepted."""
     page = checked_page(request, namespace, csrf)
 
     def run_denial() -> None:
-        _check_bound(page.view, decision_id, action_hash)
-        method(page.view, "gate", "deny")(decision_id)
+        _check_bound(page.view, decision_id, action_hash, "denied")
+        method(page.view, "gate", "deny")(decision_id, reason=reason)
 
     return act(page, page.url("gate", run=run), f"Denied (decision {decision_id}).", run_denial)
 
 
-def _check_bound(view: Any, decision_id: str, action_hash: str) -> None:
+def _check_bound(view: Any, decision_id: str, action_hash: str, to: str) -> None:
     """The decision must still wait, for the very action the person saw."""
     runs = method(view, "gate", "runs")(RUNS)
     for summary in runs:
@@ -113,6 +126,6 @@ def _check_bound(view: Any, decision_id: str, action_hash: str) -> None:
                     "the action changed since the page was shown; reload and check it again", where=decision_id
                 )
             if d not in _pending(found):
-                raise InvalidTransition("decision", "decided", "approved", detail="it no longer waits for a person")
+                raise InvalidTransition("decision", "settled", to, detail="it no longer waits for a person")
             return
     raise InvalidInput("no pending decision with this id among the recent runs", where=decision_id)

@@ -3,6 +3,8 @@
 Confirm, dismiss and edit act on INFERRED candidates through ``goals.promote``,
 ``goals.dismiss`` and ``goals.edit``; each form carries the CSRF token and the version the
 person saw, so an edit based on a stale page is refused by the engine instead of winning.
+A person adds an intent (``goals.add``: stated, so ASSERTED) and completes an active one
+(``goals.complete``, version-checked the same way).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ router = APIRouter()
 
 STATES = ("ACTIVE", "ON_HOLD", "COMPLETED", "EXPIRED", "CANCELLED", "SUPERSEDED")
 TYPES = ("GOAL", "COMMITMENT", "OPEN_QUESTION", "DECISION_IN_PROGRESS", "RISK", "FOLLOW_UP")
+PRIORITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 _OPEN = {"ACTIVE", "ON_HOLD"}
 
 
@@ -83,6 +86,7 @@ def goals_page(request: Request, namespace: str, type: str = "") -> HTMLResponse
         "queue": [_row(i) for i in queue.value] if queue.ok else [],
         "columns": columns,
         "types": TYPES,
+        "priorities": PRIORITIES,
         "type_counts": type_counts,
         "chosen_type": chosen,
         "graph": layout(board_items),
@@ -139,3 +143,38 @@ def edit(
     csrf: CsrfField = "",
 ) -> Response:
     return _form_action(request, namespace, csrf, "edit", intent_id, "Saved.", text=text, expected_version=version)
+
+
+@router.post("/ns/{namespace}/goals")
+def create(
+    request: Request,
+    namespace: str,
+    text: Annotated[str, Form(min_length=1, max_length=10_000)],
+    type: Annotated[str, Form(max_length=40)] = "GOAL",
+    priority: Annotated[str, Form(max_length=20)] = "MEDIUM",
+    due: Annotated[str, Form(max_length=40)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    """A stated intent: the engine validates type, priority and due and names the bad one."""
+    page = checked_page(request, namespace, csrf)
+    fields = {"type": type, "priority": priority, "due": due.strip() or None}
+    done = f"Added: {text.strip()[:200]}"
+    return act(page, page.url("goals"), done, lambda: run_engine(page.view, "goals", "add", text.strip(), **fields))
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/complete")
+def complete(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    csrf: CsrfField = "",
+) -> Response:
+    page = checked_page(request, namespace, csrf)
+    done = "Completed: it leaves the active board and agents are no longer told to pursue it."
+    return act(
+        page,
+        page.url("goals"),
+        done,
+        lambda: run_engine(page.view, "goals", "complete", intent_id, expected_version=version),
+    )

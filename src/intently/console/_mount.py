@@ -12,6 +12,7 @@ from starlette.staticfiles import StaticFiles
 
 from .._intently import Intently
 from ._auth import CsrfRejected, LoginRequired, Sessions
+from ._form_errors import install_form_errors
 from ._gate_view import router as gate_router
 from ._goals_view import router as goals_router
 from ._log_view import router as log_router
@@ -40,6 +41,7 @@ def mount_console(app: FastAPI, ix: Intently) -> None:
     app.add_exception_handler(LoginRequired, _to_login)
     app.add_exception_handler(CsrfRejected, _csrf_rejected)
     app.add_exception_handler(PageNotFound, _not_found)
+    install_form_errors(app)
 
 
 async def _to_login(request: Request, exc: Exception) -> Response:

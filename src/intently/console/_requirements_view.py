@@ -14,10 +14,23 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ..access import Permission
-from ._web import CsrfField, act, attempt, checked_page, method, page_for, redirect_with, render
+from ..context import EngineUnavailable
+from ._web import (
+    SECURITY_HEADERS,
+    CsrfField,
+    PageNotFound,
+    act,
+    attempt,
+    checked_page,
+    console_of,
+    method,
+    page_for,
+    redirect_with,
+    render,
+)
 
 __all__ = ["router"]
 
@@ -26,8 +39,6 @@ router = APIRouter()
 STATUSES = ("active", "disabled", "superseded")
 LEVELS = ("project", "domain")
 _MAX_PATHS = 50
-_SCAN_OPS = {"REQ_CREATE", "REQ_UPDATE", "REQ_STATUS", "SCAN_STATE"}
-_SCAN_WINDOW = 2000
 
 
 def _lines(text: str) -> list[str]:
@@ -122,30 +133,18 @@ def requirements_page(
 
 
 def _last_scan(view: Any) -> tuple[dict[str, Any] | None, set[str]]:
-    """The latest ``REQ_SCAN`` and the ids that scan created (the "new" badges).
+    """The latest ``REQ_SCAN`` and the ids it records as created (the "new" badges).
 
-    A scan writes its files in one transaction: its ``REQ_CREATE``/``REQ_UPDATE``/
-    ``REQ_STATUS`` operations, a ``SCAN_STATE``, then the ``REQ_SCAN`` summary, so they are
-    consecutive in the stream. Walking back from the summary over that run finds them. If
-    the summary itself lists ``created`` ids, those are used as they are.
+    The badges come from the scan's own record only: a scan logged before scans recorded
+    their ``created`` ids shows no badges rather than a guess.
     """
-    ns = view.namespace
-    scans = view.log.read(ns, op="REQ_SCAN", newest_first=True, limit=1)
+    scans = view.log.read(view.namespace, op="REQ_SCAN", newest_first=True, limit=1)
     if not scans:
         return None, set()
     latest = scans[0]
     info = {"time": latest.time, "message": str(latest.payload.get("message", "")), "actor": latest.actor}
     listed = latest.payload.get("created")
-    if isinstance(listed, list):
-        return info, {str(i) for i in listed}
-    created: set[str] = set()
-    start = max(0, latest.seq - 1 - _SCAN_WINDOW)
-    for op in reversed(view.log.read(ns, after=start, limit=latest.seq - 1 - start)):
-        if op.op not in _SCAN_OPS or op.actor != latest.actor:
-            break
-        if op.op == "REQ_CREATE":
-            created.add(op.target)
-    return info, created
+    return info, {str(i) for i in listed} if isinstance(listed, list) else set()
 
 
 def _preview(selection: Any, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -237,16 +236,46 @@ def supersede(
 def scan(
     request: Request, namespace: str, commit: Annotated[str, Form(max_length=5)] = "", csrf: CsrfField = ""
 ) -> Response:
-    """Run a scan now (as ``intently req scan``) and report its counts."""
+    """Start a scan (as ``intently req scan``) in the background and show its progress page."""
     page = checked_page(request, namespace, csrf)
-    said: dict[str, str] = {}
+    back = page.url("requirements")
+    if not page.can(Permission.WRITE):
+        return redirect_with(
+            back, "error", f"PermissionDenied: {page.session.actor} lacks write in namespace {page.namespace!r}"
+        )
+    try:
+        run = method(page.view, "requirements", "scan")
+    except EngineUnavailable as exc:
+        return redirect_with(back, "error", str(exc))
+    job = console_of(request).scans.start(
+        page.namespace, str(page.session.actor), lambda: run(commit=bool(commit)), page.view.checkpoint
+    )
+    return RedirectResponse(page.url(f"requirements/scan/{job.id}"), status_code=303, headers=SECURITY_HEADERS)
 
-    def run() -> None:
-        report = method(page.view, "requirements", "scan")(commit=bool(commit))
-        said["summary"] = str(report.summary())
 
-    response = act(page, page.url("requirements"), "", run)
-    return redirect_with(page.url("requirements"), "ok", said["summary"]) if "summary" in said else response
+@router.get("/ns/{namespace}/requirements/scan/{job_id}", response_class=HTMLResponse)
+def scan_page(request: Request, namespace: str, job_id: str) -> HTMLResponse:
+    """The job's progress; reloads itself without JavaScript until the scan is done."""
+    page = page_for(request, namespace)
+    job = console_of(request).scans.get(page.namespace, job_id)
+    if job is None:
+        raise PageNotFound(f"no scan {job_id} in this server's memory (it may have restarted)")
+    context = {
+        "view": "requirements",
+        "job": job.to_json(),
+        "status_url": page.url(f"requirements/scan/{job_id}/status"),
+    }
+    return render(page, request, "scan.html", context)
+
+
+@router.get("/ns/{namespace}/requirements/scan/{job_id}/status")
+def scan_status(request: Request, namespace: str, job_id: str) -> JSONResponse:
+    """What the progress bar polls."""
+    page = page_for(request, namespace)
+    job = console_of(request).scans.get(page.namespace, job_id)
+    if job is None:
+        raise PageNotFound(f"no scan {job_id}")
+    return JSONResponse(job.to_json(), headers=SECURITY_HEADERS)
 
 
 @router.post("/ns/{namespace}/requirements/domains")

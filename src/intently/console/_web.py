@@ -29,6 +29,7 @@ from ..access import Permission
 from ..context import EngineUnavailable, engine_method
 from ..core.errors import IntentlyError, InvalidInput, NotFound, PermissionDenied
 from ._auth import ConsoleSession, Sessions
+from ._scan_jobs import ScanJobs
 
 __all__ = [
     "VIEWS",
@@ -50,6 +51,8 @@ __all__ = [
 _log = logging.getLogger("intently.console")
 _HERE = Path(__file__).parent
 FLASH = "intently_flash"
+_FLASH_BYTES = 2800  # base64 grows it by a third; browsers keep 4096 bytes a cookie
+_VALUE_CHARS = 500
 
 #: (slug, title, shortcut key after "g"); the order of the navigation.
 VIEWS: tuple[tuple[str, str, str], ...] = (
@@ -85,10 +88,11 @@ _env.filters["when"] = lambda v: str(v)[:16].replace("T", " ") if v else ""
 
 @dataclass(frozen=True)
 class Console:
-    """The console's state on the app: the home it serves and its session keeper."""
+    """The console's state on the app: the home it serves, its session keeper, its scans."""
 
     ix: Intently
     sessions: Sessions
+    scans: ScanJobs = field(default_factory=ScanJobs)
 
 
 def console_of(request: Request) -> Console:
@@ -199,6 +203,8 @@ def render(
         "views": VIEWS,
         "flash": flash,
         "Permission": Permission,
+        "field_errors": flash["fields"] if flash else {},
+        "form_values": flash["values"] if flash else {},
     }
     if page is not None:
         ctx["actor"] = str(page.session.actor)
@@ -216,17 +222,37 @@ def render(
     return response
 
 
-def redirect_with(target: str, kind: str, text: str) -> Response:
-    """Post/redirect/get: the outcome of a form travels in a short-lived flash cookie."""
+def redirect_with(
+    target: str,
+    kind: str,
+    text: str,
+    *,
+    fields: Mapping[str, str] | None = None,
+    values: Mapping[str, str] | None = None,
+) -> Response:
+    """Post/redirect/get: the outcome of a form travels in a short-lived flash cookie.
+
+    ``fields`` names the fields that failed (shown next to them) and ``values`` what was
+    typed, so the page can refill its form; values are dropped first when the cookie
+    would grow past what browsers keep.
+    """
     response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
-    raw = json.dumps({"kind": kind, "text": text[:2000]}).encode("utf-8")
+    data: dict[str, Any] = {"kind": kind, "text": text[:1000]}
+    if fields:
+        data["fields"] = {str(k)[:64]: str(v)[:300] for k, v in list(fields.items())[:20]}
+    if values:
+        data["values"] = {str(k)[:64]: str(v)[:_VALUE_CHARS] for k, v in list(values.items())[:20]}
+    raw = json.dumps(data).encode("utf-8")
+    if len(raw) > _FLASH_BYTES:
+        data.pop("values", None)
+        raw = json.dumps(data).encode("utf-8")
     response.set_cookie(
         FLASH, base64.urlsafe_b64encode(raw).decode(), max_age=60, path="/", httponly=True, samesite="strict"
     )
     return response
 
 
-def _read_flash(request: Request) -> dict[str, str] | None:
+def _read_flash(request: Request) -> dict[str, Any] | None:
     raw = request.cookies.get(FLASH)
     if not raw:
         return None
@@ -236,7 +262,11 @@ def _read_flash(request: Request) -> dict[str, str] | None:
         return None
     if not isinstance(data, dict) or data.get("kind") not in ("ok", "error"):
         return None
-    return {"kind": str(data["kind"]), "text": str(data.get("text", ""))}
+    flash: dict[str, Any] = {"kind": str(data["kind"]), "text": str(data.get("text", ""))}
+    for key in ("fields", "values"):
+        found = data.get(key)
+        flash[key] = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+    return flash
 
 
 def act(

@@ -9,15 +9,17 @@ creates nothing, and :meth:`Extraction.observe` logs the rejection as an operati
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.errors import IntentlyError
 from ._base import Extractor
 from ._dates import find_due
 from ._models import Candidate, CandidateType, Turn
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["REPLY_SCHEMA", "ExtractionRejected", "LLMExtractor"]
 
@@ -105,6 +107,8 @@ class LLMExtractor(Extractor):
             raise ValueError("base_url is required")
         self.base_url = base_url.rstrip("/")
         self.model = model
+        import httpx  # only an LLM extractor needs it: ~0.12 s of CPU kept off every hook call
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
 
@@ -132,6 +136,8 @@ class LLMExtractor(Extractor):
         return self.parse_reply(turn, content)
 
     def _ask(self, turn: Turn) -> str:
+        import httpx
+
         try:
             response = self._client.post(f"{self.base_url}/chat/completions", json=self.request_body(turn))
         except httpx.HTTPError as exc:

@@ -110,6 +110,30 @@ register_applier("GATE_OUTPUT_OBSERVED", _apply_observed)
 register_applier("GATE_DECIDED", _apply_decided)
 register_applier("GATE_APPROVED", _apply_approved)
 
+#: ``used_by`` of the ``gate_approvals`` row that settles a denied decision: never NULL, so
+#: :meth:`HomeJournal.open_approval` can never hand it out, and its presence makes a later
+#: approval a refused transition.
+DENIED = "denied"
+
+
+def _apply_denied(tx: Transaction, op: Operation) -> None:
+    p = op.payload
+    tx.execute(
+        "INSERT INTO gate_approvals (decision_id, session_id, action_hash, approved_by, approved_at, used_by, used_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (op.target, p["session_id"], p["action_hash"], op.actor, op.time, DENIED, op.time),
+    )
+
+
+register_applier("GATE_DENIED", _apply_denied)
+
+
+def _require_unsettled(tx: Transaction, decision_id: str, to: str) -> None:
+    """A decision is settled once, by an approval or a denial; anything after is refused."""
+    used = tx.one("SELECT used_by FROM gate_approvals WHERE decision_id = ?", (decision_id,))
+    if used is not None:
+        raise InvalidTransition("decision", DENIED if used["used_by"] == DENIED else "approved", to)
+
 
 class HomeJournal:
     """A :class:`~intently.gate.Journal` that writes every step to the home's log."""
@@ -160,10 +184,15 @@ class HomeJournal:
     def approve(self, decision: Decision, approver: str) -> None:
         del approver  # the acting actor of the runtime is the approver, recorded by the log
         with self._rt.store.transaction() as tx:
-            if tx.scalar("SELECT 1 FROM gate_approvals WHERE decision_id = ?", (decision.id,)):
-                raise InvalidTransition("approval", "granted", "granted")
+            _require_unsettled(tx, decision.id, "approved")
             payload = {"session_id": decision.session_id, "action_hash": decision.action_hash}
             _apply_approved(tx, self._append(tx, "GATE_APPROVED", decision.id, payload))
+
+    def deny(self, decision: Decision, reason: str) -> None:
+        with self._rt.store.transaction() as tx:
+            _require_unsettled(tx, decision.id, "denied")
+            payload = {"session_id": decision.session_id, "action_hash": decision.action_hash, "reason": reason}
+            _apply_denied(tx, self._append(tx, "GATE_DENIED", decision.id, payload))
 
     def open_approval(self, session_id: str, action_hash: str) -> str | None:
         with self._rt.store.transaction(write=False) as tx:
@@ -207,10 +236,22 @@ class GateEngine:
         decision = journal.decision(decision_id)
         if not decision.level.needs_approval:
             raise InvalidTransition("decision", str(decision.level), "approved")
+        self._journal_of(decision).approve(decision, str(self._rt.actor))
+        return decision
+
+    def deny(self, decision_id: str, reason: str = "") -> Decision:
+        """Refuse a waiting decision for good: logged as ``GATE_DENIED``; it can never be approved after."""
+        decision = HomeJournal(self._rt, self._rt.namespace, POLICY_VERSION).decision(decision_id)
+        if not decision.level.needs_approval:
+            raise InvalidTransition("decision", str(decision.level), "denied")
+        self._journal_of(decision).deny(decision, reason.strip()[:2000])
+        return decision
+
+    def _journal_of(self, decision: Decision) -> HomeJournal:
+        """The journal of the namespace the decision's run was logged in (write is checked there)."""
         with self._rt.store.transaction(write=False) as tx:
             ns = tx.scalar("SELECT namespace FROM gate_sessions WHERE id = ?", (decision.session_id,))
-        HomeJournal(self._rt, str(ns or self._rt.namespace), POLICY_VERSION).approve(decision, str(self._rt.actor))
-        return decision
+        return HomeJournal(self._rt, str(ns or self._rt.namespace), POLICY_VERSION)
 
     # -- reading --------------------------------------------------------------
 

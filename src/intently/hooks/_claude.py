@@ -10,7 +10,11 @@ event and any internal error become exit 2 with a one-line reason on stderr.
   request for the gate and hands it to extraction when that engine is present.
 - PreToolUse: the gate decides (allow; warn -> allow with the reason; confirm or review
   -> ask; block -> deny with the reason shown to the model). No gate: deny.
-- PostToolUse: the tool output is recorded as untrusted content for provenance.
+- PostToolUse: the tool output is recorded as untrusted content for provenance; when the
+  gate had answered ``ask`` for this ``tool_use_id``, the call running proves the user
+  approved it, and that approval is recorded in the gate session. With
+  ``[hooks] extract_tool_output = true`` the output also goes through extraction, whose
+  findings only wait in review.
 - Stop, SessionEnd: the transcript is queued for an incremental requirements scan.
 """
 
@@ -27,9 +31,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .._intently import Intently
 from ..context import ContextResult, assemble, engine_method
 from ..core.clock import format_time
-from ._gate import Observation, gate_available, gate_check, gate_observe, gate_open, project_relative
+from ..core.errors import IntentlyError
+from ._extract import extract_tool_output, tool_output_extraction
+from ._gate import (
+    Observation,
+    gate_available,
+    gate_check,
+    gate_observe,
+    gate_open,
+    gate_record_approval,
+    project_relative,
+)
 from ._queue import ScanQueue
-from ._record import clip, session_record
+from ._record import PendingAsk, clip, session_record
 
 __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_claude_event"]
 
@@ -177,16 +191,23 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         seen = list(record.observations)
         opened = record.gate_session
     root = Path(ev.cwd) if ev.cwd else ix.home.project_root
+    args = project_relative(ev.tool_name, ev.tool_input, root)
     answer = gate_check(
         ix,
         user_requests=requests,
         tool=ev.tool_name,
-        args=project_relative(ev.tool_name, ev.tool_input, root),
+        args=args,
         observations=seen,
         session_id=opened,
     )
     mapping = {"allow": "allow", "warn": "allow", "confirm": "ask", "review": "ask", "block": "deny"}
     decision = mapping[answer.outcome]
+    if decision == "ask" and ev.tool_use_id and answer.decision_id and answer.session_id:
+        pending = PendingAsk(
+            answer.decision_id, answer.session_id, ev.tool_name, args, "\n\n".join(requests), len(seen)
+        )
+        with session_record(ix.home.state_dir, ev.session_id) as record:
+            record.asks[ev.tool_use_id] = pending
     reason = f"intently gate: {answer.outcome}: {answer.reason}"
     if answer.decision_id:
         reason += f" (decision {answer.decision_id})"
@@ -208,11 +229,38 @@ def _post_tool(ix: Intently, ev: _Event) -> HookResult:
         before = list(record.observations)
         record.observations.append(new)
         opened, request = record.gate_session, "\n\n".join(record.requests)
+        asked = record.asks.pop(ev.tool_use_id, None) if ev.tool_use_id else None
+    notes: list[str] = []
     if not gate_available(ix):
-        return HookResult(0, "", "intently: output recorded; the gate is not installed in this build\n")
-    if opened is not None:
-        gate_observe(ix, user_request=request, session_id=opened, before=before, new=new)
-    return HookResult(0, "", "")
+        notes.append("output recorded; the gate is not installed in this build")
+    else:
+        if asked is not None:
+            try:
+                notes.append(_record_approval(ix, asked, before))
+            except IntentlyError as exc:  # the output is still observed below; the user is told
+                notes.append(f"approval of {asked.decision_id} not recorded: {exc}")
+        if opened is not None:
+            gate_observe(ix, user_request=request, session_id=opened, before=before, new=new)
+    if tool_output_extraction(ix):
+        notes.append(extract_tool_output(ix, tool=ev.tool_name, tool_use_id=ev.tool_use_id, output=ev.tool_response))
+    return HookResult(0, "", "".join(f"intently: {n}\n" for n in notes if n))
+
+
+def _record_approval(ix: Intently, asked: PendingAsk, before: list[Observation]) -> str:
+    """The call the gate asked about ran, so the user approved it in Claude Code: log that."""
+    if asked.observations > len(before):
+        return f"approval of {asked.decision_id} not recorded: the session's earlier outputs were trimmed"
+    answer = gate_record_approval(
+        ix,
+        user_request=asked.request,
+        session_id=asked.gate_session,
+        decision_id=asked.decision_id,
+        tool=asked.tool,
+        args=asked.args,
+        observations=before[: asked.observations],
+        approver=str(ix.actor),
+    )
+    return f"approval of {asked.decision_id} by the user recorded (decision {answer.decision_id})"
 
 
 def _session_done(ix: Intently, ev: _Event) -> HookResult:

@@ -39,6 +39,7 @@ __all__ = [
     "gate_check",
     "gate_observe",
     "gate_open",
+    "gate_record_approval",
     "project_relative",
     "shell_allowlist",
 ]
@@ -294,3 +295,43 @@ def _read_decision(decision: Any) -> GateAnswer:
     if outcome not in OUTCOMES:
         return GateAnswer("block", f"the gate gave an outcome the bridge does not know ({outcome!r}); blocked")
     return GateAnswer(outcome, reason, None if ident is None else str(ident), rules)
+
+
+def gate_record_approval(
+    ix: Intently,
+    *,
+    user_request: str,
+    session_id: str,
+    decision_id: str,
+    tool: str,
+    args: Mapping[str, Any],
+    observations: Sequence[Observation],
+    approver: str,
+) -> GateAnswer:
+    """Record that the user approved an ``ask`` (confirm/review) decision and the call ran.
+
+    The session is rebuilt exactly as it stood when the gate asked (same request, same
+    outputs seen), the decision is approved once for that exact action, and the same call
+    is checked again, which uses the approval up: the log then holds the approval and an
+    ``allow`` decision that names it, so no approval is left open for a later call.
+    """
+    if not gate_available(ix):
+        return GateAnswer("block", _UNAVAILABLE, available=False)
+    session = _rebuild(
+        ix,
+        user_request=user_request,
+        tool=tool,
+        args=args,
+        observations=observations,
+        session_id=session_id,
+        tools=None,
+    )
+    session.approve(decision_id, approver=approver)
+    decision = session.check(_gate_name(tool), dict(args))
+    answer = _read_decision(decision)
+    if getattr(decision, "approval_used", None) != decision_id:
+        raise InvalidInput(
+            f"the approval of {decision_id} was not used by the re-check ({answer.outcome}: {answer.reason})",
+            where=f"gate session {session_id}",
+        )
+    return GateAnswer(answer.outcome, answer.reason, answer.decision_id, answer.rules, True, str(session.id))

@@ -4,7 +4,9 @@ Stop and SessionEnd hooks must return fast, so they only append to
 ``.intently/state/scan-queue.jsonl``. :meth:`ScanQueue.drain` runs the scan under an
 exclusive, non-blocking lock on ``scan.lock``: a second drain of the same project while
 one runs returns ``busy`` at once instead of scanning twice. Entries leave the queue only
-after the scan returned, so a crash mid-scan loses nothing.
+after the scan returned, so a crash mid-scan loses nothing; and only the entries that scan
+read: a transcript queued again while it runs (``Stop`` fires after every reply, so the
+file grew after the scan read it) stays queued for the next one.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class ScanQueue:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._append_lock, "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            if any(e["transcript_path"] == transcript_path for e in self.entries()):
+            waiting = any(e["transcript_path"] == transcript_path for e in self.entries())
+            if waiting and not self._scanning():
                 return False
             entry = {
                 "session_id": session_id,
@@ -76,7 +79,8 @@ class ScanQueue:
             except BlockingIOError:
                 return DrainReport("busy", detail="another scan of this project is running")
             try:
-                waiting = [str(e["transcript_path"]) for e in self.entries()]
+                taken = self.entries()
+                waiting = list(dict.fromkeys(str(e["transcript_path"]) for e in taken))
                 if not waiting:
                     return DrainReport("empty")
                 if scan is None:
@@ -86,15 +90,28 @@ class ScanQueue:
                         "the requirements engine cannot be handed transcripts to scan in this build; they stay queued",
                     )
                 scan(waiting)
-                self._remove(set(waiting))
+                self._remove_first(len(taken))
                 return DrainReport("scanned", tuple(waiting))
             finally:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
-    def _remove(self, done: set[str]) -> None:
+    def _scanning(self) -> bool:
+        """Whether a drain holds the scan lock right now (in any process)."""
+        if not self.lock_path.exists():
+            return False
+        with open(self.lock_path, "a+") as probe:
+            try:
+                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+            return False
+
+    def _remove_first(self, count: int) -> None:
+        """Drop the entries a scan read: the first ``count`` (others only ever append)."""
         with open(self._append_lock, "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            keep = [e for e in self.entries() if str(e["transcript_path"]) not in done]
+            keep = self.entries()[count:]
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in keep), encoding="utf-8")
             tmp.replace(self.path)

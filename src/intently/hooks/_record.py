@@ -20,11 +20,12 @@ from typing import Any
 from ..core.errors import InvalidInput
 from ._gate import Observation
 
-__all__ = ["MAX_OUTPUT_CHARS", "SessionRecord", "session_record"]
+__all__ = ["MAX_OUTPUT_CHARS", "PendingAsk", "SessionRecord", "session_record"]
 
 #: A tool output longer than this is kept truncated (its head is what provenance matches).
 MAX_OUTPUT_CHARS = 100_000
 _MAX_OBSERVATIONS = 500
+_MAX_ASKS = 200
 
 
 @dataclass
@@ -33,6 +34,8 @@ class SessionRecord:
     requests: list[str] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     gate_session: str | None = None
+    #: ``ask`` answers waiting for their call to run, by ``tool_use_id`` (see :class:`PendingAsk`).
+    asks: dict[str, PendingAsk] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +43,7 @@ class SessionRecord:
             "requests": self.requests,
             "observations": [o.to_json() for o in self.observations],
             "gate_session": self.gate_session,
+            "asks": {k: v.to_json() for k, v in self.asks.items()},
         }
 
     @classmethod
@@ -52,6 +56,41 @@ class SessionRecord:
                 for o in data.get("observations", [])
             ],
             gate_session=data.get("gate_session"),
+            asks={str(k): PendingAsk.from_json(v) for k, v in (data.get("asks") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class PendingAsk:
+    """A PreToolUse the gate answered with ``ask``: what a later PostToolUse of the same
+    ``tool_use_id`` needs to record the user's approval against that exact decision."""
+
+    decision_id: str
+    gate_session: str
+    tool: str
+    args: dict[str, Any]
+    request: str
+    observations: int  # how many outputs the session had seen when the gate asked
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decision_id": self.decision_id,
+            "gate_session": self.gate_session,
+            "tool": self.tool,
+            "args": self.args,
+            "request": self.request,
+            "observations": self.observations,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PendingAsk:
+        return cls(
+            str(data["decision_id"]),
+            str(data["gate_session"]),
+            str(data["tool"]),
+            dict(data["args"]),
+            str(data["request"]),
+            int(data["observations"]),
         )
 
 
@@ -72,10 +111,11 @@ def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
             if path.exists():
                 try:
                     record = SessionRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                     raise InvalidInput(f"session record unreadable: {exc}", where=str(path)) from exc
             yield record
             record.observations = record.observations[-_MAX_OBSERVATIONS:]
+            record.asks = dict(list(record.asks.items())[-_MAX_ASKS:])
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(record.to_json(), ensure_ascii=False), encoding="utf-8")
             tmp.replace(path)

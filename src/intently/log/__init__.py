@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._checkpoint import Checkpoint
+from ._checkpoint import LEGACY_DATABASE, Checkpoint, Witness
 from ._keys import KeyRing, key_id_of
 from ._merkle import (
     Frontier,
@@ -15,19 +15,23 @@ from ._merkle import (
     verify_inclusion,
 )
 from ._operation import Operation, canonical_json, canonical_operation, policy_version
-from ._oplog import OperationLog, StreamReport, VerifyReport
+from ._oplog import NO_KEY_HINT, OperationLog, OtherDatabaseEntry, StreamReport, VerifyReport
 from ._proofs import verify_consistency_proof, verify_inclusion_proof
 from ._replay import Applier, register_applier, registered_appliers, replay
 
 __all__ = [
+    "LEGACY_DATABASE",
+    "NO_KEY_HINT",
     "Applier",
     "Checkpoint",
     "Frontier",
     "KeyRing",
     "Operation",
     "OperationLog",
+    "OtherDatabaseEntry",
     "StreamReport",
     "VerifyReport",
+    "Witness",
     "canonical_json",
     "canonical_operation",
     "consistency_proof",

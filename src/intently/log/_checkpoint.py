@@ -1,4 +1,5 @@
-"""Signed checkpoints (tree heads), in the spirit of C2SP tlog-checkpoint.
+"""Signed checkpoints (tree heads), in the spirit of C2SP tlog-checkpoint, and the tracked
+witness file that holds the latest one per database and stream.
 
 The signed body is plain text, one item a line, so a person can read what was signed:
 origin, stream, tree size, base64 root hash, time.
@@ -8,10 +9,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Checkpoint"]
+from ..core.errors import InvalidInput
+
+__all__ = ["LEGACY_DATABASE", "Checkpoint", "Witness"]
 
 
 @dataclass(frozen=True)
@@ -63,3 +67,69 @@ def _signature_bytes(text: object) -> bytes:
         return base64.b64decode(str(text), validate=True)
     except (binascii.Error, ValueError):
         return b""
+
+
+WITNESS_FORMAT = 2
+LEGACY_DATABASE = "legacy"
+
+
+@dataclass
+class Witness:
+    """The tracked witness file: the latest checkpoint per database and stream.
+
+    Every clone of a project has its own database (``state/`` is ignored by git) but shares
+    this one file, so entries are keyed by the database's id: a clone updates only its own
+    entry and keeps everyone else's verbatim. On disk each database is three lines that name
+    it (key, checkpoints, closing line), every entry ends with a comma and a fixed
+    ``"format"`` key closes the object, so two clones committing the file at the same time
+    merge cleanly line by line in git. The whole file is still plain JSON.
+
+    Format 1 (``{"streams": {...}}``, before databases had ids) is read as the entries of an
+    unnamed database, :data:`LEGACY_DATABASE`.
+    """
+
+    databases: dict[str, dict[str, Checkpoint]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> Witness:
+        """Parse the file's text; errors name the file and the entry."""
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise TypeError("not a JSON object")
+            out = cls()
+            if "streams" in data:  # format 1
+                out.databases[LEGACY_DATABASE] = _streams(data["streams"], where)
+            for key, entry in data.items():
+                if not key.startswith("db:"):
+                    continue
+                db = key[3:]
+                if not db or entry.get("database") != db:
+                    raise ValueError(f"entry {key!r} names database {entry.get('database')!r}")
+                out.databases[db] = _streams(entry["streams"], f"{where}: {key}")
+        except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise InvalidInput(f"witness file unreadable: {exc}", where=where) from exc
+        return out
+
+    def render(self) -> str:
+        lines = ["{"]
+        for db in sorted(self.databases):
+            streams = {s: cp.to_json() for s, cp in sorted(self.databases[db].items())}
+            if not streams:
+                continue
+            lines.append(f'{json.dumps("db:" + db)}: {{"streams":')
+            lines.append(json.dumps(streams, sort_keys=True) + ",")
+            lines.append(f'"database": {json.dumps(db)}}},')
+        lines.append(f'"format": {WITNESS_FORMAT}')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def _streams(data: object, where: str) -> dict[str, Checkpoint]:
+    if not isinstance(data, dict):
+        raise TypeError(f"{where}: streams is not an object")
+    out = {str(s): Checkpoint.from_json(cp) for s, cp in data.items()}
+    for stream, cp in out.items():
+        if cp.stream != stream:
+            raise InvalidInput(f"entry names stream {cp.stream!r}", where=f"{where}: {stream}")
+    return out

@@ -1,7 +1,8 @@
 """Ed25519 signing keys for log checkpoints.
 
-The private key stays in the home's ignored ``keys/private/``; the public keyring
-``keys/public.json`` is tracked, and each entry records when the key signed its first and
+The private key stays in the home's ignored ``keys/private/`` (one per machine: every
+clone that joins a project makes its own); the public keyring ``keys/public.json`` is
+tracked and lists every machine's keys, and each entry records when the key signed its first and
 last checkpoint, so a rotated key keeps its old checkpoints verifiable by anyone.
 Unlike a shared HMAC secret, verifying needs no secret at all.
 """
@@ -124,10 +125,20 @@ class KeyRing:
     # -- keys -----------------------------------------------------------------
 
     def generate(self, now: str) -> str:
-        """Make a new signing key and retire the current one; returns the new key id."""
-        for entry in self.entries.values():
-            if entry.retired is None:
-                entry.retired = now
+        """Make this machine's new signing key; returns its id.
+
+        Retires only the key this machine held (rotation). Every clone of a project signs
+        its own database with its own key, all listed in the one tracked keyring, so the
+        other machines' keys stay valid: on a clone that holds no private key yet this
+        simply adds one (joining)."""
+        if self._private is not None:
+            kid = self.current_key_id
+            held = self.entries.get(kid)
+            if held is None:  # its public key went missing from the tracked ring (a bad merge):
+                held = PublicKeyEntry(kid, self._private.public_key(), now)  # restore it, so its
+                self.entries[kid] = held  # checkpoints stay verifiable
+            if held.retired is None:
+                held.retired = now
         self._private = Ed25519PrivateKey.generate()
         public = self._private.public_key()
         kid = key_id_of(public)
@@ -136,7 +147,8 @@ class KeyRing:
 
     @property
     def can_sign(self) -> bool:
-        return self._private is not None
+        """True when this machine holds a private key whose public key is in the keyring."""
+        return self._private is not None and key_id_of(self._private.public_key()) in self.entries
 
     @property
     def current_key_id(self) -> str:

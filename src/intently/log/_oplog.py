@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import sha256 as _sha256
@@ -29,12 +30,12 @@ from ..core.errors import (
 )
 from ..core.ids import new_id
 from ..store import Store, Transaction, register_migration, reject_nul
-from ._checkpoint import Checkpoint
+from ._checkpoint import LEGACY_DATABASE, Checkpoint, Witness
 from ._keys import KeyRing
 from ._merkle import Frontier, consistency_proof, inclusion_proof, leaf_hash, root_hash
 from ._operation import Operation, canonical_json, canonical_operation
 
-__all__ = ["OperationLog", "StreamReport", "VerifyReport"]
+__all__ = ["OperationLog", "OtherDatabaseEntry", "StreamReport", "VerifyReport"]
 
 register_migration(
     "log",
@@ -48,6 +49,17 @@ register_migration(
     "time TEXT NOT NULL, origin TEXT NOT NULL, key_id TEXT NOT NULL, signature TEXT NOT NULL, "
     "PRIMARY KEY (stream, size))",
     description="operation log, Merkle frontier per stream, signed checkpoints",
+)
+register_migration(
+    "log",
+    2,
+    "CREATE TABLE log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    description="log meta data: the database's id, which keys its entries in the shared witness file",
+)
+
+NO_KEY_HINT = (
+    "this machine holds no signing key for this home's log, so its operations stay unsigned; "
+    "run `intently init` in the project to join it with a key of its own"
 )
 
 _CHUNK = 5000
@@ -83,15 +95,56 @@ class StreamReport:
 
 
 @dataclass
-class VerifyReport:
-    streams: list[StreamReport] = field(default_factory=list)
+class OtherDatabaseEntry:
+    """A witnessed checkpoint of another database (another clone's log): its signature is
+    checked when the key is known, its tree cannot be, so it is reported, not enforced.
+
+    ``error`` is set only for evidence of tampering: a signature that fails under a known
+    key, or an entry signed by this machine's own key (this machine's database was replaced).
+    """
+
+    database: str
+    stream: str
+    size: int
+    key_id: str
+    signature: str = "unchecked"  # "ok", "unknown key" or "bad"
+    error: str | None = None
+    error_type: str | None = None
 
     @property
     def ok(self) -> bool:
-        return all(s.ok for s in self.streams)
+        return self.error is None
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "streams": [s.to_json() for s in self.streams]}
+        return {
+            "database": self.database,
+            "stream": self.stream,
+            "ok": self.ok,
+            "size": self.size,
+            "key_id": self.key_id,
+            "signature": self.signature,
+            "error": self.error,
+            "error_type": self.error_type,
+        }
+
+
+@dataclass
+class VerifyReport:
+    streams: list[StreamReport] = field(default_factory=list)
+    database: str | None = None
+    other_databases: list[OtherDatabaseEntry] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.streams) and all(o.ok for o in self.other_databases)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "database": self.database,
+            "streams": [s.to_json() for s in self.streams],
+            "other_databases": [o.to_json() for o in self.other_databases],
+        }
 
 
 class OperationLog:
@@ -112,6 +165,7 @@ class OperationLog:
         self.origin = origin
         self.witness_path = witness_path
         self._dirty: set[str] = set()
+        self._warned_unsigned = False
 
     # -- writing --------------------------------------------------------------
 
@@ -227,6 +281,7 @@ class OperationLog:
         kept, not overwritten, and the call raises once the new checkpoints are committed.
         """
         if not self.keyring.can_sign:
+            self._warn_unsigned(streams)
             return []
         wanted = set(streams) if streams is not None else None
         made: list[Checkpoint] = []
@@ -254,8 +309,10 @@ class OperationLog:
                     (stream, size, root.hex(), now, self.origin, key_id, cp.to_json()["signature"]),
                 )
                 made.append(cp)
-            if made and self.witness_path is not None:
-                conflicts = self._update_witness(tx)
+            if made:
+                self._ensure_database_id(tx)
+                if self.witness_path is not None:
+                    conflicts = self._update_witness(tx)
         self._dirty.clear()
         if conflicts:
             raise conflicts[0]
@@ -266,6 +323,72 @@ class OperationLog:
         if not self._dirty:
             return []
         return self.checkpoint(set(self._dirty))
+
+    def _warn_unsigned(self, streams: Iterable[str] | None) -> None:
+        """Say once per log, on stderr, that appended operations cannot be signed here.
+
+        Signing is skipped, not failed: the operations are committed and stay valid, and
+        ``intently init`` (joining) signs them later. Silence would hide that nothing
+        witnesses them until then; ``log verify --strict`` fails on that unsigned tail.
+        """
+        if self._warned_unsigned:
+            return
+        wanted = set(streams) if streams is not None else None
+        with self.store.transaction(write=False) as tx:
+            rows = tx.query(
+                "SELECT s.stream, s.size - COALESCE((SELECT MAX(c.size) FROM log_checkpoints c "
+                "WHERE c.stream = s.stream), 0) AS unsigned FROM log_streams s"
+            )
+        pending = sum(
+            int(r["unsigned"])
+            for r in rows
+            if (wanted is None or str(r["stream"]) in wanted) and int(r["unsigned"]) > 0
+        )
+        if pending:
+            self._warned_unsigned = True
+            sys.stderr.write(f"intently: warning: {pending} operation(s) not signed: {NO_KEY_HINT}\n")
+
+    # -- database identity ----------------------------------------------------
+
+    def database_id(self) -> str | None:
+        """This database's id (None until its first checkpoint gives it one)."""
+        with self.store.transaction(write=False) as tx:
+            return self._read_database_id(tx)
+
+    @staticmethod
+    def _read_database_id(tx: Transaction) -> str | None:
+        value = tx.scalar("SELECT value FROM log_meta WHERE key = 'database_id'")
+        return None if value is None else str(value)
+
+    def _ensure_database_id(self, tx: Transaction) -> str:
+        """Give the database its random id the first time it signs (lazily, so that
+        ``store copy`` carries a database's id over to the copy and an empty store has none)."""
+        current = self._read_database_id(tx)
+        if current is not None:
+            return current
+        db_id = new_id(now=self.clock.now())
+        tx.execute("INSERT INTO log_meta (key, value) VALUES ('database_id', ?)", (db_id,))
+        return db_id
+
+    def _split_witness(
+        self, witness: Witness, db_id: str | None
+    ) -> tuple[dict[str, Checkpoint], list[tuple[str, Checkpoint]]]:
+        """(this database's witnessed checkpoints by stream, every other database's entries).
+
+        Format-1 entries (no database named) are this database's when this machine holds
+        the key that signed them, and no newer entry of this database replaces them."""
+        mine: dict[str, Checkpoint] = dict(witness.databases.get(db_id, {})) if db_id is not None else {}
+        own_key = self.keyring.current_key_id if self.keyring.can_sign else None
+        others: list[tuple[str, Checkpoint]] = []
+        for db, entries in sorted(witness.databases.items()):
+            if db == db_id:
+                continue
+            for stream, cp in sorted(entries.items()):
+                if db == LEGACY_DATABASE and cp.key_id == own_key:
+                    mine.setdefault(stream, cp)
+                else:
+                    others.append((db, cp))
+        return mine, others
 
     def latest_checkpoints(self) -> dict[str, Checkpoint]:
         with self.store.transaction(write=False) as tx:
@@ -301,7 +424,9 @@ class OperationLog:
         conflict: the old entry stays and the conflict is returned.
         """
         assert self.witness_path is not None
-        witnessed = self.read_witness()
+        db_id = self._ensure_database_id(tx)
+        witness = self.read_witness_file()
+        witnessed, _ = self._split_witness(witness, db_id)
         merged = dict(witnessed)
         conflicts: list[LogIntegrityError] = []
         for stream, cp in self._latest(tx).items():
@@ -331,26 +456,30 @@ class OperationLog:
                 )
                 continue
             merged[stream] = cp
-        if merged != witnessed:
-            data = {"streams": {s: merged[s].to_json() for s in sorted(merged)}}
+        legacy = witness.databases.get(LEGACY_DATABASE, {})
+        adopted = [s for s, cp in legacy.items() if merged.get(s) is not None and cp.key_id == merged[s].key_id]
+        if merged != witness.databases.get(db_id, {}) or adopted:
+            witness.databases[db_id] = merged
+            for stream in adopted:  # now kept, extended, under this database's id
+                legacy.pop(stream, None)
+            text = witness.render()
             tmp = self.witness_path.with_name(f".{self.witness_path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            tmp.write_text(text, encoding="utf-8")
             tmp.replace(self.witness_path)
         return conflicts
 
     def read_witness(self) -> dict[str, Checkpoint]:
-        """The witnessed checkpoints by stream (empty when the home has no witness file yet)."""
+        """This database's witnessed checkpoints by stream (empty when the home has no
+        witness file yet, or the file holds only other databases' entries)."""
+        with self.store.transaction(write=False) as tx:
+            db_id = self._read_database_id(tx)
+        return self._split_witness(self.read_witness_file(), db_id)[0]
+
+    def read_witness_file(self) -> Witness:
+        """Every database's witnessed checkpoints (empty when there is no witness file)."""
         if self.witness_path is None or not self.witness_path.exists():
-            return {}
-        try:
-            data = json.loads(self.witness_path.read_text(encoding="utf-8"))
-            out = {str(s): Checkpoint.from_json(cp) for s, cp in data.get("streams", {}).items()}
-        except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
-            raise InvalidInput(f"witness file unreadable: {exc}", where=str(self.witness_path)) from exc
-        for stream, cp in out.items():
-            if cp.stream != stream:
-                raise InvalidInput(f"entry names stream {cp.stream!r}", where=f"{self.witness_path}: {stream}")
-        return out
+            return Witness()
+        return Witness.parse(self.witness_path.read_text(encoding="utf-8"), str(self.witness_path))
 
     def rotate_key(self, keys_dir: Path, *, namespace: str, actor: str) -> tuple[str | None, str]:
         """Retire the signing key and make a new one; returns (retired key id, new key id).
@@ -496,9 +625,13 @@ class OperationLog:
         Never raises for integrity problems: each stream's report names the first error,
         its type and the first bad sequence number.
         """
-        report = VerifyReport()
-        witness = self.read_witness()
+        with self.store.transaction(write=False) as tx:
+            db_id = self._read_database_id(tx)
+        witness, others = self._split_witness(self.read_witness_file(), db_id)
+        report = VerifyReport(database=db_id)
         names = sorted(self._all_streams() | set(witness)) if streams is None else sorted(set(streams))
+        shown = None if streams is None else set(streams)
+        report.other_databases = [self._check_other(db, cp) for db, cp in others if shown is None or cp.stream in shown]
         for stream in names:
             rep = StreamReport(stream)
             try:
@@ -509,6 +642,27 @@ class OperationLog:
                 rep.bad_seq = exc.seq
             report.streams.append(rep)
         return report
+
+    def _check_other(self, database: str, cp: Checkpoint) -> OtherDatabaseEntry:
+        """What can be checked of another database's witnessed checkpoint: its signature."""
+        entry = OtherDatabaseEntry(database, cp.stream, cp.size, cp.key_id)
+        if cp.key_id not in self.keyring.entries:
+            entry.signature = "unknown key"
+            return entry
+        try:
+            self._verify_signature(cp)
+        except LogIntegrityError as exc:
+            entry.signature = "bad"
+            entry.error, entry.error_type = f"{database}: {exc}", type(exc).__name__
+            return entry
+        entry.signature = "ok"
+        if self.keyring.can_sign and cp.key_id == self.keyring.current_key_id:
+            entry.error_type = RolledBack.__name__
+            entry.error = (
+                f"stream {cp.stream!r}: database {database} was signed by this machine's key up to size {cp.size} "
+                "but is not this database (this machine's database was replaced or lost)"
+            )
+        return entry
 
     def _all_streams(self) -> set[str]:
         """Every stream any log table mentions, so rows moved to a stream without a header

@@ -8,22 +8,26 @@ docs and history for new ones.
 
 from __future__ import annotations
 
+from ._conflicts import Conflict, RequirementConflictWarning
 from ._engine import Requirements
 from ._files import FileError
 from ._load import LoadResult, RequirementFileWarning
 from ._model import Domain, Frontmatter, Provenance, Requirement, Scope
 from ._render import place
-from ._select import Decision, Policy, Selection, requirement_text
+from ._select import Decision, Omission, Policy, Selection, requirement_text
 
 __all__ = [
+    "Conflict",
     "Decision",
     "Domain",
     "FileError",
     "Frontmatter",
     "LoadResult",
+    "Omission",
     "Policy",
     "Provenance",
     "Requirement",
+    "RequirementConflictWarning",
     "RequirementFileWarning",
     "Requirements",
     "Scope",

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
 from ..core.errors import InvalidInput, InvalidTransition, NotFound
 from ..embed import Embedder, VectorIndex, get_embedder
+from ._apply import recover
+from ._conflicts import Conflict, RequirementConflictWarning, find_conflicts
 from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
 from ._load import DOMAINS_FILE, LoadResult, load_home, rel
 from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, new_requirement_id
@@ -56,16 +60,43 @@ class Requirements:
         return result
 
     def load(self) -> LoadResult:
-        """Every valid file (bad ones skipped with a warning); outside edits get logged."""
+        """Every valid file (bad ones skipped with a warning); outside edits get logged.
+
+        A scan apply that a killed process left half-done is finished (or discarded) first,
+        so nothing ever loads, or gets logged as an outside change, from a half-applied scan."""
         self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
+        recover(self._rt)
         result = load_home(self._rt.home)
         observe(self._rt, result.hashes)
         return result
 
     def validate(self) -> _List[FileError]:
-        """Problems in the files, each naming file, line and field (nothing is skipped silently)."""
+        """Problems in the files, each naming file, line and field (nothing is skipped silently).
+
+        Active requirements that contradict each other are not errors (each file is valid)
+        but are warned about, naming both files, since selection will show only one of them."""
         self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
-        return load_home(self._rt.home, warn=False).errors
+        recover(self._rt)
+        loaded = load_home(self._rt.home, warn=False)
+        for conflict in self._conflicts(loaded):
+            warnings.warn(conflict.message(), RequirementConflictWarning, stacklevel=2)
+        return loaded.errors
+
+    def conflicts(self) -> _List[Conflict]:
+        """Every pair of active requirements that contradict each other (see :mod:`._conflicts`)."""
+        return self._conflicts(self.load())
+
+    def _conflicts(self, loaded: LoadResult) -> _List[Conflict]:
+        active = [r for r in loaded.requirements if r.status == "active"]
+        home = self._rt.home
+        return [
+            replace(
+                c,
+                kept_file=rel(home, home.requirements_dir / f"{c.kept}.md"),
+                dropped_file=rel(home, home.requirements_dir / f"{c.dropped}.md"),
+            )
+            for c in find_conflicts(active, embedder=self.embedder)
+        ]
 
     def list(self, *, status: str | None = None, domain: str | None = None) -> _List[Requirement]:
         reqs = self.load().requirements
@@ -385,10 +416,18 @@ class Requirements:
     # -- scanning ---------------------------------------------------------------
 
     def scan(
-        self, *, full: bool = False, commit: bool = True, project: Path | None = None, llm: bool = False
+        self,
+        *,
+        full: bool = False,
+        commit: bool = True,
+        project: Path | None = None,
+        llm: bool = False,
+        transcripts: Sequence[str | Path] | None = None,
     ) -> ScanReport:
         """Collect, extract, reconcile and apply (see :mod:`._scan`). ``llm`` lets the
-        ``[llm]`` endpoint propose the candidates instead of the deterministic extractor."""
+        ``[llm]`` endpoint propose the candidates instead of the deterministic extractor.
+        ``transcripts`` are Claude Code session transcripts (JSONL) to mine as well, from
+        where the last scan of each stopped (the hooks' scan queue hands them over)."""
         from ._scan import run_scan
 
-        return run_scan(self, self._rt, full=full, commit=commit, project=project, llm=llm)
+        return run_scan(self, self._rt, full=full, commit=commit, project=project, llm=llm, transcripts=transcripts)

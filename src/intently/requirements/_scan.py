@@ -13,8 +13,9 @@ an embedder):
 
 The three hard rules hold whatever a proposer says: a disabled requirement is never
 re-enabled or superseded away; a ``user_edited`` statement or scope is never rewritten;
-nothing is deleted. Every change is staged, written and logged in one transaction (a
-failure restores the previous files), and only ``.intently/`` paths are committed.
+nothing is deleted. The changes are applied as one journaled batch (:mod:`._apply`): a
+failure or a hard kill leaves either the old state or, rolled forward, the new one, and
+the log records the files only once they are in place. Only ``.intently/`` paths are committed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import hashlib
 import io
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,7 @@ from ruamel.yaml.error import YAMLError
 
 from ..core.errors import IntentlyError, InvalidInput
 from ..embed import cosine
+from ._apply import apply_changes
 from ._bm25 import tokenize
 from ._extract import Candidate, extract_file, slug
 from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
@@ -39,7 +42,7 @@ from ._llm import LLMExtractor
 from ._load import DOMAINS_FILE, SCAN_STATE_FILE, rel
 from ._model import Domain, Provenance, Requirement
 from ._sources import Source, collect, commit_sources
-from ._store import Change, write_files
+from ._store import Change
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -65,6 +68,8 @@ class ScanReport:
     sources: dict[str, int] = field(default_factory=dict)
     commit: str | None = None
     decisions: list[dict[str, Any]] = field(default_factory=list)
+    #: Parts of sources that could not be read (``file:line: ...``); the rest was scanned.
+    problems: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -94,6 +99,7 @@ class ScanReport:
             "commit": self.commit,
             "message": self.message(),
             "decisions": self.decisions,
+            "problems": self.problems,
         }
 
 
@@ -182,20 +188,37 @@ class _Similarity:
 
 
 def run_scan(
-    engine: Requirements, rt: Runtime, *, full: bool, commit: bool, project: Path | None, llm: bool = False
+    engine: Requirements,
+    rt: Runtime,
+    *,
+    full: bool,
+    commit: bool,
+    project: Path | None,
+    llm: bool = False,
+    transcripts: Sequence[str | Path] | None = None,
 ) -> ScanReport:
+    """One scan. ``transcripts`` are Claude Code session transcripts (JSONL, e.g. the hooks'
+    scan queue) mined from their cursor on, unless the project opted out."""
     root = (project or rt.home.project_root).resolve()
     loaded = engine.load()
     state_path = rt.home.path / SCAN_STATE_FILE
     state = _read_state(state_path)
     report = ScanReport()
     cfg = rt.config.requirements
-    sources, hashes = collect(root, state, full=full, transcripts=cfg.transcripts, mine_transcripts=cfg.inject != "off")
+    sources, hashes = collect(
+        root,
+        state,
+        full=full,
+        transcripts=cfg.transcripts,
+        mine_transcripts=cfg.inject != "off",
+        transcript_files=[Path(t) for t in transcripts or []],
+    )
     commits, head = commit_sources(root, state.get("last_commit"), full=full)
     decisions = _decisions(engine, None if full else state.get("decisions_since"))
     sources += commits + decisions
     for s in sources:
         report.sources[s.kind + "s"] = report.sources.get(s.kind + "s", 0) + 1
+        report.problems.extend(s.problems)
 
     now = rt.clock.now()
     sim = _Similarity(engine)
@@ -215,7 +238,9 @@ def run_scan(
     for source in sources:
         strict = source.kind in ("commit", "transcript") or source.format == "doc"
         if extractor is not None:
-            cands = extractor.extract(source.ref, source.text)
+            cands = extractor.extract(source.ref, source.text) if source.text else []
+        elif source.candidates is not None:
+            cands = source.candidates
         else:
             cands = extract_file(source.ref, source.text, strict=strict)
         sim.prepare([c.statement for c in cands] + [p.statement for p in pending])
@@ -329,8 +354,11 @@ def run_scan(
         changes.append(Change(SCAN_STATE_FILE, _dump_state(new_state), "SCAN_STATE", SCAN_STATE_FILE, "ok"))
     if not changes:
         return report
-    summary = ("REQ_SCAN", {"message": report.message(), "sources": report.sources, "full": full})
-    write_files(rt, changes, summary=summary)
+    summary = (
+        "REQ_SCAN",
+        {"message": report.message(), "sources": report.sources, "full": full, "created": report.created},
+    )
+    apply_changes(rt, changes, summary=summary, commit=(root, report.message()) if commit and report.changed else None)
     if commit and report.changed:
         report.commit = _git_commit(root, rt.home.path, report.message())
     return report

@@ -2,8 +2,11 @@
 
 Pipeline: status → deterministic scope (project level; domains by key or path overlap; the
 globs and languages of the files the task touches or mentions) → meaning (a hybrid of
-embedding cosine and BM25, above a floor) → a cap on project-level rules → packing by
-value into the token budget → display order. Every requirement gets a :class:`Decision`.
+embedding cosine and BM25, above a floor) → a cap on project-level rules → contradictions
+(of two rules that say opposite things about the same subject only the user-edited or newer
+one stays, see :mod:`._conflicts`) → packing by value into the token budget → display
+order. Every requirement gets a :class:`Decision`; every candidate that is not shown is in
+:attr:`Selection.omissions` with its reason.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import Any
 from ..core.tokens import TokenCounting, default_counter
 from ..embed import Embedder, VectorIndex, cosine
 from ._bm25 import BM25
+from ._conflicts import Conflict, resolve_conflicts
 from ._model import Domain, Requirement
 from ._render import HEADER, bullet, omitted_marker, render_block
 from ._scope import canonical_language, glob_depth, language_of, matching_globs, mentioned_paths, overlaps
 
-__all__ = ["Decision", "Policy", "Selection", "requirement_text", "select"]
+__all__ = ["Decision", "Omission", "Policy", "Selection", "requirement_text", "select"]
 
 _CONFIDENCE = {"high": 0.03, "medium": 0.0, "low": -0.03}
 
@@ -59,7 +63,7 @@ class Decision:
 
     id: str
     kept: bool
-    stage: str  # status | scope | floor | cap | budget | selected
+    stage: str  # status | scope | floor | cap | conflict | budget | selected
     scope: str  # project | path | language | domain | none | elsewhere | inactive
     reason: str
     score: float | None = None
@@ -68,6 +72,7 @@ class Decision:
     value: float | None = None
     rank: int | None = None
     tokens: int | None = None
+    conflicts_with: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,7 +87,22 @@ class Decision:
             "value": None if self.value is None else round(self.value, 4),
             "rank": self.rank,
             "tokens": self.tokens,
+            "conflicts_with": self.conflicts_with,
         }
+
+
+@dataclass(frozen=True)
+class Omission:
+    """A requirement that passed scope and floor but is not in the block, and why
+    (``budget``: cut by the token budget; ``conflict``: contradicts ``conflicts_with``)."""
+
+    id: str
+    stage: str
+    reason: str
+    conflicts_with: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "stage": self.stage, "reason": self.reason, "conflicts_with": self.conflicts_with}
 
 
 @dataclass
@@ -97,6 +117,8 @@ class Selection:
     explained: bool = False
     model_id: str | None = None
     files: list[str] = field(default_factory=list)
+    omissions: list[Omission] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
 
     @property
     def ids(self) -> list[str]:
@@ -117,6 +139,8 @@ class Selection:
             "model": self.model_id,
             "files": self.files,
             "block": self.block,
+            "omissions": [o.to_json() for o in self.omissions],
+            "conflicts": [c.to_json() for c in self.conflicts],
         }
         if self.explained:
             data["explain"] = [d.to_json() for d in self.decisions]
@@ -266,6 +290,18 @@ def select(
             d.stage = "cap"
             d.reason += f"; project-level cap of {pol.project_cap} reached"
 
+    # Contradictions: of each pair only the user-edited or newer rule competes for the budget.
+    omissions: list[Omission] = []
+    survivors, conflicts = resolve_conflicts([r for _, r, _ in candidates], embedder=embedder)
+    if conflicts:
+        alive = {r.id for r in survivors}
+        for c in conflicts:
+            d = decisions[c.dropped]
+            d.stage, d.conflicts_with = "conflict", c.kept
+            d.reason += f"; conflicts with [{c.kept}], which is kept ({c.why})"
+            omissions.append(Omission(c.dropped, "conflict", d.reason, c.kept))
+        candidates = [t for t in candidates if t[1].id in alive]
+
     # Pack by value into the budget (the header and the marker count too).
     candidates.sort(key=lambda t: (-t[0], t[1].order, t[1].id))
     header = counter.count(HEADER) + 2
@@ -285,6 +321,7 @@ def select(
             omitted += 1
             d.stage = "budget"
             d.reason += f"; cut by the {budget}-token budget"
+            omissions.append(Omission(r.id, "budget", d.reason))
     # Display: project-level first, then by value.
     kept.sort(key=lambda t: (t[2].scope != "project", -t[0], t[1].order, t[1].id))
     items = [r for _, r, _ in kept]
@@ -300,4 +337,6 @@ def select(
         explained=explain,
         model_id=embedder.model_id if embedder is not None else None,
         files=files,
+        omissions=omissions,
+        conflicts=conflicts,
     )

@@ -2,9 +2,11 @@
 
 Guidance files (AGENTS.md at any depth, CLAUDE.md, ``.claude/rules``, Cursor ``.mdc`` and
 ``.cursorrules``, Copilot instructions), README and docs, ADRs, commit messages since the
-cursor (size-capped), transcripts from ``[requirements] transcripts`` and decisions the
-goals engine recorded. A source is yielded only when its content hash differs from the
-scan state's, so a quiet re-scan reads nothing.
+cursor (size-capped), transcripts from ``[requirements] transcripts``, Claude Code
+session transcripts handed over explicitly (the hooks' scan queue; see
+:mod:`._transcripts`) and decisions the goals engine recorded. A source is yielded only
+when its content hash (for a session transcript: its line cursor) differs from the scan
+state's, so a quiet re-scan reads nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,19 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-__all__ = ["GUIDANCE_KINDS", "Source", "collect", "commit_sources", "guidance_scope", "project_files"]
+from ._extract import Candidate
+from ._transcripts import read_transcript, transcript_candidates
+
+__all__ = [
+    "GUIDANCE_KINDS",
+    "SESSION_PREFIX",
+    "Source",
+    "collect",
+    "commit_sources",
+    "guidance_scope",
+    "project_files",
+    "session_transcript",
+]
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_COMMITS = 200
@@ -43,6 +57,10 @@ class Source:
     paths: list[str] = field(default_factory=list)
     confidence: str = "medium"
     format: str = "doc"
+    #: Set when the source's candidates were found by its own reader (session transcripts).
+    candidates: list[Candidate] | None = None
+    #: What could not be read inside the source (``file:line: ...``); the rest still counts.
+    problems: list[str] = field(default_factory=list)
 
 
 def _sha(text: str) -> str:
@@ -153,8 +171,13 @@ def collect(
     full: bool,
     transcripts: str = "",
     mine_transcripts: bool = True,
+    transcript_files: list[Path] | None = None,
 ) -> tuple[list[Source], dict[str, dict[str, str]]]:
-    """Sources whose hash changed since ``state`` (all with ``full``), and the new hashes."""
+    """Sources whose hash changed since ``state`` (all with ``full``), and the new hashes.
+
+    ``transcript_files`` are Claude Code session transcripts (JSONL) to mine from their
+    cursor on; ``mine_transcripts=False`` (the project opted out) reads none of them.
+    """
     seen_docs: dict[str, str] = {} if full else dict(state.get("scanned_docs") or {})
     seen_tx: dict[str, str] = {} if full else dict(state.get("scanned_transcripts") or {})
     new_docs: dict[str, str] = {}
@@ -201,7 +224,48 @@ def collect(
                 new_tx[ref] = sha
                 if seen_tx.get(ref) != sha:
                     sources.append(Source("transcript", f"transcripts/{ref}", text, sha, "project", [], "low", "doc"))
+    if mine_transcripts:
+        for path in transcript_files or []:
+            source = session_transcript(path, seen_tx)
+            if source is not None:
+                if source.sha:
+                    new_tx[source.ref] = source.sha
+                sources.append(source)
+    # Session transcripts are not a folder listing: keep the cursors of the ones not read now.
+    for ref, cursor in (state.get("scanned_transcripts") or {}).items():
+        if str(ref).startswith(SESSION_PREFIX) and ref not in new_tx:
+            new_tx[str(ref)] = str(cursor)
     return sources, {"scanned_docs": new_docs, "scanned_transcripts": new_tx}
+
+
+SESSION_PREFIX = "claude-session:"
+
+
+def session_transcript(path: Path, seen: dict[str, str]) -> Source | None:
+    """One Claude Code transcript as a source (its new user turns), or ``None`` when nothing
+    is new. A file that cannot be read at all is a source with a problem and no text, so the
+    scan reports it and goes on with the others."""
+    ref = SESSION_PREFIX + path.stem
+    try:
+        parsed = read_transcript(path, cursor=seen.get(ref))
+    except OSError as exc:
+        return Source(
+            "transcript",
+            ref,
+            "",
+            seen.get(ref, ""),
+            "project",
+            [],
+            "low",
+            "claude-jsonl",
+            [],
+            [f"{path}: cannot read the transcript: {exc.strerror or exc}"],
+        )
+    if parsed.cursor == seen.get(ref) and not parsed.problems:
+        return None
+    text = "\n\n".join(t.text for t in parsed.user_turns())
+    cands = transcript_candidates(ref, parsed)
+    return Source("transcript", ref, text, parsed.cursor, "project", [], "low", "claude-jsonl", cands, parsed.problems)
 
 
 def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[list[Source], str | None]:

@@ -65,6 +65,9 @@ class GoalUpdate(_Body):
     due: str | None = Field(default=None, max_length=40)
     type: IntentType | None = None
     context_note: str | None = Field(default=None, max_length=10_000)
+    expected_version: int | None = Field(
+        default=None, ge=1, description="Version the edit is based on; a newer stored version answers 409."
+    )
 
 
 class TriggerCreate(_Body):

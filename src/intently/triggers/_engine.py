@@ -421,7 +421,8 @@ class Triggers:
             turn = live.matcher.normalise(text)
             with live.lock:
                 hits = self._raw_hits(live, turn)
-                intents = {h.intent.id: live.intents[h.intent.id] for h in hits if h.intent.id in live.intents}
+            with self._rt.store.transaction(write=False) as tx:  # the rows, not a cached copy
+                intents = load_intents(tx, self._ns, [h.intent.id for h in hits])
             return decide(hits, intents, self._turn(now, channel, conversation, sender, budget, live), fire=False)[0]
         live.maybe_sync(self._rt.store)  # a first full load happens outside the write lock
         matcher = live.matcher
@@ -452,6 +453,22 @@ class Triggers:
     ) -> MatchResult:
         """Which entry would fire on ``text`` and why, without firing or changing anything."""
         return self.match(text, channel=channel, conversation=conversation, sender=sender, fire=False)
+
+    def index_status(self) -> dict[str, Any]:
+        """The matching index of this process: how many intents, at which change sequence,
+        built how (``snapshot``: loaded from the home's ``index/`` folder plus the changes
+        since; ``store``: rebuilt from the rows), and where its snapshot lives."""
+        with self._rt.store.transaction(write=False) as tx:
+            self._perms(tx)
+        live = self._live()
+        live.maybe_sync(self._rt.store)
+        with live.lock:
+            return {
+                "intents": len(live.matcher.index),
+                "seq": live.seq,
+                "origin": live.origin,
+                "snapshot": str(live.snapshot_file),
+            }
 
     def _turn(
         self,

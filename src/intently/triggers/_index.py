@@ -17,11 +17,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._normalise import Term, TurnText
 
-__all__ = ["CompiledIntent", "EntryHit", "MatchIndex", "TurnGrams", "turn_grams"]
+__all__ = ["CompiledIntent", "EntryHit", "MatchIndex", "RawTerm", "TurnGrams", "turn_grams"]
+
+# A term as a snapshot stores it: (text, alternatives, phrase).
+RawTerm = tuple[str, tuple[tuple[str, ...], ...], bool]
+# An intent as a snapshot stores it (see :meth:`MatchIndex.raw_slot`), terms by number.
+RawIntent = tuple[Any, ...]
 
 _ENTRY_BITS = 6  # up to 64 compiled entries per intent (24 user entries, synonym variants)
 _MAX_ENTRIES = 1 << _ENTRY_BITS
@@ -106,13 +111,10 @@ def turn_grams(turn: TurnText, lengths: Iterable[int]) -> TurnGrams:
             else:
                 for i in range(count - n + 1):
                     out.add(" ".join(tokens[i : i + n]), flags[i])
+    # An extra form counts only whole: "TLS" is "transport layer security", but the turn
+    # did not say "security" or "layer" on their own.
     for seq, neg in turn.extras:
-        count = len(seq)
-        for n in sizes:
-            if n > count:
-                break
-            for i in range(count - n + 1):
-                out.add(" ".join(seq[i : i + n]), neg)
+        out.add(" ".join(seq), neg)
     return out
 
 
@@ -125,7 +127,11 @@ class MatchIndex:
     """
 
     def __init__(self) -> None:
-        self._slots: list[CompiledIntent | None] = []
+        # A slot holds an intent, None (free), or, after a snapshot load, the intent's raw
+        # row, turned into a CompiledIntent the first time a turn reaches it.
+        self._slots: list[CompiledIntent | RawIntent | None] = []
+        self._raw_terms: list[RawTerm] = []  # the snapshot's term table (raw rows refer to it)
+        self._terms: list[Term | None] = []
         self._free: list[int] = []
         self._slot_of: dict[str, int] = {}
         self._anchors: dict[int, tuple[tuple[tuple[str, str | None], ...], ...]] = {}
@@ -212,7 +218,7 @@ class MatchIndex:
         slot = self._slot_of.pop(intent_id, None)
         if slot is None:
             return False
-        intent = self._slots[slot]
+        intent = self._intent(slot)
         assert intent is not None
         for number, keys in enumerate(self._anchors.pop(slot)):
             self._detach((slot << _ENTRY_BITS) | number, keys)
@@ -231,7 +237,75 @@ class MatchIndex:
 
     def get(self, intent_id: str) -> CompiledIntent | None:
         slot = self._slot_of.get(intent_id)
-        return None if slot is None else self._slots[slot]
+        return None if slot is None else self._intent(slot)
+
+    def _intent(self, slot: int) -> CompiledIntent | None:
+        found = self._slots[slot]
+        if isinstance(found, tuple):
+            return self._materialise(slot, found)
+        return found
+
+    def _term(self, number: int) -> Term:
+        term = self._terms[number]
+        if term is None:
+            text, alternatives, phrase = self._raw_terms[number]
+            term = self._terms[number] = Term(text=text, alternatives=alternatives, phrase=phrase)
+        return term
+
+    def _materialise(self, slot: int, raw: RawIntent) -> CompiledIntent:
+        iid, entries, exclusions, guard, created, channel, conversation, sender, source, words, fast = raw
+        term = self._term
+        intent = CompiledIntent(
+            id=iid,
+            entries=tuple(tuple(term(i) for i in entry) for entry in entries),
+            exclusions=tuple(term(i) for i in exclusions),
+            negation_guard=guard,
+            created_at=created,
+            channel=channel,
+            conversation=conversation,
+            sender=sender,
+            fast=fast,
+            source=source,
+            words=words,
+        )
+        self._slots[slot] = intent
+        return intent
+
+    def raw_slots(self) -> tuple[list[RawTerm], list[RawIntent | None]]:
+        """The term table and every slot as plain values (for a snapshot); raw rows loaded
+        from a snapshot are reused as they are, so writing does not build every intent."""
+        table = list(self._raw_terms)
+        numbers: dict[RawTerm, int] = {row: i for i, row in enumerate(table)}
+
+        def ref(term: Term) -> int:
+            row = (term.text, term.alternatives, term.phrase)
+            found = numbers.get(row)
+            if found is None:
+                found = numbers[row] = len(table)
+                table.append(row)
+            return found
+
+        out: list[RawIntent | None] = []
+        for item in self._slots:
+            if item is None or isinstance(item, tuple):
+                out.append(item)
+                continue
+            out.append(
+                (
+                    item.id,
+                    tuple(tuple(ref(t) for t in entry) for entry in item.entries),
+                    tuple(ref(t) for t in item.exclusions),
+                    item.negation_guard,
+                    item.created_at,
+                    item.channel,
+                    item.conversation,
+                    item.sender,
+                    item.source,
+                    item.words,
+                    item.fast,
+                )
+            )
+        return table, out
 
     def match(self, grams: TurnGrams) -> list[EntryHit]:
         """Every entry the turn satisfies (exclusions applied), best entry per intent."""
@@ -252,9 +326,10 @@ class MatchIndex:
         lidf = self._log_df
         per_term = math.log(len(self._slot_of) + 1) + 1.0
         for ref in candidates:
-            intent = slots[ref >> _ENTRY_BITS]
-            if intent is None:
+            found = slots[ref >> _ENTRY_BITS]
+            if found is None:
                 continue
+            intent = self._materialise(ref >> _ENTRY_BITS, found) if isinstance(found, tuple) else found
             number = ref & (_MAX_ENTRIES - 1)
             need = intent.fast[number] if intent.fast else None
             if need is not None:

@@ -2,10 +2,11 @@
 
 A token is *negated* when a negation cue (``no``, ``not``, ``never``, ``without``, any
 ``n't`` contraction, ...) precedes it in the same clause with only transparent words in
-between (determiners, quantifiers and a few light verbs such as ``raise``, ``see``,
-``have``). After a determiner-like cue (``no``, ``without``) the negation covers the next
+between (determiners, quantifiers, a few light verbs such as ``raise``, ``see``,
+``have``, ``need``, and ``to``, so "don't need to upgrade" negates the upgrade). After a determiner-like cue (``no``, ``without``) the negation covers the next
 words of the noun group too ("no launch checklist"); after ``not`` it covers one word, so
-"we don't have enough Windows expertise" still mentions Windows.
+"we don't have enough Windows expertise" still mentions Windows. A compound or phrase takes
+the flag of its first word (see ``normalise_turn``), so "no code freeze" negates the freeze.
 A term counts as present only if at least one occurrence is not negated, so "we have no
 rollback plan, but rollback came up" still fires. The rule is a short word list, the same
 for every intent; an intent can switch the guard off.
@@ -30,7 +31,7 @@ _TRANSPARENT = (
     "obvious new known such remaining outstanding open particular specific single "
     "have has had raise raised raising see seen saw find found hear heard get got need needs needed "
     "be been is are was were expect expected anticipate foresee report reported mention mentioned "
-    "hit encounter encountered notice noticed spot spotted really yet still"
+    "hit encounter encountered notice noticed spot spotted really yet still to"
 )
 # Words that end a noun group, so negation does not flow past them.
 _FUNCTION = (

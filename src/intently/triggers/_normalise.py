@@ -27,11 +27,17 @@ if TYPE_CHECKING:
 
 __all__ = ["Term", "TurnText", "Word", "normalise_turn", "stem", "word_tokens"]
 
-# Text that is not prose: URLs (with or without a scheme) and Markdown code. An inline code
-# span that is just one name (`unsafe`, `Vec::new`, `foo()`) names that thing in prose and
-# is kept; any other code is ignored.
+# Text that is not prose: URLs (with or without a scheme), Markdown code and file names
+# with their paths (``build.py``, ``migrations/0042_add.sql``; not ``.js``, since "Node.js"
+# is a name). An inline code span that is one plain word or a qualified name (`unsafe`,
+# `Vec::new`) names that thing in prose and is kept; a call (`foo()`), a snake_case
+# identifier (`on_call`) or any other code is ignored.
+_FILE_EXT = (
+    "py|pyi|ts|tsx|jsx|rs|go|rb|java|kt|c|h|cc|cpp|hpp|cs|sh|sql|ya?ml|json|toml|ini|cfg|lock|md|rst|txt|html|css|proto"
+)
 _IGNORED = re.compile(
-    r"```.*?```|`(?![\w:.\-]+(?:\(\))?`)[^`\n]+`|(?:https?|ftp)://\S+|www\.\S+",
+    r"```.*?```|`(?![^\W_]+(?:(?:::|[.\-])[^\W_]+)*`)[^`\n]+`|(?:https?|ftp)://\S+|www\.\S+"
+    r"|(?<![\w/.\-])(?:[\w.\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:" + _FILE_EXT + r")\b",
     re.IGNORECASE | re.DOTALL,
 )
 # A word: letters and digits, joined by hyphens, underscores or apostrophes.
@@ -51,6 +57,44 @@ _SPELLING = (
     (re.compile(r"(?<=[a-z]{3})ogue(?=s?$)"), "og"),
 )
 _SPELLING_WORDS = {"licence": "license", "defence": "defense", "offence": "offense", "grey": "gray"}
+
+# Irregular verb forms the stemmer cannot reach ("frozen" is "freeze", "broke" is "break").
+# Only forms that are rarely anything else: "left", "found" and "bit" stay as they are.
+_IRREGULAR = {
+    form: base
+    for base, forms in {
+        "freeze": "froze frozen",
+        "break": "broke broken",
+        "write": "wrote written",
+        "choose": "chose chosen",
+        "take": "took taken",
+        "begin": "began begun",
+        "drive": "drove driven",
+        "fall": "fell fallen",
+        "forget": "forgot forgotten",
+        "hide": "hid hidden",
+        "steal": "stole stolen",
+        "speak": "spoke spoken",
+        "wake": "woke woken",
+        "throw": "threw thrown",
+        "grow": "grew grown",
+        "draw": "drew drawn",
+        "fly": "flew flown",
+        "ride": "rode ridden",
+        "shake": "shook shaken",
+        "tear": "tore torn",
+        "run": "ran",
+        "build": "built",
+        "send": "sent",
+        "spend": "spent",
+        "lose": "lost",
+        "go": "went gone",
+        "give": "gave given",
+        "rebuild": "rebuilt",
+        "rewrite": "rewrote rewritten",
+    }.items()
+    for form in forms.split()
+}
 
 _stemmer = Stemmer.Stemmer("english")
 _VOWELS = frozenset("aeiouy")
@@ -98,7 +142,7 @@ def stem(part: str) -> str:
     """Spelling fold and Snowball stem of one lower-case, accent-folded word part."""
     if not part.isascii() or not part.isalpha():
         return part
-    word = _SPELLING_WORDS.get(part, part)
+    word = _IRREGULAR.get(part) or _SPELLING_WORDS.get(part, part)
     for pattern, repl in _SPELLING:
         word = pattern.sub(repl, word)
     stemmed: str = _stemmer.stemWord(word)
@@ -157,7 +201,7 @@ def word_tokens(raw_word: str) -> Word:
 
 def _spans(text: str) -> list[tuple[int, int]]:
     """Prose spans of ``text`` (start, end), with URLs and code left out."""
-    if "`" not in text and "://" not in text and "www." not in text and "WWW." not in text:
+    if "`" not in text and "/" not in text and "." not in text:
         return [(0, len(text))]  # the common case, without running the pattern
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -193,14 +237,14 @@ def normalise_turn(text: str, negation: NegationRule, synonyms: SynonymTable) ->
         pos = 0
         for word in words:
             n = len(word.parts)
-            neg = all(flags[pos : pos + n])
+            neg = flags[pos]  # a compound is negated when its head is, like a phrase
             for joined in word.joined:
                 turn.extras.append(((joined,), neg))
             pos += n
         # Spaced compounds: "roll back" also counts as "rollback", "dev net" as "devnet".
+        # Like a phrase, the compound is negated when its first word is ("no code freeze").
         for i in range(len(tokens) - 1):
-            neg = flags[i] and flags[i + 1]
-            turn.extras.append(((tokens[i] + tokens[i + 1],), neg))
+            turn.extras.append(((tokens[i] + tokens[i + 1],), flags[i]))
         turn.extras.extend(synonyms.expand(tokens, flags))
         turn.segments.append(tokens)
         turn.negated.append(flags)

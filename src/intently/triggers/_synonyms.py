@@ -41,6 +41,7 @@ class SynonymTable:
 
     canonical: dict[Seq, Seq] = field(default_factory=dict)
     broader: dict[Seq, set[Seq]] = field(default_factory=dict)
+    broad_terms: set[Seq] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     _by_first: dict[str, list[Seq]] = field(default_factory=dict)
@@ -73,6 +74,7 @@ class SynonymTable:
                 self.problems.append(f"{where}: the narrower form {form!r} has no words")
                 continue
             self.broader.setdefault(seq, set()).add(broad_seq)
+            self.broad_terms.add(broad_seq)
             self._index(seq)
 
     def _index(self, seq: Seq) -> None:
@@ -82,6 +84,11 @@ class SynonymTable:
 
     def canonical_of(self, seq: Seq) -> Seq | None:
         return self.canonical.get(seq)
+
+    def is_known_form(self, seq: Seq) -> bool:
+        """Is ``seq`` a form the table names (an alias or a broader term)? A trigger entry
+        holding it gets a phrase reading, since a turn's alias yields the form only whole."""
+        return seq in self.canonical or seq in self.broad_terms
 
     def expand(self, tokens: Sequence[str], flags: Sequence[bool]) -> list[tuple[Seq, bool]]:
         """Extra forms a segment of a turn also counts as, each with its negation flag."""

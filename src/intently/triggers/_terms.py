@@ -120,17 +120,27 @@ def compile_entry(terms: Sequence[str], synonyms: SynonymTable) -> list[Term]:
 
 
 def phrase_variant(terms: Sequence[str], synonyms: SynonymTable) -> list[Term] | None:
-    """The entry again with some unquoted word groups taken as one phrase term: a known
-    synonym form ("pull request", so that "PR" satisfies it) and a two-word group short
-    enough to be written as one word ("roll back", so that "rollback" does). ``None`` when no term is such a group. It is an extra
-    alternative: the words-anywhere reading of the entry still applies."""
+    """The entry again with some unquoted word groups taken as one phrase term.
+
+    A group is a known synonym form ("pull request", so that "PR" satisfies it; also a
+    whole entry typed word by word, ``["breaking", "change"]``, which "breakage" satisfies)
+    or two words short enough to be written as one ("roll back", so that "rollback" does).
+    ``None`` when there is no such group. It is an extra alternative: the words-anywhere
+    reading of the entry still applies."""
+    if len(terms) > 1 and all(len(t.split()) == 1 and '"' not in t for t in terms):
+        # The entry typed as separate words (["breaking", "change"]) may itself be a form.
+        seq = tuple(p for t in terms for seg in raw_segments(t) for w in seg for p in w.parts)
+        if synonyms.is_known_form(seq):
+            whole = _term(" ".join(terms), True, synonyms)
+            if whole is not None:
+                return [whole]
     out: list[Term] = []
     changed = False
     for text in terms:
         if '"' not in text and len(text.split()) > 1:
             seq = tuple(p for seg in raw_segments(text) for w in seg for p in w.parts)
             compound = len(text.split()) == 2 and len("".join(seq)) <= _MAX_COMPOUND
-            if compound or synonyms.canonical_of(seq) is not None:
+            if compound or synonyms.is_known_form(seq):
                 whole = _term(text.strip(), True, synonyms)
                 if whole is not None:
                     out.append(whole)

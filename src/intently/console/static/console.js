@@ -31,4 +31,37 @@
     var question = form.getAttribute("data-confirm");
     if (question && !window.confirm(question)) event.preventDefault();
   });
+  // A running scan: poll its status and fill the progress bar, step and counts in place.
+  var job = document.getElementById("scan-job");
+  if (job && job.getAttribute("data-state") === "running") {
+    var url = job.getAttribute("data-status-url");
+    var step = document.getElementById("scan-step");
+    var poll = function () {
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
+        .then(function (s) {
+          if (s.state === "running") {
+            step.textContent = "Running: " + s.step + " (" + s.elapsed.toFixed(1) + " s).";
+            window.setTimeout(poll, 400);
+            return;
+          }
+          var bar = document.getElementById("scan-progress");
+          bar.max = 1; bar.value = 1;
+          step.textContent = (s.state === "done" ? "Done in " : "Failed after ") + s.elapsed.toFixed(1) + " s.";
+          job.setAttribute("data-state", s.state);
+          var result = document.getElementById("scan-result");
+          document.getElementById("scan-summary").textContent = s.error || s.summary;
+          var counts = document.getElementById("scan-counts");
+          counts.textContent = "";
+          Object.keys(s.counts).forEach(function (name) {
+            var dt = document.createElement("dt"); dt.textContent = name;
+            var dd = document.createElement("dd"); dd.textContent = String(s.counts[name]);
+            counts.appendChild(dt); counts.appendChild(dd);
+          });
+          result.hidden = false;
+        })
+        .catch(function () { step.textContent = "Lost contact with the server; reload the page to see the result."; });
+    };
+    window.setTimeout(poll, 200);
+  }
 })();

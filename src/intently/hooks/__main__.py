@@ -1,0 +1,54 @@
+"""``python -m intently.hooks hook claude``: the hook answer without the whole CLI.
+
+Claude Code starts one process per hook event, before every tool call, so start-up cost is
+paid on each one. ``intently hook claude`` builds the full command-line application first
+(every command group and the engines behind them); this entry point reads the same event,
+opens the same home and answers with the same handler (:func:`handle_claude_event`), so
+behaviour is identical, minus that start-up. The words ``hook claude`` are kept so the
+command line ends like the CLI's (``intently hook install`` recognises its entries by it).
+
+Home, actor and namespace come from ``INTENTLY_HOME``, ``INTENTLY_ACTOR`` and
+``INTENTLY_NAMESPACE``, as for the CLI. Fail closed: anything that goes wrong, including
+a wrong command line, exits 2 with the reason on stderr (any other failure code would let
+Claude Code proceed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["hook"]:
+        args = args[1:]
+    if args != ["claude"]:
+        sys.stderr.write(f"intently: usage: python -m intently.hooks hook claude (got {' '.join(args)!r})\n")
+        return 2
+    try:
+        raw = sys.stdin.read()
+        from .._intently import Intently
+        from ._claude import handle_claude_event
+    except BaseException as exc:  # unreadable input or a broken install must block, not fail open
+        sys.stderr.write(f"intently: cannot start the hook, blocked to fail closed: {type(exc).__name__}: {exc}\n")
+        return 2
+
+    def opener(cwd: Path | None) -> Intently:
+        return Intently.open(
+            os.environ.get("INTENTLY_HOME") or None,
+            actor=os.environ.get("INTENTLY_ACTOR") or None,
+            namespace=os.environ.get("INTENTLY_NAMESPACE") or None,
+            start=cwd,
+        )
+
+    result = handle_claude_event(raw, opener)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    sys.stdout.flush()
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""The shared witness file: one entry per database, enforced for this database, reported for
+the others, merge-friendly in git, and read from the format-1 files homes wrote before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from intently import Actor, Permission
+from intently.log import LEGACY_DATABASE, Checkpoint, KeyRing, Witness
+
+from .conftest import STREAM, LoggedHome, flip_bit, only_failure
+
+
+def _cp(stream: str, size: int) -> Checkpoint:
+    return Checkpoint("intently/proj", stream, size, bytes([size]) * 32, "2026-03-02T09:00:00.000000Z", "k" * 16, b"s")
+
+
+def _file(entries: dict[str, dict[str, int]]) -> str:
+    return Witness({db: {s: _cp(s, n) for s, n in streams.items()} for db, streams in entries.items()}).render()
+
+
+def test_render_is_plain_json_that_parses_back() -> None:
+    text = _file({"b": {"proj": 3, "other": 1}, "a": {"proj": 9}})
+    data = json.loads(text)
+    assert data["format"] == 2 and set(data) == {"db:a", "db:b", "format"}
+    again = Witness.parse(text, "w")
+    assert {db: {s: cp.size for s, cp in e.items()} for db, e in again.databases.items()} == {
+        "a": {"proj": 9},
+        "b": {"other": 1, "proj": 3},
+    }
+
+
+@pytest.mark.parametrize("newcomer", ["0-sorts-first", "z-sorts-last"])
+def test_two_databases_updating_the_file_at_once_merge_cleanly_line_by_line(tmp_path: Path, newcomer: str) -> None:
+    """What `git merge` does with the file when one clone adds its entry while another
+    extends its own: `git merge-file` is the same three-way line merge."""
+    base, ours, theirs = tmp_path / "base", tmp_path / "ours", tmp_path / "theirs"
+    base.write_text(_file({"m": {"proj": 3}}))
+    ours.write_text(_file({"m": {"proj": 5}}))
+    theirs.write_text(_file({"m": {"proj": 3}, newcomer: {"proj": 2}}))
+    merged = subprocess.run(["git", "merge-file", "-p", ours, base, theirs], capture_output=True, text=True)
+    assert merged.returncode == 0, merged.stdout
+    result = Witness.parse(merged.stdout, "merged")
+    assert {db: e["proj"].size for db, e in result.databases.items()} == {"m": 5, newcomer: 2}
+
+
+def test_an_entry_must_name_its_own_database(tmp_path: Path) -> None:
+    data = json.loads(_file({"a": {"proj": 1}}))
+    data["db:a"]["database"] = "b"
+    with pytest.raises(Exception, match="names database"):
+        Witness.parse(json.dumps(data), "w")
+
+
+def _own_key(data: dict[str, object]) -> str:
+    (key,) = (k for k in data if k.startswith("db:"))
+    return key
+
+
+def test_format_1_witness_is_adopted_by_the_database_whose_key_signed_it(logged: LoggedHome) -> None:
+    data = json.loads(logged.witness.read_text())
+    own = data[_own_key(data)]["streams"]
+    logged.witness.write_text(json.dumps({"streams": own}))  # as homes wrote it before databases had ids
+    report = logged.verify()
+    assert report.ok and report.streams[0].witnessed_size == 8 and report.other_databases == []
+    shutil.copyfile(logged.backup_at_4, logged.db)  # still enforced: a rollback is caught
+    assert only_failure(logged.verify()) == ("RolledBack", 5)
+
+
+def test_format_1_witness_is_rewritten_with_the_database_id_on_the_next_checkpoint(logged: LoggedHome) -> None:
+    data = json.loads(logged.witness.read_text())
+    key = _own_key(data)
+    logged.witness.write_text(json.dumps({"streams": data[key]["streams"]}))
+    with logged.open() as ix:
+        ix.access.grant(Actor.parse("ivan"), Permission.READ)
+    after = Witness.parse(logged.witness.read_text(), "w")
+    assert set(after.databases) == {key[3:]} and LEGACY_DATABASE not in after.databases
+    assert after.databases[key[3:]][STREAM].size == 9
+
+
+def _add_other_database(logged: LoggedHome, *, signature_bit: int | None) -> None:
+    """Copy this database's entry under a second id, as a clone signed by the same keyring would."""
+    data = json.loads(logged.witness.read_text())
+    entry = json.loads(json.dumps(data[_own_key(data)]))
+    entry["database"] = "0000-other-clone"
+    if signature_bit is not None:
+        cp = entry["streams"][STREAM]
+        cp["signature"] = flip_bit(cp["signature"], index=signature_bit)
+    data["db:0000-other-clone"] = entry
+    logged.witness.write_text(json.dumps(data))
+
+
+def test_another_databases_entry_is_reported_not_enforced(logged: LoggedHome) -> None:
+    _add_other_database(logged, signature_bit=None)
+    # the copied entry is signed by this machine's own key: evidence that this machine's
+    # database was replaced, so it fails; move the key away to see a real clone's entry
+    report = logged.verify()
+    (other,) = report.other_databases
+    assert (other.database, other.size, other.signature, other.error_type) == (
+        "0000-other-clone",
+        8,
+        "ok",
+        "RolledBack",
+    )
+    assert not report.ok and all(s.ok for s in report.streams)
+    private = logged.project / ".intently" / "keys" / "private"
+    shutil.rmtree(private)
+    report = logged.verify()
+    assert report.ok and report.other_databases[0].signature == "ok"
+
+
+def test_a_forged_signature_on_another_databases_entry_fails(logged: LoggedHome) -> None:
+    _add_other_database(logged, signature_bit=5)
+    shutil.rmtree(logged.project / ".intently" / "keys" / "private")
+    report = logged.verify()
+    (other,) = report.other_databases
+    assert (other.signature, other.error_type, report.ok) == ("bad", "BadSignature", False)
+
+
+def test_an_entry_signed_by_a_key_not_in_the_keyring_is_reported_as_unknown(logged: LoggedHome) -> None:
+    _add_other_database(logged, signature_bit=None)
+    data = json.loads(logged.witness.read_text())
+    data["db:0000-other-clone"]["streams"][STREAM]["key_id"] = "f" * 16
+    logged.witness.write_text(json.dumps(data))
+    report = logged.verify()
+    assert report.ok and report.other_databases[0].signature == "unknown key"
+
+
+def test_a_second_machines_key_is_added_and_rotation_retires_only_its_own(tmp_path: Path) -> None:
+    first = KeyRing([])
+    kid_a = first.generate("2026-01-01T00:00:00.000000Z")
+    first.save(tmp_path)
+    clone = KeyRing.load_public(tmp_path / "public.json")  # a clone: public keys only
+    assert not clone.can_sign
+    kid_b = clone.generate("2026-01-02T00:00:00.000000Z")
+    kid_c = clone.generate("2026-01-03T00:00:00.000000Z")
+    retired = {k: e.retired for k, e in clone.entries.items()}
+    assert retired == {kid_a: None, kid_b: "2026-01-03T00:00:00.000000Z", kid_c: None}
+
+
+def test_a_private_key_missing_from_the_tracked_ring_is_put_back_retired_on_rejoin(tmp_path: Path) -> None:
+    """A merge that drops this machine's public key must not orphan its checkpoints."""
+    ring = KeyRing([])
+    old = ring.generate("2026-01-01T00:00:00.000000Z")
+    ring.save(tmp_path)
+    (tmp_path / "public.json").write_text('{"keys": []}\n')
+    loaded = KeyRing.load(tmp_path)
+    assert not loaded.can_sign  # holds a key the ring does not list: cannot sign verifiably
+    new = loaded.generate("2026-01-02T00:00:00.000000Z")
+    assert loaded.can_sign and loaded.current_key_id == new
+    assert loaded.entries[old].retired == "2026-01-02T00:00:00.000000Z"

@@ -1,0 +1,125 @@
+"""Contradicting requirements: the injected block keeps one, and says which and why."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from intently import Intently, ManualClock
+from intently.cli._app import main
+from intently.embed import get_embedder
+from intently.requirements._conflicts import contradicts
+
+TABS = "Use tabs for indentation in Go files."
+NO_TABS = "Never use tabs for indentation in Go files; gofmt output with spaces is required."
+TASK = "Reformat the indentation of the Go files"
+
+
+def cli(home: Path, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    saved = dict(os.environ)
+    os.environ.update({"NO_COLOR": "1", "COLUMNS": "300"})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(["--home", str(home), "--actor", "user:alice", *args])
+                code = 0
+            except SystemExit as exc:
+                code = int(exc.code or 0)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("embedder", ["minilm", "none"])
+def test_the_newer_of_two_contradicting_rules_is_injected_and_the_other_is_reported(
+    ix: Intently, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, embedder: str
+) -> None:
+    monkeypatch.setenv("INTENTLY_EMBEDDER", embedder)
+    with Intently.open(ix.home.path, actor="user:alice", clock=clock) as handle:
+        old = handle.requirements.add(TABS, user_edited=False)
+        clock.advance("1h")
+        new = handle.requirements.add(NO_TABS, user_edited=False)
+        other = handle.requirements.add("Never commit generated protobuf files.")
+        sel = handle.requirements.select(TASK, explain=True, record=False)
+    assert new.id in sel.ids and other.id in sel.ids
+    assert old.id not in sel.ids and old.id not in sel.block
+    (omission,) = [o for o in sel.omissions if o.id == old.id]
+    assert omission.stage == "conflict" and omission.conflicts_with == new.id
+    assert f"conflicts with [{new.id}]" in omission.reason
+    why = {d.id: d for d in sel.decisions}
+    assert why[old.id].stage == "conflict" and f"conflicts with [{new.id}]" in why[old.id].reason
+    assert [(c.kept, c.dropped, c.why) for c in sel.conflicts] == [(new.id, old.id, "newer")]
+    assert sel.to_json()["omissions"][0]["conflicts_with"] == new.id
+
+
+def test_a_user_edited_rule_wins_over_a_newer_scanned_one(ix: Intently, clock: ManualClock) -> None:
+    mine = ix.requirements.add(NO_TABS)  # written by a person: user_edited
+    clock.advance("1d")
+    scanned = ix.requirements.add(TABS, user_edited=False)
+    sel = ix.requirements.select(TASK, explain=True, record=False)
+    assert sel.ids == [mine.id]
+    assert [(c.kept, c.dropped, c.why) for c in sel.conflicts] == [(mine.id, scanned.id, "user-edited")]
+
+
+def test_rules_that_merely_share_words_or_a_negation_are_all_kept(ix: Intently) -> None:
+    pairs = [
+        "Run commands with `./bin/brew`, not a system `brew` on PATH.",
+        "Compose brew commands by shelling out via HOMEBREW_BREW_FILE instead of requiring cmd/ files.",
+        "Use tabs for indentation in Makefiles.",
+        "Use tabs for indentation in Go files.",
+    ]
+    ids = [ix.requirements.add(text).id for text in pairs]
+    sel = ix.requirements.select("Change how brew commands and Makefiles are indented", record=False)
+    assert sel.conflicts == [] and all(o.stage != "conflict" for o in sel.omissions)
+    assert set(ids) == set(sel.ids)
+
+
+def test_validate_warns_naming_both_files_and_still_passes(ix: Intently, clock: ManualClock) -> None:
+    old = ix.requirements.add(TABS, user_edited=False)
+    clock.advance("1h")
+    new = ix.requirements.add(NO_TABS, user_edited=False)
+    code, out, err = cli(ix.home.path, "req", "validate")
+    assert code == 0, err
+    warning = " ".join(err.split())
+    assert f"requirements/{old.id}.md conflicts with requirements/{new.id}.md" in warning
+    assert "all requirement files are valid" in out
+    code, out, err = cli(ix.home.path, "req", "preview", "--task", TASK, "--explain", "--json")
+    assert code == 0, err
+    preview = json.loads(out)
+    assert preview["ids"] == [new.id] and old.id not in preview["block"]
+    assert [(o["id"], o["stage"], o["conflicts_with"]) for o in preview["omissions"]] == [(old.id, "conflict", new.id)]
+    (why,) = [d for d in preview["explain"] if d["id"] == old.id]
+    assert f"conflicts with [{new.id}]" in why["reason"]
+    (found,) = ix.requirements.conflicts()
+    assert (found.kept, found.dropped) == (new.id, old.id)
+    ix.requirements.disable(old.id)  # resolved by a person: no more warning
+    code, out, err = cli(ix.home.path, "req", "validate", "--json")
+    assert code == 0 and "conflicts with" not in err and json.loads(out)["ok"] is True
+
+
+CONTRADICTIONS = [
+    ("Use pnpm to install dependencies.", "Do not use pnpm; install dependencies with npm."),
+    ("Always squash commits before merging.", "Never squash commits."),
+    ("Write tests with pytest fixtures.", "Avoid pytest fixtures in tests."),
+]
+COMPATIBLE = [
+    ("Log errors with the logger module.", "Never log secrets."),
+    ("Run just lint before every commit.", "Do not run the full test suite before every commit."),
+    ("Use pnpm to install dependencies.", "Use pnpm workspaces for every package."),
+]
+
+
+@pytest.mark.parametrize("embedder", ["minilm", None])
+def test_opposite_rules_about_one_subject_contradict_and_rules_about_different_ones_do_not(
+    embedder: str | None,
+) -> None:
+    emb = get_embedder(embedder) if embedder else None
+    assert all(contradicts(a, b, embedder=emb) is not None for a, b in CONTRADICTIONS)
+    assert all(contradicts(a, b, embedder=emb) is None for a, b in COMPATIBLE)
