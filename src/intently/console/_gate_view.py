@@ -1,4 +1,5 @@
-"""The gate view: runs, every decision with its rule ids and reason, pending confirmations.
+"""The gate view: runs, every decision with its rule ids and reason, pending confirmations,
+and the postcondition results the run recorded (``run["postconditions"]``, shown as is).
 
 An approval is bound to the exact action: the form carries the decision id *and* the
 action hash the person saw, and the console refuses it unless the stored decision still

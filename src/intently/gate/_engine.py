@@ -24,6 +24,7 @@ from ..store import Transaction, register_migration
 from ._contracts import ToolDefinition
 from ._decision import Decision, Level
 from ._gate import Gate, Session
+from ._journal import postcondition_record
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -50,7 +51,16 @@ register_migration(
     description="gate sessions, decisions and single-use approvals",
 )
 
-TABLES = ("gate_sessions", "gate_observations", "gate_decisions", "gate_approvals")
+register_migration(
+    "gate",
+    2,
+    "CREATE TABLE gate_postconditions (session_id TEXT NOT NULL, n INTEGER NOT NULL, check_id TEXT NOT NULL, "
+    "decision_id TEXT NOT NULL, tool TEXT NOT NULL, passed INTEGER NOT NULL, detail TEXT NOT NULL, "
+    "checked_at TEXT NOT NULL, PRIMARY KEY (session_id, n))",
+    description="postcondition results of gate runs",
+)
+
+TABLES = ("gate_sessions", "gate_observations", "gate_decisions", "gate_approvals", "gate_postconditions")
 
 
 def _apply_session(tx: Transaction, op: Operation) -> None:
@@ -128,6 +138,29 @@ def _apply_denied(tx: Transaction, op: Operation) -> None:
 register_applier("GATE_DENIED", _apply_denied)
 
 
+def _apply_postconditions(tx: Transaction, op: Operation) -> None:
+    """One row per result, numbered after the run's earlier results (a run may check twice)."""
+    start = int(tx.scalar("SELECT COUNT(*) FROM gate_postconditions WHERE session_id = ?", (op.target,)) or 0)
+    for i, r in enumerate(op.payload["results"]):
+        tx.execute(
+            "INSERT INTO gate_postconditions (session_id, n, check_id, decision_id, tool, passed, detail, checked_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                op.target,
+                start + i,
+                r["check_id"],
+                r["decision_id"],
+                r["tool"],
+                int(bool(r["passed"])),
+                r["detail"],
+                op.time,
+            ),
+        )
+
+
+register_applier("GATE_POSTCONDITIONS_CHECKED", _apply_postconditions)
+
+
 def _require_unsettled(tx: Transaction, decision_id: str, to: str) -> None:
     """A decision is settled once, by an approval or a denial; anything after is refused."""
     used = tx.one("SELECT used_by FROM gate_approvals WHERE decision_id = ?", (decision_id,))
@@ -193,6 +226,11 @@ class HomeJournal:
             _require_unsettled(tx, decision.id, "denied")
             payload = {"session_id": decision.session_id, "action_hash": decision.action_hash, "reason": reason}
             _apply_denied(tx, self._append(tx, "GATE_DENIED", decision.id, payload))
+
+    def postconditions(self, session_id: str, results: list[dict[str, Any]]) -> None:
+        with self._rt.store.transaction() as tx:
+            payload = {"results": [postcondition_record(r) for r in results]}
+            _apply_postconditions(tx, self._append(tx, "GATE_POSTCONDITIONS_CHECKED", session_id, payload))
 
     def open_approval(self, session_id: str, action_hash: str) -> str | None:
         with self._rt.store.transaction(write=False) as tx:
@@ -282,6 +320,11 @@ class GateEngine:
                 "SELECT payload FROM gate_decisions WHERE session_id = ? ORDER BY decided_at, id", (run_id,)
             )
             approvals = tx.query("SELECT * FROM gate_approvals WHERE session_id = ? ORDER BY approved_at", (run_id,))
+            checked = tx.query(
+                "SELECT check_id, decision_id, tool, passed, detail, checked_at FROM gate_postconditions "
+                "WHERE session_id = ? ORDER BY n",
+                (run_id,),
+            )
         session = dict(row)
         session["resolved"] = json.loads(str(session["resolved"]))
         return {
@@ -289,6 +332,7 @@ class GateEngine:
             "observations": [dict(o) for o in obs],
             "decisions": [json.loads(str(d["payload"])) for d in decs],
             "approvals": [dict(a) for a in approvals],
+            "postconditions": [{**dict(c), "passed": bool(c["passed"])} for c in checked],
         }
 
     def explain(self, run_id: str) -> dict[str, Any]:
@@ -328,9 +372,25 @@ class GateEngine:
                     "why": d["reason"],
                 }
             )
+        failed = [c for c in run["postconditions"] if not c["passed"]]
+        if run["postconditions"]:
+            lines.append(
+                f"After the run, {len(run['postconditions'])} postcondition(s) were checked on the state change; "
+                f"{len(failed)} failed."
+            )
+        for c in failed:
+            lines.append(
+                f"Postcondition {c['check_id']} failed after {c['tool']} (decision {c['decision_id']}): {c['detail']}."
+            )
         summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no calls"
         lines.insert(1, f"{len(run['decisions'])} call(s): {summary}.")
-        return {"run": run_id, "summary": summary, "decisions": items, "text": "\n".join(lines)}
+        return {
+            "run": run_id,
+            "summary": summary,
+            "decisions": items,
+            "failed_postconditions": failed,
+            "text": "\n".join(lines),
+        }
 
     # -- signed trace bundles ---------------------------------------------------
 

@@ -6,13 +6,14 @@ hash, single-use and (for the home journal) persisted across processes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.errors import InvalidTransition, NotFound
 from ._decision import Decision
 
-__all__ = ["Journal", "MemoryJournal"]
+__all__ = ["Journal", "MemoryJournal", "postcondition_record"]
 
 
 class Journal(Protocol):
@@ -39,6 +40,25 @@ class Journal(Protocol):
         """The id of an unused approval of this exact action in this session, if any."""
         ...
 
+    def postconditions(self, session_id: str, results: list[dict[str, Any]]) -> None:
+        """Record the postcondition results of a run (see :func:`postcondition_record`)."""
+        ...
+
+
+def postcondition_record(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored shape of one postcondition result: check id, decision id, tool, passed, detail.
+
+    One shape for every journal, so the console and ``explain`` read the same fields whether
+    the run was kept in memory or in a home's log.
+    """
+    return {
+        "check_id": str(result["id"]),
+        "decision_id": str(result.get("decision_id") or ""),
+        "tool": str(result["tool"]),
+        "passed": bool(result["ok"]),
+        "detail": str(result["detail"]),
+    }
+
 
 @dataclass
 class _Approval:
@@ -57,6 +77,7 @@ class MemoryJournal:
     decisions: dict[str, Decision] = field(default_factory=dict)
     approvals: dict[str, _Approval] = field(default_factory=dict)
     observations: list[tuple[str, str, str, str]] = field(default_factory=list)
+    checked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def open_session(self, session_id: str, info: dict[str, Any]) -> None:
         self.sessions[session_id] = info
@@ -88,3 +109,6 @@ class MemoryJournal:
             if ap.session_id == session_id and ap.action_hash == action_hash and ap.used_by is None:
                 return ap.decision_id
         return None
+
+    def postconditions(self, session_id: str, results: list[dict[str, Any]]) -> None:
+        self.checked.setdefault(session_id, []).extend(postcondition_record(r) for r in results)

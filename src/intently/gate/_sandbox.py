@@ -5,7 +5,8 @@ with a shell allow-list, and a read-only database. Its tools carry explicit cont
 (``sandbox.yaml``). :func:`run_plan` puts every proposed call through a gate session: allowed
 calls execute, calls waiting for approval run only their safe, non-committing path (draft,
 stage), blocked calls do nothing; then each contract's postconditions are checked
-deterministically on the diff between the state before and after.
+deterministically on the diff between the state before and after, and the results are
+recorded in the session's journal (``GATE_POSTCONDITIONS_CHECKED`` in a home's log).
 """
 
 from __future__ import annotations
@@ -222,6 +223,8 @@ def run_plan(session: Session, adapter: Adapter, plan: list[tuple[str, dict[str,
     after = adapter.snapshot()
     approved = {d.tool for d in decisions if d.approval_used}
     results = check_postconditions(session.gate, decisions, before, after, approved)
+    if results:  # kept in the session's journal, so the run shows them after the fact
+        session.gate.journal.postconditions(session.id, results)
     return PlanReport(decisions, executed, staged, blocked, results)
 
 
@@ -232,7 +235,11 @@ def check_postconditions(
     after: dict[str, dict[str, Any]],
     approved: set[str],
 ) -> list[dict[str, Any]]:
-    """Evaluate the declared postconditions of every contract the run touched, on the diff."""
+    """Evaluate the declared postconditions of every contract the run touched, on the diff.
+
+    Each result names its check (``tool:check:collection``) and the first decision on that
+    tool, so a stored result can be traced to the call it was about.
+    """
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     for d in decisions:
@@ -260,5 +267,15 @@ def check_postconditions(
                 ok, detail = not leaked, f"secrets found: {leaked}" if leaked else "no secret"
             else:
                 ok, detail = False, f"unknown check {check!r} (fails closed)"
-            results.append({"tool": d.tool, "check": check, "collection": coll, "ok": bool(ok), "detail": detail})
+            results.append(
+                {
+                    "id": f"{d.tool}:{check}:{coll}",
+                    "decision_id": d.id,
+                    "tool": d.tool,
+                    "check": check,
+                    "collection": coll,
+                    "ok": bool(ok),
+                    "detail": detail,
+                }
+            )
     return results

@@ -1,0 +1,86 @@
+"""Postcondition results are kept: in the memory journal, and in a home's log as
+``GATE_POSTCONDITIONS_CHECKED``, readable through ``run``/``explain`` and rebuilt by replay."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from intently import Intently
+from intently.gate import TABLES, Gate, default_bundle
+from intently.gate._journal import MemoryJournal
+from intently.gate._sandbox import SandboxWorkspace, run_plan
+from intently.log import OperationLog, replay
+from intently.store import open_store
+
+REQUEST = "Email the client the launch date and delete old installers"
+PLAN: list[tuple[str, dict[str, Any]]] = [
+    ("draft_email", {"to": "ops@northwind.example", "subject": "Launch", "body": "Ships next week."}),
+    ("delete_file", {"path": "old.dmg"}),
+]
+
+
+def _ws() -> SandboxWorkspace:
+    return SandboxWorkspace(contacts={"client": "ops@northwind.example"}, downloads={"old.dmg": {"size": 9}})
+
+
+def _strict_drafts() -> dict[str, Any]:
+    """The sandbox contracts, with drafts declared untouchable: the draft in ``PLAN`` breaks that."""
+    tools = copy.deepcopy(dict(default_bundle().sandbox["tools"]))
+    tools["draft_email"]["postconditions"] = [{"check": "unchanged", "collection": "drafts"}]
+    return tools
+
+
+def test_the_memory_journal_keeps_each_result_with_its_check_and_decision() -> None:
+    ws = _ws()
+    gate = Gate.from_tools(ws.tools(), overrides=_strict_drafts())
+    session = gate.session(user_request=REQUEST, trusted={"contacts": ws.contacts})
+    report = run_plan(session, ws, PLAN)
+    assert isinstance(gate.journal, MemoryJournal)
+    kept = gate.journal.checked[session.id]
+    assert [(k["check_id"], k["passed"]) for k in kept] == [
+        ("draft_email:unchanged:drafts", False),
+        ("delete_file:max_removed:files", True),
+    ]
+    assert [k["decision_id"] for k in kept] == [report.decisions[0].id, report.decisions[1].id]
+    assert not report.verified and "added ['draft1']" in kept[0]["detail"]
+
+
+def test_a_home_logs_the_results_shows_them_in_run_and_explains_failures(ix: Intently, tmp_path: Path) -> None:
+    ws = _ws()
+    session = ix.gate.gate(ws.tools(), overrides=_strict_drafts()).session(
+        user_request=REQUEST, namespace="proj", trusted={"contacts": ws.contacts}
+    )
+    run_plan(session, ws, PLAN)
+    ops = [o for o in ix.log.read("proj") if o.op == "GATE_POSTCONDITIONS_CHECKED"]
+    assert [o.target for o in ops] == [session.id]
+    run = ix.gate.run(session.id)
+    assert [(c["check_id"], c["tool"], c["passed"]) for c in run["postconditions"]] == [
+        ("draft_email:unchanged:drafts", "draft_email", False),
+        ("delete_file:max_removed:files", "delete_file", True),
+    ]
+    explained = ix.gate.explain(session.id)
+    assert [c["check_id"] for c in explained["failed_postconditions"]] == ["draft_email:unchanged:drafts"]
+    assert "Postcondition draft_email:unchanged:drafts failed after draft_email" in explained["text"]
+    assert "2 postcondition(s) were checked on the state change; 1 failed" in explained["text"]
+
+    ix.checkpoint()
+    store = open_store(f"sqlite:///{tmp_path / 'replayed.db'}")
+    store.upgrade()
+    target = OperationLog(store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin)
+    replay(ix.log, target)
+    assert "gate_postconditions" in TABLES
+    for table in TABLES:
+        with ix.store.transaction(write=False) as a, store.transaction(write=False) as b:
+            sql = f"SELECT * FROM {table} ORDER BY 1, 2"
+            assert a.query(sql) == b.query(sql), table
+    with store.transaction(write=False) as b:
+        assert b.scalar("SELECT COUNT(*) FROM gate_postconditions") == 2
+    store.close()
+
+
+def test_a_run_without_a_plan_has_no_postconditions(ix: Intently) -> None:
+    session = ix.gate.session(_ws().tools(), user_request="Read my notes")
+    assert ix.gate.run(session.id)["postconditions"] == []
+    assert "postcondition" not in ix.gate.explain(session.id)["text"].lower()
