@@ -78,3 +78,11 @@ def test_config_errors_name_the_file_and_field(ix: Intently) -> None:
     path.write_text("[home\n")
     with pytest.raises(InvalidInput, match=r"intently\.toml"):
         ix.home.load_config()
+
+
+def test_an_unknown_config_table_is_an_error_naming_it(ix: Intently) -> None:
+    config = ix.home.config_path
+    config.write_text(config.read_text() + "\n[trigers]\nmax_shown = 5\n")
+    with pytest.raises(InvalidInput, match=r"unknown table \[trigers\]") as caught:
+        ix.home.load_config()
+    assert "intently.toml" in str(caught.value)

@@ -20,6 +20,8 @@ from .errors import InvalidInput, NotFound
 __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 
 HOME_DIRNAME = ".intently"
+# Tables an engine validates itself (read from ``Config.extra``); any other unknown table is an error.
+ENGINE_TABLES = ("extract", "hooks")
 CONFIG_FILE = "intently.toml"
 
 
@@ -206,6 +208,12 @@ class Home:
             raise InvalidInput(str(exc), where=str(self.config_path)) from exc
         known = set(Config.model_fields) - {"extra"}
         extra = {k: raw.pop(k) for k in list(raw) if k not in known}
+        unknown = sorted(k for k in extra if k not in ENGINE_TABLES)
+        if unknown:
+            tables = ", ".join(sorted(known | set(ENGINE_TABLES)))
+            raise InvalidInput(
+                f"unknown table [{unknown[0]}] (known: {tables})", where=f"{self.config_path}: {unknown[0]}"
+            )
         try:
             return Config.model_validate({**raw, "extra": extra})
         except ValidationError as exc:
