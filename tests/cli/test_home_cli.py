@@ -119,6 +119,14 @@ def test_bad_input_is_one_line_naming_the_field(home: Path) -> None:
     assert "intently.toml: context.budget" in bad_config.error_line()
 
 
+def test_usage_errors_say_what_is_wrong_with_exit_2_and_no_traceback(home: Path) -> None:
+    for args, says in ((("bogus",), "No such command 'bogus'"), (("goal", "add"), "Missing argument")):
+        result = run(*args, cwd=home)
+        assert result.code == 2
+        assert says in result.stderr
+        assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_a_database_newer_than_the_code_is_one_line_and_untouched(home: Path) -> None:
     db = home / ".intently" / "state" / "intently.db"
     with closing(sqlite3.connect(db)) as conn, conn:

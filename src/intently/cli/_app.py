@@ -11,6 +11,11 @@ import typer
 from rich.markup import escape
 
 from ..core.errors import IntentlyError
+
+try:  # typer >= 0.29 vendors click; older releases use click itself
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import ClickException  # type: ignore[assignment,unused-ignore]
 from ._common import State, err
 
 __all__ = ["app", "main"]
@@ -85,12 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         err.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+    except ClickException as exc:  # usage errors: unknown command, bad option
+        exc.show()
+        sys.exit(exc.exit_code)
+    except Exception as exc:
         if os.environ.get("INTENTLY_DEBUG"):
             raise
         # Never a traceback (it can hold secrets in locals); one line, and a way to see more.
