@@ -233,56 +233,37 @@ class RuleExtractor(Extractor):
         for match in self._first_person.finditer(text):
             if self._not_an_action(ctx, match.start("verb")):
                 continue
-            if self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
-                cand = self._candidate(
-                    ctx,
-                    CandidateType.COMMITMENT,
-                    match.start(),
-                    self._clause_end(ctx, match.start("verb")),
-                    confidence=0.75,
-                    rule="first-person-future",
-                    owner=ctx.speaker,
-                    with_due=True,
-                )
-                if cand:
-                    out.append(cand)
+            out.extend(self._speaker_commitment(ctx, match, confidence=0.75, rule="first-person-future"))
         for match in self._obligation.finditer(text):
             verb = match.group("verb").lower()
             if self.lex.discourse_verbs.match_at(verb, 0) or verb in ("go", "be", "leave", "admit", "confess"):
                 continue
-            if self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
-                cand = self._candidate(
-                    ctx,
-                    CandidateType.COMMITMENT,
-                    match.start(),
-                    self._clause_end(ctx, match.start("verb")),
-                    confidence=0.55,
-                    rule="first-person-obligation",
-                    owner=ctx.speaker,
-                    with_due=True,
-                )
-                if cand:
-                    out.append(cand)
+            out.extend(self._speaker_commitment(ctx, match, confidence=0.55, rule="first-person-obligation"))
         for match in self._subjectless.finditer(text):
             if match.group("verb").lower() in ("you", "we", "it", "this", "that", "they", "there", "he", "she"):
                 continue
             if self._not_an_action(ctx, match.start("verb")):
                 continue
-            if self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
-                cand = self._candidate(
-                    ctx,
-                    CandidateType.COMMITMENT,
-                    match.start(),
-                    self._clause_end(ctx, match.start("verb")),
-                    confidence=0.6,
-                    rule="subjectless-future",
-                    owner=ctx.speaker,
-                    with_due=True,
-                )
-                if cand:
-                    out.append(cand)
+            out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="subjectless-future"))
         out.extend(self._third_person_items(ctx, 0))
         return out
+
+    def _speaker_commitment(self, ctx: _Ctx, match: re.Match[str], *, confidence: float, rule: str) -> list[Candidate]:
+        """The speaker's own undertaking at ``match`` (groups ``verb``), if it is firm: one
+        COMMITMENT owned by the speaker from the subject to the end of the verb's clause."""
+        if not self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
+            return []
+        cand = self._candidate(
+            ctx,
+            CandidateType.COMMITMENT,
+            match.start(),
+            self._clause_end(ctx, match.start("verb")),
+            confidence=confidence,
+            rule=rule,
+            owner=ctx.speaker,
+            with_due=True,
+        )
+        return [cand] if cand else []
 
     @staticmethod
     def _not_an_action(ctx: _Ctx, verb_start: int) -> bool:

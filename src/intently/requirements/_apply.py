@@ -39,7 +39,7 @@ from ..access import Permission
 from ..store import Transaction
 from ._files import file_hash
 from ._load import RequirementFileWarning
-from ._store import POLICY_VERSION, Change, _apply_seen, _seen
+from ._store import POLICY_VERSION, Change, _seen, log_file_change
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -184,26 +184,7 @@ def _log(
 ) -> None:
     seen = _seen(tx, namespace)
     for change in changes:
-        new_hash = file_hash(change.text.encode("utf-8"))
-        payload: dict[str, Any] = {
-            "file": change.file,
-            "old_hash": seen.get(change.file),
-            "new_hash": new_hash,
-            "status": change.status,
-        }
-        if change.detail:
-            payload["detail"] = change.detail
-        op = rt.log.append(
-            tx,
-            namespace=namespace,
-            actor=actor,
-            op=change.op,
-            target=change.target,
-            payload=payload,
-            policy_version=POLICY_VERSION,
-        )
-        _apply_seen(tx, op)
-        seen[change.file] = new_hash
+        log_file_change(rt, tx, change, seen, namespace=namespace, actor=actor)
     if summary is not None:
         rt.log.append(
             tx,

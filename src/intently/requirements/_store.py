@@ -108,26 +108,7 @@ def write_files(rt: Runtime, changes: list[Change], *, summary: tuple[str, dict[
                 path = home / change.file
                 old_raw = path.read_bytes() if path.exists() else None
                 originals.setdefault(path, old_raw)
-                new_hash = file_hash(change.text.encode("utf-8"))
-                payload: dict[str, Any] = {
-                    "file": change.file,
-                    "old_hash": seen.get(change.file),
-                    "new_hash": new_hash,
-                    "status": change.status,
-                }
-                if change.detail:
-                    payload["detail"] = change.detail
-                op = rt.log.append(
-                    tx,
-                    namespace=rt.namespace,
-                    actor=str(rt.actor),
-                    op=change.op,
-                    target=change.target,
-                    payload=payload,
-                    policy_version=POLICY_VERSION,
-                )
-                _apply_seen(tx, op)
-                seen[change.file] = new_hash
+                log_file_change(rt, tx, change, seen, namespace=rt.namespace, actor=str(rt.actor))
                 atomic_write(path, change.text)
             if summary is not None:
                 record(rt, tx, summary[0], target=rt.namespace, payload=summary[1])
@@ -138,6 +119,34 @@ def write_files(rt: Runtime, changes: list[Change], *, summary: tuple[str, dict[
                 else:
                     atomic_write(path, raw.decode("utf-8"))
             raise
+
+
+def log_file_change(
+    rt: Runtime, tx: Transaction, change: Change, seen: dict[str, str], *, namespace: str, actor: str
+) -> None:
+    """Append the operation for one requirement-file change (old and new content hash) and
+    apply it to ``requirements_seen``; ``seen`` is updated so a second change of the same file
+    in one batch names the right old hash."""
+    new_hash = file_hash(change.text.encode("utf-8"))
+    payload: dict[str, Any] = {
+        "file": change.file,
+        "old_hash": seen.get(change.file),
+        "new_hash": new_hash,
+        "status": change.status,
+    }
+    if change.detail:
+        payload["detail"] = change.detail
+    op = rt.log.append(
+        tx,
+        namespace=namespace,
+        actor=actor,
+        op=change.op,
+        target=change.target,
+        payload=payload,
+        policy_version=POLICY_VERSION,
+    )
+    _apply_seen(tx, op)
+    seen[change.file] = new_hash
 
 
 def record(rt: Runtime, tx: Transaction, op: str, *, target: str, payload: dict[str, Any]) -> Operation:
