@@ -37,6 +37,8 @@ def fires(entries: list[list[str]], text: str, **kw: object) -> bool:
         ("ﬁle", "the file is missing"),  # NFKC folds the ligature
         ("発売", "新製品の発売日はいつ"),  # unspaced CJK
         ("1", "moving to stage 1 today"),
+        # prose between two inline code spans is prose (a closing backtick opens nothing)
+        ("gat", "extend `Iterator` in place with GATs, then `Item` too"),
     ],
 )
 def test_word_forms_meet(trigger: str, turn: str) -> None:

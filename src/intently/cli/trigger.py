@@ -93,6 +93,13 @@ def add(
     ] = False,
     exclude: ExcludeOpt = None,
     propose: Annotated[bool, typer.Option("--propose", help="Create as pending, for a manager to confirm.")] = False,
+    no_event_entries: Annotated[
+        bool,
+        typer.Option(
+            "--no-event-entries",
+            help='Do not add the topics of an --event like "When X or Y comes up" as entries.',
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Create a standing intent (armed for reminder managers, otherwise a pending proposal)."""
@@ -108,6 +115,7 @@ def add(
             negation_guard=not no_negation_guard,
             exclude=list(exclude or []),
             propose=propose,
+            event_entries=not no_event_entries,
         )
     if not as_json:
         err.print(f"standing intent {intent.id} is {intent.state.value} ({intent.scope.describe()})")

@@ -1,7 +1,8 @@
 """``intently eval triggers``: precision, recall and F1 of fires over (intent, turn) pairs.
 
 Runs the engine's own :class:`~intently.triggers.Matcher` (the code ``Triggers.match``
-runs, with the shipped synonyms and the negation guard on) beside the reference
+runs, with the shipped synonyms and the negation guard on) over the entries ``Triggers.add``
+would store (the intent's triggers plus the topics its description names) beside the reference
 behaviour, computed in the same run: lower-cased tokens are maximal runs of Unicode
 letters, digits, ``_`` and ``-``, and an entry fires when all its tokens occur in the turn.
 Cooldown and fire budgets are ignored: this scores matching. Every pair not listed in
@@ -21,7 +22,7 @@ import typer
 
 from ..cli._common import JsonOpt, emit, out, table
 from ..core.errors import InvalidInput
-from ..triggers import Matcher
+from ..triggers import MAX_ENTRIES, Matcher, with_event_entries
 
 __all__ = ["Counts", "evaluate", "load_dataset", "register"]
 
@@ -91,7 +92,14 @@ def _baseline(data: dict[str, Any]) -> Callable[[str], set[str]]:
 def _intently(data: dict[str, Any], synonyms_file: Path | None) -> Callable[[str], set[str]]:
     matcher = Matcher.for_home(synonyms_file.parent) if synonyms_file is not None else Matcher()
     for intent in data["intents"]:
-        matcher.index.upsert(matcher.compile(str(intent["id"]), intent["triggers"]))
+        # What ``Triggers.add`` stores: the user's entries plus the topics of the description.
+        entries = with_event_entries(
+            tuple(tuple(e) for e in intent["triggers"]),
+            str(intent.get("description") or ""),
+            limit=MAX_ENTRIES,
+            usable=lambda e: bool(matcher.compile("check", [e]).entries),
+        )
+        matcher.index.upsert(matcher.compile(str(intent["id"]), entries))
 
     def fires(text: str) -> set[str]:
         return {h.intent.id for h in matcher.match(text)}

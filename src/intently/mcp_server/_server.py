@@ -136,6 +136,7 @@ def build_server(ix: Intently) -> MCPServer:
         expires: str | None = None,
         max_fires: int | None = None,
         cooldown: str | None = None,
+        event_entries: bool = True,
     ) -> dict[str, Any]:
         ix.require(Permission.MANAGE_REMINDERS)
         return call(
@@ -147,6 +148,7 @@ def build_server(ix: Intently) -> MCPServer:
             expires=expires,
             max_fires=max_fires,
             cooldown=cooldown,
+            event_entries=event_entries,
         )
 
     @server.tool(description="List the standing intents this actor may see.")

@@ -76,6 +76,9 @@ class TriggerCreate(_Body):
         min_length=1, max_length=50, description="Entries (alternatives); each a list of terms that must all come up."
     )
     event: str | None = Field(default=None, max_length=1000)
+    event_entries: bool = Field(
+        default=True, description='Add the topics of an event like "When X or Y comes up" as entries.'
+    )
     expires: str | None = Field(default=None, max_length=40)
     max_fires: int | None = Field(default=None, ge=1, le=10_000)
     cooldown: str | None = Field(default=None, max_length=40)

@@ -7,12 +7,14 @@ appliers, so ``intently log replay`` rebuilds every intent and its fire history.
 from __future__ import annotations
 
 from ._engine import Triggers
+from ._event import entries_from_event, with_event_entries
 from ._index import CompiledIntent, EntryHit, MatchIndex
 from ._matcher import Matcher
 from ._model import (
     DEFAULT_COOLDOWN,
     DEFAULT_EXPIRY,
     DEFAULT_MAX_FIRES,
+    MAX_ENTRIES,
     MAX_REMINDER_CHARS,
     Fire,
     IntentState,
@@ -27,6 +29,7 @@ __all__ = [
     "DEFAULT_COOLDOWN",
     "DEFAULT_EXPIRY",
     "DEFAULT_MAX_FIRES",
+    "MAX_ENTRIES",
     "MAX_REMINDER_CHARS",
     "SCHEDULER_HINT",
     "CompiledIntent",
@@ -41,6 +44,8 @@ __all__ = [
     "StandingIntent",
     "SynonymTable",
     "Triggers",
+    "entries_from_event",
     "load_synonyms",
     "shipped_synonyms_path",
+    "with_event_entries",
 ]

@@ -29,6 +29,7 @@ from ..core.errors import InvalidInput, InvalidTransition, NotFound, PermissionD
 from ..core.ids import new_id
 from ..store import Transaction
 from ._decide import TurnContext, decide
+from ._event import with_event_entries
 from ._index import EntryHit, turn_grams
 from ._live import LiveIndex, live_index
 from ._matcher import rank
@@ -36,6 +37,7 @@ from ._model import (
     DEFAULT_COOLDOWN,
     DEFAULT_EXPIRY,
     DEFAULT_MAX_FIRES,
+    MAX_ENTRIES,
     MAX_EVENT_CHARS,
     MAX_REMINDER_CHARS,
     IntentState,
@@ -160,12 +162,15 @@ class Triggers:
         exclude: Sequence[str] = (),
         propose: bool = False,
         source: str = "user",
+        event_entries: bool = True,
     ) -> StandingIntent:
         """Create a standing intent: armed for a reminder manager, else a pending proposal.
 
         ``when`` lists entries, alternatives of each other; an entry is a string of words
         that must all come up ("launch checklist"; quote a phrase to need it verbatim) or a
         list of such terms. A clock time ("Friday at 9") is refused: use a scheduler.
+        With ``event_entries`` (the default), an event of the shape "When X or Y comes up"
+        adds X and Y as entries too; they are stored and listed like the others.
         """
         text = validate_text(reminder, "reminder", MAX_REMINDER_CHARS, required=True)
         if not when:
@@ -175,6 +180,11 @@ class Triggers:
         entries = _entries(when)
         check_not_time_only(entries)
         about = validate_text(event, "event", MAX_EVENT_CHARS, required=False)
+        if event_entries:
+            matcher = self._live().matcher
+            entries = with_event_entries(
+                entries, about, limit=MAX_ENTRIES, usable=lambda e: bool(matcher.compile("check", [e]).entries)
+            )
         where = scope if isinstance(scope, Scope) else Scope.parse(list(scope or ()))
         if max_fires < 1:
             raise InvalidInput("max fires must be at least 1", where="max_fires")

@@ -30,13 +30,14 @@ __all__ = ["Term", "TurnText", "Word", "normalise_turn", "stem", "word_tokens"]
 # Text that is not prose: URLs (with or without a scheme), Markdown code and file names
 # with their paths (``build.py``, ``migrations/0042_add.sql``; not ``.js``, since "Node.js"
 # is a name). An inline code span that is one plain word or a qualified name (`unsafe`,
-# `Vec::new`) names that thing in prose and is kept; a call (`foo()`), a snake_case
+# `Vec::new`) names that thing in prose and is kept (and consumed, so that its closing
+# backtick is not read as the opening of a span running to the next one); a call (`foo()`), a snake_case
 # identifier (`on_call`) or any other code is ignored.
 _FILE_EXT = (
     "py|pyi|ts|tsx|jsx|rs|go|rb|java|kt|c|h|cc|cpp|hpp|cs|sh|sql|ya?ml|json|toml|ini|cfg|lock|md|rst|txt|html|css|proto"
 )
 _IGNORED = re.compile(
-    r"```.*?```|`(?![^\W_]+(?:(?:::|[.\-])[^\W_]+)*`)[^`\n]+`|(?:https?|ftp)://\S+|www\.\S+"
+    r"```.*?```|(?P<mention>`[^\W_]+(?:(?:::|[.\-])[^\W_]+)*`)|`[^`\n]+`|(?:https?|ftp)://\S+|www\.\S+"
     r"|(?<![\w/.\-])(?:[\w.\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:" + _FILE_EXT + r")\b",
     re.IGNORECASE | re.DOTALL,
 )
@@ -206,6 +207,8 @@ def _spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pos = 0
     for m in _IGNORED.finditer(text):
+        if m.group("mention"):
+            continue  # prose; matched only so that its closing backtick cannot open a code span
         if m.start() > pos:
             spans.append((pos, m.start()))
         pos = m.end()
