@@ -201,3 +201,40 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
     for _ in range(300):
         rules.extract(turn)
     assert 300 / (time.perf_counter() - started) > 100
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("he will comment on the issue", "COMMITMENT"),  # a pronoun for the person just named, before a task verb
+        ("josh needs to respond to the thread", "COMMITMENT"),  # a handle with a named need
+        ("Hank and I are leaving tonight.", "COMMITMENT"),  # present progressive placed ahead by a time
+        ("I'll take it over from there to get it published.", "COMMITMENT"),  # phrasal verb, not the idiom
+        ("I'll read the RFC before the next meeting.", "COMMITMENT"),  # reading a document is later work
+        ("we don't know who can stay with her", "OPEN_QUESTION"),
+        ("Let's leave it until next week to make a final decision.", "OPEN_QUESTION"),
+        ("The discussion is whether teardown support should be in the first version.", "OPEN_QUESTION"),
+        ("maybe just merge them with a link to a follow-up?", "OPEN_QUESTION"),
+        ("the new script API may cause people to make mistakes", "RISK"),
+        ("General feeling is that this is a best-effort check and it's ok to go forward.", "DECISION"),
+        ("We need more tests to avoid future differences.", "GOAL"),
+    ],
+)
+def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
+    assert kind in types(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "why"),
+    [
+        ("We're shipping it.", "COMMITMENT", "progressive without a time ahead reports the present"),
+        ("I'm thinking about it tomorrow.", "COMMITMENT", "a verb of mind is not the act"),
+        ("he will be late", "COMMITMENT", "a pronoun before a state, not a task"),
+        ("I'll call the lost and found office.", "RISK", "the outcome word names a thing"),
+        ("we will be talking about this later in the meeting", "COMMITMENT", "done in this meeting"),
+        ("I'll read it out for everyone.", "COMMITMENT", "reading out is done now"),
+        ("But I don't know who to ask.", "OPEN_QUESTION", "the speaker's own not-knowing, asked of the listener"),
+    ],
+)
+def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:
+    assert kind not in types(extract(text)), why

@@ -38,7 +38,8 @@ _DUE = re.compile(
     rf"|(?P<md>(?:{_MONTH_RE})\.? \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?)"
     rf"|(?P<dm>\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH_RE})(?:,? \d{{4}})?)"
     r"|(?P<inn>in (?:\d+|one|two|three|four|five|six|a|an|a couple of) (?:days?|weeks?))"
-    r"|(?P<vague>(?:the )?next (?:meeting|call|plenary|release|sprint|cycle)|this cycle|after [a-z]+ation|in the future)"
+    r"|(?P<vague>(?:(?:the|my|our|your) )?next (?:meeting|call|plenary|release|sprint|cycle|presentation|session"
+    r"|iteration|milestone|update|sync|standup)|this cycle|after [a-z]+ation|in the future)"
     r")\b",
     re.IGNORECASE,
 )

@@ -48,7 +48,63 @@ _NOBODY = {"", "-", "?", "unknown", "none"}
 # A condition after the verb ("if", "unless"), but not "see if" / "ask if", where "if" means whether.
 # Minutes name people by their lower-case handles ("pnkfelix to review the PR", "nikomatsakis will
 # update the doc"): a single lower-case token opening the line, before "to"/"will" and a task verb.
-_HANDLE_ACTION = re.compile(r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will)\s+(?P<verb>[a-z][\w-]*)")
+_HANDLE_ACTION = re.compile(
+    r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will|needs to|has to)\s+(?P<verb>[a-z][\w-]*)"
+)
+# "he will comment on the issue" in minutes: a pronoun standing for the person just named. Only
+# before a task verb, and owned by nobody in particular (the pronoun names no one by itself).
+_PRONOUN_ACTION = re.compile(
+    r"(?:^|(?<=[,;:]\s)|(?<=\band\s))(?P<owner>he|she)\s+(?P<mod>will|'ll|is going to)\s+(?P<verb>[a-z][\w-]*)",
+    re.IGNORECASE,
+)
+# A planned action in the present progressive, placed in the future by a time expression:
+# "Hank and I are leaving tonight", "we're shipping it next week". Verbs of mind, motion
+# towards a plan, or waiting are states or other constructions, not the act itself.
+_PROGRESSIVE_PLAN = re.compile(
+    r"(?<!\w)(?P<subj>i|we)\s*(?:am|'m|are|'re)\s+(?:also\s+|just\s+|still\s+)?(?P<verb>[a-z]+ing)\b", re.IGNORECASE
+)
+_PROGRESSIVE_NOT_PLANS = frozenset(
+    {
+        "going",
+        "trying",
+        "hoping",
+        "planning",
+        "thinking",
+        "wondering",
+        "looking",
+        "feeling",
+        "getting",
+        "having",
+        "being",
+        "saying",
+        "asking",
+        "wanting",
+        "waiting",
+        "worrying",
+        "expecting",
+        "hearing",
+        "seeing",
+        "talking",
+        "kidding",
+        "joking",
+        "doing",
+        "working",
+        "living",
+        "staying",
+        "considering",
+        "proposing",
+        "suggesting",
+        "arguing",
+        "assuming",
+        "aiming",
+        "willing",
+        "missing",
+        "losing",
+        "running",
+        "using",
+        "supposing",
+    }
+)
 # "see if", "ask whether": "if" introduces what is to be found out, not a condition.
 _WHETHER_IF = re.compile(r"\b(?:see|check|ask|know|find out|wonder|confirm|verify|tell|gauge)\s+if$")
 _POSTPOSED_CONDITION = re.compile(
@@ -61,6 +117,8 @@ _DELIBERATION = re.compile(
     r"\b(?:figure out|work out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
     r"(?:whether|what|which|how|when|who|if)\b"
 )
+# "whether the support should be in the first version": a choice still to be made, in a declarative.
+_WHETHER_SHOULD = re.compile(r"\bwhether\b(?=[^.?!]{0,100}?\b(?:should|ought to|needs? to|must)\b)")
 # "a more general conversation needed", "needs more discussion", "the actual question is when".
 _NEEDS_DISCUSSION = re.compile(
     r"\bneeds?\s+(?:a\s+|an\s+|more\s+|some\s+|further\s+)?(?:[a-z]+\s+){0,2}?(?:conversation|discussion)\b"
@@ -137,6 +195,7 @@ class RuleExtractor(Extractor):
         )
         self._third_person = re.compile(
             rf"(?:^|(?<=[,;:]\s)|(?<=\band\s)){_OWNER_LIST}\s+(?P<mod>will|shall|to|is going to|are going to|'ll"
+            rf"|needs to|has to"
             rf"|{self.lex.commissives.alternation()})"
             rf"\s+(?:(?:also|then|please)\s+)?(?P<verb>[a-z][\w-]*)"
         )
@@ -245,6 +304,11 @@ class RuleExtractor(Extractor):
             if self._not_an_action(ctx, match.start("verb")):
                 continue
             out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="subjectless-future"))
+        for match in _PROGRESSIVE_PLAN.finditer(text):
+            verb = match.group("verb").lower()
+            if verb in _PROGRESSIVE_NOT_PLANS or not find_due(text, match.end("verb"), len(text), ctx.turn.time):
+                continue  # without a time ahead, "we're shipping it" reports what is going on now
+            out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="progressive-plan"))
         out.extend(self._third_person_items(ctx, 0))
         return out
 
@@ -307,15 +371,17 @@ class RuleExtractor(Extractor):
         out: list[Candidate] = []
         text = ctx.sent.text
         handle = _HANDLE_ACTION.match(text, pos)
-        for match in [*self._third_person.finditer(text, pos), *([handle] if handle else [])]:
+        pronouns = list(_PRONOUN_ACTION.finditer(text, pos))
+        for match in [*self._third_person.finditer(text, pos), *([handle] if handle else []), *pronouns]:
+            pronoun = match in pronouns
             owners = [o.strip().lstrip("@") for o in re.split(r"\s*(?:/|,|\band\b|&)\s*", match.group("owner"))]
-            if not owners or any(o.split()[0].lower() in ctx.lex.not_names for o in owners if o):
+            if not pronoun and (not owners or any(o.split()[0].lower() in ctx.lex.not_names for o in owners if o)):
                 continue
             mod = match.group("mod").lower()
             verb = match.group("verb").lower()
-            if match is handle and verb.split("-")[0] not in ctx.lex.action_verbs:
-                continue  # a lower-case word opening a line is a handle only before a task verb
             head = verb.split("-")[0]  # "write-up", "follow-up": the verb with its particle hyphenated
+            if (match is handle or pronoun or mod in ("needs to", "has to")) and head not in ctx.lex.action_verbs:
+                continue  # a handle or a pronoun opening a line, or a named need, is a task only before a task verb
             if mod == "to" and head not in ctx.lex.action_verbs and not ctx.lex.action_tags.search(ctx.low):
                 continue  # "Thanks to Anna", "similar to X"; a tagged line ("(action item)") vouches for any verb
             if self._not_an_action(ctx, match.start("verb")):
@@ -324,7 +390,7 @@ class RuleExtractor(Extractor):
                 continue
             if not self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=False):
                 continue
-            owner = " / ".join(o for o in owners if o) or None
+            owner = None if pronoun else (" / ".join(o for o in owners if o) or None)
             cand = self._candidate(
                 ctx,
                 CandidateType.COMMITMENT,
@@ -362,7 +428,9 @@ class RuleExtractor(Extractor):
             return False  # "I don't think we'll be able to": doubt, not an undertaking
         if first_person and _POSTPOSED_CONDITION.search(low, verb_end):
             return False  # "I'll call them if you don't": a conditional offer or threat, not a promise
-        if lex.idioms.search(low):
+        idiom = lex.idioms.search(low)
+        if idiom is not None and not re.match(r"\s+(?:over|on|up|forward|along)\b", low[idiom.end() :]):
+            # "I'll take it" (I'll buy it) is an idiom; "I'll take it over from there" is a phrasal verb
             return False
         if lex.reporting.search(low, 0, subj) or lex.past_markers.search(low, clause_start, clause_end):
             return False
@@ -460,6 +528,7 @@ class RuleExtractor(Extractor):
             or self._waiting.search(low)
             or _DELIBERATION.search(low)
             or _NEEDS_DISCUSSION.search(low)
+            or _WHETHER_SHOULD.search(low)
         )
         if marker is not None:
             c_start = self._clause_start(ctx, marker.start())
@@ -556,8 +625,9 @@ class RuleExtractor(Extractor):
             return False
         if lex.deliberative.search(q) is not None:
             return True
-        first = re.match(r"[a-z]+", q)  # "Add all new modules under a scope?": a proposal put to the group
-        return first is not None and first.group(0) in lex.action_verbs
+        # "Add all new modules under a scope?", "maybe just merge them with a link?": a proposal put to the group
+        first = re.match(r"(?:(?:maybe|perhaps|possibly|just)\s+)*([a-z]+)", q)
+        return first is not None and first.group(1) in lex.action_verbs
 
     def _follows_clarification(self, ctx: _Ctx) -> bool:
         """ "What precisely is the FCP deciding here? Is it asking if ...?": a question right after a
@@ -600,6 +670,8 @@ class RuleExtractor(Extractor):
             outcome = lex.bad_outcomes.search(low, match.end(), limit)
             if outcome is None or low[outcome.start() - 1 : outcome.start()] == "-":
                 continue  # "a non-breaking change" names the opposite of the outcome
+            if re.search(r"\b(?:the|a|an|our|my|their|your)\s+$", low[match.end() : outcome.start()]):
+                continue  # "I'll call the lost and found office": the word names a thing, nothing is at stake
             if _EMBEDDED.search(low, match.end(), outcome.start()):
                 continue  # "would be nice to see what tooling breaks": the outcome is asked about, not feared
             hits.append((match.start(), outcome.end(), "possible-failure", 0.6))
