@@ -218,6 +218,8 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
         ("the new script API may cause people to make mistakes", "RISK"),
         ("General feeling is that this is a best-effort check and it's ok to go forward.", "DECISION"),
         ("We need more tests to avoid future differences.", "GOAL"),
+        ("Want to see the fork shipped as fast as possible!", "GOAL"),  # chat drops the subject
+        ("maybe we could have a lint that discourages inner attributes?", "OPEN_QUESTION"),
     ],
 )
 def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
@@ -234,6 +236,7 @@ def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: 
         ("we will be talking about this later in the meeting", "COMMITMENT", "done in this meeting"),
         ("I'll read it out for everyone.", "COMMITMENT", "reading out is done now"),
         ("But I don't know who to ask.", "OPEN_QUESTION", "the speaker's own not-knowing, asked of the listener"),
+        ("Want to mention that the call moved.", "GOAL", "a speech act, with or without its subject"),
     ],
 )
 def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:

@@ -205,6 +205,11 @@ class RuleExtractor(Extractor):
             rf"(?P<mod>{self.lex.desire.alternation()})\s+(?P<verb>{_WORD})",
             re.IGNORECASE,
         )
+        # Chat drops the subject: "Want to see Glamsterdam shipped as fast as possible!"
+        self._subjectless_desire = re.compile(
+            rf"(?:really\s+|still\s+)?(?P<mod>want to|would like to|'d like to|would love to|wanna)\s+(?P<verb>{_WORD})",
+            re.IGNORECASE,
+        )
         self._waiting = re.compile(
             rf"\b(?:waiting|wait)\s+(?:on|for)\s+(?:\S+\s+){{0,3}}?(?:{self.lex.pending_nouns.alternation()})",
             re.IGNORECASE,
@@ -457,7 +462,8 @@ class RuleExtractor(Extractor):
         lex = ctx.lex
         low = ctx.low
         out: list[Candidate] = []
-        for match in self._desire.finditer(ctx.sent.text):
+        opening = self._subjectless_desire.match(ctx.sent.text, self._question_start(ctx))
+        for match in [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]:
             if lex.discourse_verbs.match_at(low, match.start("verb")) and not find_due(
                 ctx.sent.text, match.start("verb"), len(low), ctx.turn.time
             ):
