@@ -20,9 +20,8 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
+from ..core import yaml12
 from ..core.errors import PolicyError
 from ..log import canonical_json, key_id_of
 from ._contracts import ContractSet
@@ -91,8 +90,8 @@ def sign_bundle(folder: Path, key: Ed25519PrivateKey) -> Path:
 
 def _yaml(path: Path) -> Mapping[str, Any]:
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-    except YAMLError as exc:
+        data = yaml12.load(path.read_text(encoding="utf-8"))
+    except yaml12.YamlError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise PolicyError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc

@@ -95,10 +95,10 @@ def gate_available(ix: Intently) -> bool:
 @lru_cache(maxsize=1)
 def claude_tool_contracts() -> dict[str, dict[str, Any]]:
     """The explicit contracts of Claude Code's own tools (``claude_tools.yaml``)."""
-    from ruamel.yaml import YAML
+    from ..core import yaml12
 
     text = resources.files("intently.hooks").joinpath("claude_tools.yaml").read_text(encoding="utf-8")
-    data = YAML(typ="safe").load(text)
+    data = yaml12.load(text)
     return {str(k): dict(v) for k, v in data["tools"].items()}
 
 
