@@ -220,6 +220,12 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
         ("We need more tests to avoid future differences.", "GOAL"),
         ("Want to see the fork shipped as fast as possible!", "GOAL"),  # chat drops the subject
         ("maybe we could have a lint that discourages inner attributes?", "OPEN_QUESTION"),
+        ("joshtriplett: Would love to see the proposal move forwards.", "GOAL"),  # a handle labels the line
+        ("getting the new version of readable-stream out later this week", "COMMITMENT"),
+        ("yup we are intending to make a blog post with this announcement", "COMMITMENT"),
+        ("Have relays been contacted - it would be good to get actual relays running there", "GOAL"),
+        ("for devnet-8 rpc-compat progress would be great", "GOAL"),
+        ("Will bring this discussion to TG3.", "COMMITMENT"),
     ],
 )
 def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
@@ -237,6 +243,9 @@ def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: 
         ("I'll read it out for everyone.", "COMMITMENT", "reading out is done now"),
         ("But I don't know who to ask.", "OPEN_QUESTION", "the speaker's own not-knowing, asked of the listener"),
         ("Want to mention that the call moved.", "GOAL", "a speech act, with or without its subject"),
+        ("Sure, that would be great!", "GOAL", "accepting an offer made in the conversation"),
+        ("I'll bring you a glass of water.", "COMMITMENT", "served in the conversation"),
+        ("getting better at it every day", "COMMITMENT", "no time ahead: a report"),
     ],
 )
 def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:

@@ -63,6 +63,14 @@ _PRONOUN_ACTION = re.compile(
 _PROGRESSIVE_PLAN = re.compile(
     r"(?<!\w)(?P<subj>i|we)\s*(?:am|'m|are|'re)\s+(?:also\s+|just\s+|still\s+)?(?P<verb>[a-z]+ing)\b", re.IGNORECASE
 )
+# Minutes drop the subject: "getting the new version of readable-stream out later this week".
+_SUBJECTLESS_PROGRESSIVE = re.compile(r"(?P<subj>)(?P<verb>[a-z]+ing)\b", re.IGNORECASE)
+# Desirability after its subject: "for devnet-8, rpc-compat progress would be great". Not the
+# reply "that would be great", which accepts an offer made in the conversation.
+_POSTPOSED_DESIRABLE = re.compile(
+    r"\b(?!(?:that|this|it|which|there|what|you|he|she|they)\b)[a-z][\w-]*\s+(?:would|'d)\s+be\s+"
+    r"(?:great|nice|ideal)\b"
+)
 _PROGRESSIVE_NOT_PLANS = frozenset(
     {
         "going",
@@ -73,7 +81,6 @@ _PROGRESSIVE_NOT_PLANS = frozenset(
         "wondering",
         "looking",
         "feeling",
-        "getting",
         "having",
         "being",
         "saying",
@@ -145,7 +152,8 @@ _CLEFT_DESIRE = re.compile(
 # predicate ("we cannot conclude if tooling breaks", "see what breaks").
 _EMBEDDED = re.compile(r"\b(?:what|whether|if|which|how)\b")
 # "Josh: I'll write it up" in minutes: the label names who speaks on that line.
-_SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?):\s+(?=\S)")
+# Lower-case handles label lines too ("joshtriplett: Would love to see ...").
+_SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[a-z][a-z0-9_.-]{2,}):\s+(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -309,7 +317,8 @@ class RuleExtractor(Extractor):
             if self._not_an_action(ctx, match.start("verb")):
                 continue
             out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="subjectless-future"))
-        for match in _PROGRESSIVE_PLAN.finditer(text):
+        opening = _SUBJECTLESS_PROGRESSIVE.match(text, self._question_start(ctx))
+        for match in [*_PROGRESSIVE_PLAN.finditer(text), *([opening] if opening else [])]:
             verb = match.group("verb").lower()
             if verb in _PROGRESSIVE_NOT_PLANS or not find_due(text, match.end("verb"), len(text), ctx.turn.time):
                 continue  # without a time ahead, "we're shipping it" reports what is going on now
@@ -500,7 +509,11 @@ class RuleExtractor(Extractor):
         for phrases, rule in ((lex.desirable, "desirable"), (lex.collective_desire, "collective-desire")):
             hit = phrases.search(low)
             if hit is None and rule == "desirable":
-                hit = _SUBJECTLESS_DESIRABLE.match(low, self._question_start(ctx)) or _CLEFT_DESIRE.search(low)
+                hit = (
+                    _SUBJECTLESS_DESIRABLE.match(low, self._question_start(ctx))
+                    or _CLEFT_DESIRE.search(low)
+                    or _POSTPOSED_DESIRABLE.search(low)
+                )
             if hit is None or lex.negators.search(low, hit.start(), hit.end() + 12):
                 continue
             then = re.match(r"\s*(?:[a-z]+\s+)?to\s+", low[hit.end() :])
