@@ -208,7 +208,7 @@ def test_blind_files_name_their_sources_and_spans() -> None:
     assert 0.2 < labelled / len(rows) < 0.6  # a realistic mix, most turns carry nothing
 
 
-@pytest.mark.parametrize(("pattern", "floor"), [("blind-*.jsonl", 0.8), ("holdout-*.jsonl", 0.7)])
+@pytest.mark.parametrize(("pattern", "floor"), [("blind-*.jsonl", 0.8), ("holdout-*.jsonl", 0.55)])
 def test_rules_hold_up_on_blind_material(rules: RuleExtractor, pattern: str, floor: float) -> None:
     """A floor, well under the measured figures (docs/extraction.md), to catch a regression on
     data of the held-out kind; the figures themselves come from ``intently eval extraction``."""

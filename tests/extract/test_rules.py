@@ -226,6 +226,16 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
         ("Have relays been contacted - it would be good to get actual relays running there", "GOAL"),
         ("for devnet-8 rpc-compat progress would be great", "GOAL"),
         ("Will bring this discussion to TG3.", "COMMITMENT"),
+        ("Will put together a brief doc describing the problem.", "COMMITMENT"),
+        ("Going to post warnings on older MCPs that we will close if we can't find a liaison", "COMMITMENT"),
+        ("We'll have another release but it won't change much.", "COMMITMENT"),
+        ("I'm willing to help with that as well.", "COMMITMENT"),
+        ("Niko would like to stabilize the raw_ref macro", "GOAL"),
+        ("You should be able to panic with arbitrary values.", "GOAL"),
+        ("It remains to be defined whether less experience would be sufficient.", "OPEN_QUESTION"),
+        ("Unsure if there will be any more minors since 8.x is in maintenance.", "OPEN_QUESTION"),
+        ("We are in favor of making this transition as part of an edition change.", "DECISION"),
+        ("With the parser, it could take multiple years until it is standardized.", "RISK"),
     ],
 )
 def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
@@ -246,6 +256,9 @@ def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: 
         ("Sure, that would be great!", "GOAL", "accepting an offer made in the conversation"),
         ("I'll bring you a glass of water.", "COMMITMENT", "served in the conversation"),
         ("getting better at it every day", "COMMITMENT", "no time ahead: a report"),
+        ("I'll have the soup, please.", "COMMITMENT", "an order placed in the conversation"),
+        ("I'll call them if you don't.", "COMMITMENT", "a condition on the undertaking itself"),
+        ("I brought up the concern about bundle size last time.", "RISK", "a reported, past concern"),
     ],
 )
 def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:

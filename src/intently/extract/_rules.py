@@ -93,6 +93,7 @@ _PROGRESSIVE_NOT_PLANS = frozenset(
         "seeing",
         "talking",
         "kidding",
+        "continuing",
         "joking",
         "doing",
         "working",
@@ -123,6 +124,14 @@ _POSTPOSED_CONDITION = re.compile(
 _DELIBERATION = re.compile(
     r"\b(?:figure out|work out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
     r"(?:whether|what|which|how|when|who|if)\b"
+)
+# "post warnings on older MCPs that we will close if we can't find a liaison": the condition
+# belongs to the relative clause, not to the undertaking.
+_RELATIVE_CLAUSE = re.compile(r"\b(?:that|which|who)\s+[a-z]+\s+(?:will|would|can|could|may|might|should|must|'ll)\b")
+# A named person's desire in minutes: "Niko would like to stabilize the macro".
+_NAMED_DESIRE = re.compile(
+    r"(?:^|(?<=[,;:]\s))(?P<owner>[A-Z][\w'-]*)\s+(?:would like to|'d like to|wants to|hopes to|would love to)\s+"
+    r"(?P<verb>[a-z][\w-]*)"
 )
 # "whether the support should be in the first version": a choice still to be made, in a declarative.
 _WHETHER_SHOULD = re.compile(r"\bwhether\b(?=[^.?!]{0,100}?\b(?:should|ought to|needs? to|must)\b)")
@@ -440,7 +449,8 @@ class RuleExtractor(Extractor):
             low[clause_start:subj],
         ):
             return False  # "I don't think we'll be able to": doubt, not an undertaking
-        if first_person and _POSTPOSED_CONDITION.search(low, verb_end):
+        condition = _POSTPOSED_CONDITION.search(low, verb_end) if first_person else None
+        if condition is not None and not _RELATIVE_CLAUSE.search(low, verb_end, condition.start()):
             return False  # "I'll call them if you don't": a conditional offer or threat, not a promise
         idiom = lex.idioms.search(low)
         if idiom is not None and not re.match(r"\s+(?:over|on|up|forward|along)\b", low[idiom.end() :]):
@@ -457,8 +467,10 @@ class RuleExtractor(Extractor):
         due = find_due(ctx.sent.text, verb_start, len(low), ctx.turn.time)
         if due is not None:
             return False
-        if lex.immediate_verbs.match_at(low, verb_start):
-            return True
+        if lex.immediate_verbs.match_at(low, verb_start) and not (
+            re.match(r"we\b", low[subj:]) and re.match(r"have\b", low[verb_start:])
+        ):
+            return True  # but "we'll have another release" is no order placed at a counter
         if lex.immediate_adverbs.search(low, verb_start, clause_end):
             return True
         return bool(lex.immediate_openers.search(low, 0, subj))
@@ -502,6 +514,20 @@ class RuleExtractor(Extractor):
                 confidence=0.65,
                 rule="first-person-desire",
                 owner=ctx.speaker,
+                with_due=True,
+            )
+            if cand:
+                out.append(cand)
+        named = _NAMED_DESIRE.search(ctx.sent.text)
+        if named and named.group("owner").lower() not in lex.not_names and not lex.negators.search(low, 0, named.end()):
+            cand = self._candidate(
+                ctx,
+                CandidateType.GOAL,
+                named.start(),
+                self._clause_end(ctx, named.start("verb")),
+                confidence=0.6,
+                rule="named-desire",
+                owner=named.group("owner"),
                 with_due=True,
             )
             if cand:
