@@ -126,6 +126,7 @@ class Intently:
                     where=str(found.config_path),
                 )
             key_id = ring.generate(format_time(ix.runtime.clock.now()))
+            found.ensure_gitattributes()  # before the keyring changes: concurrent joins merge by union
             ring.save(found.keys_dir)
             ns = ix.config.home.name
             with ix.store.transaction() as tx:

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,6 +53,12 @@ def witness_databases(repo: Path) -> dict[str, dict[str, int]]:
         for key, entry in data.items()
         if key.startswith("db:")
     }
+
+
+def keys_of(repo: Path) -> list[dict[str, Any]]:
+    """The tracked keyring's entries, oldest first."""
+    data = json.loads((repo / ".intently" / "keys" / "public.json").read_text())
+    return [v for k, v in data.items() if k.startswith("key:")]
 
 
 @pytest.fixture
@@ -107,7 +114,7 @@ def test_working_before_joining_says_once_it_cannot_sign_and_strict_verify_fails
 
 def test_a_clone_joins_works_verifies_and_both_witness_entries_survive_a_merge(author: Path, clone: Path) -> None:
     (author_db,) = witness_databases(author)
-    author_keys = json.loads((author / ".intently" / "keys" / "public.json").read_text())["keys"]
+    author_keys = keys_of(author)
     joined = run("join", "--json", cwd=clone, actor="bob")
     assert joined.code == 0, joined.stderr
     data = joined.json
@@ -115,7 +122,7 @@ def test_a_clone_joins_works_verifies_and_both_witness_entries_survive_a_merge(a
     assert (data["joined"], data["actor"], data["owner"]) == (True, "user:bob", "user:alice")
     clone_db = data["database"]
     assert clone_db and clone_db != author_db
-    keys = json.loads((clone / ".intently" / "keys" / "public.json").read_text())["keys"]
+    keys = keys_of(clone)
     assert [k["key_id"] for k in keys] == [k["key_id"] for k in author_keys] + [data["key_id"]]
     assert all(k["retired"] is None for k in keys)  # joining adds a key, never replaces the author's
     with Intently.open(clone / ".intently", actor="user:bob") as ix:
@@ -173,3 +180,29 @@ def test_a_lost_database_is_caught_by_the_entry_this_machine_signed(author: Path
     assert gone.code == 8
     (other,) = gone.json["other_databases"]
     assert (other["ok"], other["error_type"], other["size"]) == (False, "RolledBack", 3)
+
+
+def test_two_clones_joining_at_once_merge_without_conflict(author: Path, clone: Path, tmp_path: Path) -> None:
+    """Both add their key and their witness entry at the same place in the two tracked files;
+    the home's .gitattributes (merge=union) keeps both lines, and both files stay valid."""
+    second = tmp_path / "second"
+    git(tmp_path, "clone", "-q", str(author), str(second))
+    (author_db,) = witness_databases(author)
+    joined = {}
+    for repo, who in ((clone, "bob"), (second, "carol")):
+        result = run("join", "--json", cwd=repo, actor=who)
+        assert result.code == 0, result.stderr
+        joined[repo] = result.json
+        commit_all(repo, f"{who} joins")
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit", str(second), "main")  # would stop on a conflict
+    assert (clone / ".intently" / ".gitattributes").read_text().count("merge=union") == 2
+    assert {k["key_id"] for k in keys_of(clone)} == {
+        keys_of(author)[0]["key_id"],
+        joined[clone]["key_id"],
+        joined[second]["key_id"],
+    }
+    assert set(witness_databases(clone)) == {author_db, joined[clone]["database"], joined[second]["database"]}
+    report = run("log", "verify", "--strict", "--json", cwd=clone)
+    assert report.code == 0, report.stderr
+    others = {o["database"]: o["ok"] for o in report.json["other_databases"]}
+    assert others == {author_db: True, joined[second]["database"]: True}  # the other clone's checkpoint verifies

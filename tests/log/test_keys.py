@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -26,13 +27,17 @@ def private_key(project: Path) -> Ed25519PrivateKey:
     return loaded
 
 
+def keys_of(ring: dict[str, Any]) -> list[dict[str, Any]]:
+    return [v for k, v in ring.items() if k.startswith("key:")]
+
+
 def test_key_id_is_the_first_16_hex_of_the_public_keys_sha256(logged: LoggedHome) -> None:
     import hashlib
 
     public = private_key(logged.project).public_key()
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     ring = json.loads((logged.project / ".intently" / "keys" / "public.json").read_text())
-    (entry,) = ring["keys"]
+    (entry,) = keys_of(ring)
     assert entry["key_id"] == key_id_of(public) == hashlib.sha256(raw).hexdigest()[:16]
     assert base64.b64decode(entry["public_key"]) == raw
 
@@ -46,7 +51,7 @@ def test_rotation_keeps_old_checkpoints_verifiable(logged: LoggedHome) -> None:
         ix.access.grant(Actor.parse("judy"), Permission.READ)
     assert retired == key_id_of(old_key.public_key()) != new
     ring = json.loads((logged.project / ".intently" / "keys" / "public.json").read_text())
-    by_id = {k["key_id"]: k for k in ring["keys"]}
+    by_id = {k["key_id"]: k for k in keys_of(ring)}
     assert by_id[retired]["retired"] is not None and by_id[new]["retired"] is None
     assert by_id[retired]["first_signed"] <= by_id[retired]["last_signed"] <= by_id[retired]["retired"]
     assert by_id[new]["first_signed"] is not None  # the new key signed the rotation at once
@@ -108,16 +113,18 @@ def test_a_home_without_the_private_key_verifies_but_signs_nothing(logged: Logge
 def test_public_keyring_with_a_wrong_key_id_is_refused(logged: LoggedHome) -> None:
     path = logged.project / ".intently" / "keys" / "public.json"
     ring = json.loads(path.read_text())
-    ring["keys"][0]["key_id"] = "0" * 16
+    (name,) = (k for k in ring if k.startswith("key:"))
+    ring[name]["key_id"] = "0" * 16
     path.write_text(json.dumps(ring))
-    with pytest.raises(InvalidInput, match=r"keys\[0\]"):
+    with pytest.raises(InvalidInput, match=name):
         logged.open()
 
 
 def test_public_keyring_with_an_unknown_algorithm_is_refused(logged: LoggedHome) -> None:
     path = logged.project / ".intently" / "keys" / "public.json"
     ring = json.loads(path.read_text())
-    ring["keys"][0]["algorithm"] = "hmac-sha256"
+    (name,) = (k for k in ring if k.startswith("key:"))
+    ring[name]["algorithm"] = "hmac-sha256"
     path.write_text(json.dumps(ring))
     with pytest.raises(InvalidInput, match="unsupported algorithm"):
         logged.open()
@@ -128,7 +135,7 @@ def test_a_key_dropped_from_the_public_keyring_makes_its_checkpoints_unknown(log
     with logged.open() as ix:
         ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
     ring = json.loads(path.read_text())
-    ring["keys"] = [k for k in ring["keys"] if k["retired"] is None]
+    ring = {k: v for k, v in ring.items() if not (k.startswith("key:") and v["retired"] is not None)}
     path.write_text(json.dumps(ring))
     assert only_failure(logged.verify()) == ("UnknownKey", 1)
 

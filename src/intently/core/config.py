@@ -144,6 +144,14 @@ model = ""
 api_key_env = "INTENTLY_LLM_KEY"
 """
 
+# Every clone adds its own line to these two files (its key, its database's checkpoints), each
+# line ending in a comma before a fixed closing line; when two clones add theirs at once, a
+# union merge keeps both lines and the files stay valid JSON, where a plain merge would stop.
+GITATTRIBUTES = """\
+checkpoints.json merge=union
+keys/public.json merge=union
+"""
+
 GITIGNORE = """\
 # Runtime state stays out of git; config, requirements, public keys and the
 # witnessed checkpoint are tracked so that history witnesses the log.
@@ -229,6 +237,12 @@ class Home:
             return config.store.url
         return f"sqlite:///{self.state_dir / 'intently.db'}"
 
+    def ensure_gitattributes(self) -> None:
+        """Write ``.gitattributes`` if the home has none (homes made before it existed get it on join)."""
+        path = self.path / ".gitattributes"
+        if not path.exists():
+            path.write_text(GITATTRIBUTES, encoding="utf-8")
+
     def create(self, *, name: str, owner: str) -> Config:
         """Lay out a new home. Refuses to overwrite an existing one."""
         if self.exists():
@@ -239,6 +253,7 @@ class Home:
         origin = f"intently/{name}"
         self.config_path.write_text(CONFIG_TEMPLATE.format(name=name, owner=owner, origin=origin), encoding="utf-8")
         (self.path / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        self.ensure_gitattributes()
         (self.requirements_dir / ".gitkeep").touch()
         return self.load_config()
 

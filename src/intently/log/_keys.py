@@ -5,6 +5,11 @@ clone that joins a project makes its own); the public keyring ``keys/public.json
 tracked and lists every machine's keys, and each entry records when the key signed its first and
 last checkpoint, so a rotated key keeps its old checkpoints verifiable by anyone.
 Unlike a shared HMAC secret, verifying needs no secret at all.
+
+The keyring is one JSON object with one line per key (``"key:<id>": {...},``) closed by a
+fixed ``"format"`` line, like the witness file. Two clones that join at the same time both add
+a line at the same place; the home's ``.gitattributes`` marks the file ``merge=union``, so git
+keeps both lines and the result is still valid JSON. Format 1 (``{"keys": [...]}``) is read too.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ..core.errors import BadSignature, InvalidInput, UnknownKey
 
-__all__ = ["KeyRing", "PublicKeyEntry", "key_id_of"]
+__all__ = ["PUBLIC_RING_FORMAT", "KeyRing", "PublicKeyEntry", "key_id_of"]
+
+PUBLIC_RING_FORMAT = 2
 
 
 def key_id_of(public: Ed25519PublicKey) -> str:
@@ -71,16 +78,24 @@ class KeyRing:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"not JSON: {exc}", where=str(path)) from exc
+        if not isinstance(data, dict):
+            raise InvalidInput("not a JSON object", where=str(path))
+        items = [(f"keys[{i}]", item) for i, item in enumerate(data.get("keys", []))]  # format 1
+        items += [(key, item) for key, item in data.items() if key.startswith("key:")]
         entries = []
-        for i, item in enumerate(data.get("keys", [])):
+        for where, item in items:
+            if not isinstance(item, dict):
+                raise InvalidInput("a key entry must be an object", where=f"{path}: {where}")
             if item.get("algorithm") != "ed25519":
-                raise InvalidInput(f"unsupported algorithm {item.get('algorithm')!r}", where=f"{path}: keys[{i}]")
+                raise InvalidInput(f"unsupported algorithm {item.get('algorithm')!r}", where=f"{path}: {where}")
             try:
                 public = Ed25519PublicKey.from_public_bytes(base64.b64decode(item["public_key"]))
             except (ValueError, KeyError) as exc:
-                raise InvalidInput(f"bad public key: {exc}", where=f"{path}: keys[{i}]") from exc
-            if key_id_of(public) != item.get("key_id"):
-                raise InvalidInput("key_id does not match the public key", where=f"{path}: keys[{i}]")
+                raise InvalidInput(f"bad public key: {exc}", where=f"{path}: {where}") from exc
+            if key_id_of(public) != item.get("key_id") or (
+                where.startswith("key:") and where != f"key:{item['key_id']}"
+            ):
+                raise InvalidInput("key_id does not match the public key", where=f"{path}: {where}")
             entries.append(
                 PublicKeyEntry(
                     item["key_id"],
@@ -106,9 +121,8 @@ class KeyRing:
 
     def save(self, keys_dir: Path) -> None:
         keys_dir.mkdir(parents=True, exist_ok=True)
-        data = {"keys": [e.to_json() for e in self.entries.values()]}
         tmp = keys_dir / "public.json.tmp"
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(self.render_public(), encoding="utf-8")
         tmp.replace(keys_dir / "public.json")
         if self._private is not None:
             private_dir = keys_dir / "private"
@@ -121,6 +135,15 @@ class KeyRing:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(pem)
+
+    def render_public(self) -> str:
+        """The tracked keyring: one line per key, oldest first, then the closing format line."""
+        lines = ["{"]
+        for entry in sorted(self.entries.values(), key=lambda e: (e.created, e.key_id)):
+            lines.append(f"{json.dumps('key:' + entry.key_id)}: {json.dumps(entry.to_json(), sort_keys=True)},")
+        lines.append(f'"format": {PUBLIC_RING_FORMAT}')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
 
     # -- keys -----------------------------------------------------------------
 
