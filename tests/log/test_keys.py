@@ -157,3 +157,21 @@ def test_init_keeps_the_private_key_private(ix: Intently) -> None:
     private_dir = ix.home.keys_dir / "private"
     assert private_dir.stat().st_mode & 0o777 == 0o700
     assert (private_dir / "log-ed25519.pem").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_key_line_kept_twice_by_a_union_merge_reads_as_one_entry_covering_both(logged: LoggedHome) -> None:
+    path = logged.project / ".intently" / "keys" / "public.json"
+    lines = path.read_text().splitlines()
+    (index,) = (i for i, line in enumerate(lines) if line.startswith('"key:'))
+    first = json.loads("{" + lines[index].rstrip(",") + "}")
+    (name,) = first
+    earlier = {
+        **first[name],
+        "first_signed": "2026-01-01T00:00:00.000000Z",
+        "last_signed": "2026-01-02T00:00:00.000000Z",
+    }
+    later = {**first[name], "first_signed": "2026-01-01T00:00:00.000000Z", "last_signed": "2026-02-01T00:00:00.000000Z"}
+    lines[index : index + 1] = [f"{json.dumps(name)}: {json.dumps(v)}," for v in (later, earlier)]
+    path.write_text("\n".join(lines) + "\n")
+    (entry,) = KeyRing.load_public(path).entries.values()
+    assert (entry.first_signed, entry.last_signed) == ("2026-01-01T00:00:00.000000Z", "2026-02-01T00:00:00.000000Z")

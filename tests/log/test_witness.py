@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from intently import Actor, Permission
+from intently.core.errors import InvalidInput
 from intently.log import LEGACY_DATABASE, Checkpoint, KeyRing, Witness
 
 from .conftest import STREAM, LoggedHome, flip_bit, only_failure
@@ -153,3 +154,34 @@ def test_a_private_key_missing_from_the_tracked_ring_is_put_back_retired_on_rejo
     new = loaded.generate("2026-01-02T00:00:00.000000Z")
     assert loaded.can_sign and loaded.current_key_id == new
     assert loaded.entries[old].retired == "2026-01-02T00:00:00.000000Z"
+
+
+def _union(tmp_path: Path, base: str, ours: str, theirs: str) -> str:
+    """What `git merge` does with the file under the home's `.gitattributes` (merge=union)."""
+    paths = []
+    for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+        (tmp_path / name).write_text(text)
+        paths.append(str(tmp_path / name))
+    merged = subprocess.run(["git", "merge-file", "--union", "-p", *paths], capture_output=True, text=True)
+    assert merged.returncode == 0
+    return merged.stdout
+
+
+def test_two_databases_joining_at_once_union_merge_into_valid_json(tmp_path: Path) -> None:
+    text = _union(tmp_path, _file({"m": {"proj": 3}}), _file({"m": {"proj": 3}, "n1": {"proj": 1}}),
+                  _file({"m": {"proj": 3}, "n2": {"proj": 2}}))  # fmt: skip
+    json.loads(text)  # both inserted at the same place, both kept, still JSON
+    assert {db: e["proj"].size for db, e in Witness.parse(text, "w").databases.items()} == {"m": 3, "n1": 1, "n2": 2}
+
+
+def test_one_database_checkpointed_on_two_branches_keeps_the_later_checkpoint(tmp_path: Path) -> None:
+    text = _union(tmp_path, _file({"m": {"proj": 3}}), _file({"m": {"proj": 7}}), _file({"m": {"proj": 5}}))
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)  # the union keeps both versions of the one streams line
+    assert {db: e["proj"].size for db, e in Witness.parse(text, "w").databases.items()} == {"m": 7}
+
+
+def test_damage_that_is_not_a_union_merge_is_still_an_error() -> None:
+    text = _file({"m": {"proj": 3}}).replace('"database": "m"},', '"database": "other"},')
+    with pytest.raises(InvalidInput, match=r"unreadable"):
+        Witness.parse(text[:-3], "w")

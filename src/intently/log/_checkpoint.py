@@ -95,6 +95,12 @@ class Witness:
         """Parse the file's text; errors name the file and the entry."""
         try:
             data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            merged = cls._parse_union(text, where)
+            if merged is None:
+                raise InvalidInput(f"witness file unreadable: {exc}", where=where) from exc
+            return merged
+        try:
             if not isinstance(data, dict):
                 raise TypeError("not a JSON object")
             out = cls()
@@ -107,9 +113,43 @@ class Witness:
                 if not db or entry.get("database") != db:
                     raise ValueError(f"entry {key!r} names database {entry.get('database')!r}")
                 out.databases[db] = _streams(entry["streams"], f"{where}: {key}")
-        except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as exc:
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise InvalidInput(f"witness file unreadable: {exc}", where=where) from exc
         return out
+
+    @classmethod
+    def _parse_union(cls, text: str, where: str) -> Witness | None:
+        """Read what a union merge makes of one database's entry changed on two branches.
+
+        The same machine checkpointing on two branches changes the same streams line both
+        ways; ``merge=union`` keeps both lines, one after the other, which is no longer JSON.
+        Both are checkpoints of the one database, so the larger is the later and is kept; the
+        next checkpoint writes the file clean again. Any other damage returns ``None``.
+        """
+        out = cls()
+        current: str | None = None
+        for number, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if line in ("{", "}", "") or line.startswith('"format"'):
+                continue
+            try:
+                if line.startswith('"db:') and line.endswith('{"streams":'):
+                    current = json.loads(line[: line.index('": {"streams":') + 1])[3:]
+                    out.databases.setdefault(str(current), {})
+                elif line.startswith('"database":') and current is not None:
+                    if json.loads(line[len('"database":') : -2]) != current:
+                        return None
+                    current = None
+                elif current is not None and line.endswith(","):
+                    for stream, cp in _streams(json.loads(line[:-1]), f"{where}:{number}").items():
+                        held = out.databases[current].get(stream)
+                        if held is None or cp.size > held.size:
+                            out.databases[current][stream] = cp
+                else:
+                    return None
+            except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError, InvalidInput):
+                return None
+        return out if current is None and out.databases else None
 
     def render(self) -> str:
         lines = ["{"]

@@ -32,6 +32,24 @@ __all__ = ["PUBLIC_RING_FORMAT", "KeyRing", "PublicKeyEntry", "key_id_of"]
 PUBLIC_RING_FORMAT = 2
 
 
+def _merge_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """One key's line changed on two branches and kept twice by a union merge: one entry
+    whose signed range covers both (earliest first checkpoint, latest last one, retired if
+    either side retired it)."""
+    out: dict[str, object] = {}
+    for name, value in pairs:
+        held = out.get(name)
+        if name.startswith("key:") and isinstance(held, dict) and isinstance(value, dict):
+            merged = dict(held)
+            for field_name, pick in (("first_signed", min), ("last_signed", max), ("retired", min)):
+                both = [v for v in (held.get(field_name), value.get(field_name)) if v is not None]
+                merged[field_name] = pick(both) if both else None
+            out[name] = merged
+        else:
+            out[name] = value
+    return out
+
+
 def key_id_of(public: Ed25519PublicKey) -> str:
     """First 16 hex digits of SHA-256 over the raw 32-byte public key."""
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
@@ -75,7 +93,7 @@ class KeyRing:
         if not path.exists():
             return cls([])
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_merge_duplicate_keys)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"not JSON: {exc}", where=str(path)) from exc
         if not isinstance(data, dict):
