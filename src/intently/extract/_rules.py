@@ -291,6 +291,22 @@ class RuleExtractor(Extractor):
             rule=rule,
         )
 
+    def _through_clause(
+        self, ctx: _Ctx, kind: CandidateType, match: re.Match[str], *, confidence: float, rule: str, owner: str | None
+    ) -> list[Candidate]:
+        """One candidate from the match's start to the end of the clause holding its ``verb``."""
+        cand = self._candidate(
+            ctx,
+            kind,
+            match.start(),
+            self._clause_end(ctx, match.start("verb")),
+            confidence=confidence,
+            rule=rule,
+            owner=owner,
+            with_due=True,
+        )
+        return [cand] if cand else []
+
     def _clause_end(self, ctx: _Ctx, rel: int) -> int:
         """Sentence-relative end of the clause holding sentence-relative offset ``rel``."""
         clause = ctx.sent.clause_at(ctx.sent.start + rel)
@@ -340,17 +356,9 @@ class RuleExtractor(Extractor):
         COMMITMENT owned by the speaker from the subject to the end of the verb's clause."""
         if not self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=True):
             return []
-        cand = self._candidate(
-            ctx,
-            CandidateType.COMMITMENT,
-            match.start(),
-            self._clause_end(ctx, match.start("verb")),
-            confidence=confidence,
-            rule=rule,
-            owner=ctx.speaker,
-            with_due=True,
+        return self._through_clause(
+            ctx, CandidateType.COMMITMENT, match, confidence=confidence, rule=rule, owner=ctx.speaker
         )
-        return [cand] if cand else []
 
     @staticmethod
     def _not_an_action(ctx: _Ctx, verb_start: int) -> bool:
@@ -414,18 +422,11 @@ class RuleExtractor(Extractor):
             if not self._firm(ctx, match.start(), match.start("verb"), match.end("verb"), first_person=False):
                 continue
             owner = None if pronoun else (" / ".join(o for o in owners if o) or None)
-            cand = self._candidate(
-                ctx,
-                CandidateType.COMMITMENT,
-                match.start(),
-                self._clause_end(ctx, match.start("verb")),
-                confidence=0.85,
-                rule="named-action",
-                owner=owner,
-                with_due=True,
+            out.extend(
+                self._through_clause(
+                    ctx, CandidateType.COMMITMENT, match, confidence=0.85, rule="named-action", owner=owner
+                )
             )
-            if cand:
-                out.append(cand)
         return out
 
     def _firm(self, ctx: _Ctx, subj: int, verb_start: int, verb_end: int, *, first_person: bool) -> bool:
@@ -506,32 +507,18 @@ class RuleExtractor(Extractor):
                 low[: match.start()],
             ):
                 continue  # "the kind of thing I'd love to see": a relative clause describing, not wanting
-            cand = self._candidate(
-                ctx,
-                CandidateType.GOAL,
-                match.start(),
-                self._clause_end(ctx, match.start("verb")),
-                confidence=0.65,
-                rule="first-person-desire",
-                owner=ctx.speaker,
-                with_due=True,
+            out.extend(
+                self._through_clause(
+                    ctx, CandidateType.GOAL, match, confidence=0.65, rule="first-person-desire", owner=ctx.speaker
+                )
             )
-            if cand:
-                out.append(cand)
         named = _NAMED_DESIRE.search(ctx.sent.text)
         if named and named.group("owner").lower() not in lex.not_names and not lex.negators.search(low, 0, named.end()):
-            cand = self._candidate(
-                ctx,
-                CandidateType.GOAL,
-                named.start(),
-                self._clause_end(ctx, named.start("verb")),
-                confidence=0.6,
-                rule="named-desire",
-                owner=named.group("owner"),
-                with_due=True,
+            out.extend(
+                self._through_clause(
+                    ctx, CandidateType.GOAL, named, confidence=0.6, rule="named-desire", owner=named.group("owner")
+                )
             )
-            if cand:
-                out.append(cand)
         for phrases, rule in ((lex.desirable, "desirable"), (lex.collective_desire, "collective-desire")):
             hit = phrases.search(low)
             if hit is None and rule == "desirable":
