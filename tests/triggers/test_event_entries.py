@@ -17,6 +17,8 @@ from .test_cli import ok_json
         ("When legal, GDPR or data retention comes up", [("legal",), ("GDPR",), ("data", "retention")]),
         ("When a design meeting is proposed or scheduled", [("design", "meeting")]),
         ("When the champion of a proposal is mentioned", [("champion", "proposal")]),
+        ("When TSC elections or nominations to the TSC come up", [("TSC", "elections"), ("nominations", "TSC")]),
+        ("When a possible security hole is reported", [("security", "hole")]),
         ("whenever flaky tests get discussed.", [("flaky", "tests")]),
     ],
 )
@@ -30,6 +32,7 @@ def test_plain_topic_lists_give_one_entry_per_topic(event: str, entries: list[tu
         "When the staging environment is down",  # a state of the thing, not talk about it
         "When slides are shared or missing",
         "When a proposal asks for or reaches Stage 1",  # a clause, not a topic list
+        "When a possible attack on the network or the clients is discussed",  # "or" inside a phrase
         "When the thing that we talked about with the vendor last spring comes up",  # too long to be a topic
         "deploys of the payments service",
         "",

@@ -29,7 +29,10 @@ _PREDICATE = (
     rf"|(?:is|are|gets?|being)\s+(?:{_TALKED_ABOUT})(?:\s*(?:,|or)\s*(?:{_TALKED_ABOUT}))*"
 )
 _EVENT = re.compile(rf"^\s*(?:when(?:ever)?|if)\s+(?P<things>.+?)\s+(?:{_PREDICATE})\s*[.!]?\s*$", re.IGNORECASE)
-_DETERMINER = re.compile(r"^(?:a|an|the|any|our|my|your|their|some|new)\s+", re.IGNORECASE)
+_DETERMINER = re.compile(
+    r"^(?:(?:a|an|the|any|our|my|your|their|some|new|possible|potential|upcoming|proposed)\s+)+", re.IGNORECASE
+)
+_PREPOSITION = re.compile(r"\b(?:of|on|for|to|in|with|about|from|by|at|between|against)\b", re.IGNORECASE)
 _FUNCTION_WORDS = frozenset(
     {"of", "for", "to", "in", "on", "the", "a", "an", "with", "about", "from", "by", "at", "its", "their", "our", "my"}
 )
@@ -42,7 +45,10 @@ def entries_from_event(event: str) -> tuple[tuple[str, ...], ...]:
     if found is None:
         return ()
     out: list[tuple[str, ...]] = []
-    for part in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", found.group("things")):
+    parts = re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", found.group("things"))
+    if any(_PREPOSITION.search(part) for part in parts[:-1]):
+        return ()  # "an attack on the network or the clients": what "or" joins is not clear
+    for part in parts:
         words = tuple(
             w for w in re.findall(r"[\w'-]+", _DETERMINER.sub("", part.strip())) if w.lower() not in _FUNCTION_WORDS
         )
