@@ -236,6 +236,11 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
         ("Unsure if there will be any more minors since 8.x is in maintenance.", "OPEN_QUESTION"),
         ("We are in favor of making this transition as part of an edition change.", "DECISION"),
         ("With the parser, it could take multiple years until it is standardized.", "RISK"),
+        ("We would want to see if we can get it back into 10.x", "GOAL"),
+        ("it would be really great to have this available in a single spot", "GOAL"),
+        ("the long term plan would be to have all modules under the node: scheme", "GOAL"),
+        ("Did not come to a decision about accessor vs. property", "OPEN_QUESTION"),
+        ("people could be confused and load the wrong module", "RISK"),
     ],
 )
 def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
