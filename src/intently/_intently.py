@@ -9,6 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from . import _engines
 from ._runtime import Runtime
 from .access import Access, Permission
 from .core.actors import Actor, default_actor
@@ -155,17 +156,18 @@ class Intently:
         clock: Clock | None,
         database_url: str | None = None,
     ) -> Intently:
-        _load_engines()
         config = home.load_config()
         store = open_store(database_url or home.database_url(config), group_commit=config.log.group_commit)
         try:
-            store.check_not_newer()
-            if config.store.auto_upgrade:
-                store.upgrade()
-            else:
-                pending = [s for s in store.schema_status() if s.pending]
-                if pending:
-                    raise StoreError("the database needs a schema upgrade; run `intently store upgrade`")
+            if store.current_versions() != _engines.SCHEMA_VERSIONS:
+                _load_engines()  # something to create, upgrade or refuse: the full registry decides
+                store.check_not_newer()
+                if config.store.auto_upgrade:
+                    store.upgrade()
+                else:
+                    pending = [s for s in store.schema_status() if s.pending]
+                    if pending:
+                        raise StoreError("the database needs a schema upgrade; run `intently store upgrade`")
         except BaseException:
             store.close()
             raise
@@ -327,6 +329,4 @@ def _actor(actor: Actor | str | None) -> Actor:
 
 def _load_engines() -> None:
     """Import every engine so its migrations and log appliers are registered."""
-    from . import _engines
-
     _engines.load()

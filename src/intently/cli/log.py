@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from .._intently import _load_engines
 from ..access import Permission
 from ..core.errors import InvalidInput, LogIntegrityError, RootMismatch
 from ..log import NO_KEY_HINT, Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
@@ -161,6 +162,7 @@ def replay(
     with open_home(ctx) as ix:
         ix.require(Permission.ADMIN)
         url = to if "://" in to else f"sqlite:///{Path(to).resolve()}"
+        _load_engines()  # every component's tables and every operation's applier
         target_store = open_store(url)
         try:
             target_store.upgrade()

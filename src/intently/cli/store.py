@@ -88,6 +88,7 @@ def copy(
 def copy_home(ix: Intently, url: str) -> dict[str, Any]:
     """Verify the home's log, copy every table to ``url``, then verify the copy's log."""
     _require_verified(ix.log.verify(), "the source")
+    _load_engines()  # the target gets every component's tables
     target = open_store(url)
     try:
         target.upgrade()

@@ -131,11 +131,15 @@ class Store(ABC):
     def _ensure_schema_table(self, tx: Transaction) -> None:
         tx.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
 
-    def schema_status(self) -> list[SchemaStatus]:
-        known = registered_migrations()
+    def current_versions(self) -> dict[str, int]:
+        """The schema version of each component as this database records it."""
         with self.transaction(write=True) as tx:
             self._ensure_schema_table(tx)
-            current = {r["component"]: int(r["version"]) for r in tx.query("SELECT * FROM schema_versions")}
+            return {r["component"]: int(r["version"]) for r in tx.query("SELECT * FROM schema_versions")}
+
+    def schema_status(self) -> list[SchemaStatus]:
+        known = registered_migrations()
+        current = self.current_versions()
         out: list[SchemaStatus] = []
         for comp in sorted(set(known) | set(current)):
             steps = known.get(comp, [])
