@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from intently import Intently
 from intently.triggers import entries_from_event
@@ -72,3 +74,10 @@ def test_cli_lists_event_entries_and_has_a_switch(ix: Intently) -> None:
         "trigger", "add", "Loop in legal", "--when", "gdpr", "--event", event, "--no-event-entries", home=home
     )
     assert plain["when"] == [["gdpr"]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=500))
+def test_any_event_text_gives_words_of_its_own_or_nothing(event: str) -> None:
+    entries = entries_from_event(event)
+    assert all(word and word in event for entry in entries for word in entry)
