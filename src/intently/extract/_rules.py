@@ -36,133 +36,35 @@ from ._base import Extractor
 from ._dates import DueDate, find_due
 from ._lexicon import Lexicon, load_lexicon
 from ._models import Candidate, CandidateType, Turn
+from ._patterns import (
+    ADVERB,
+    BARE_QUESTION,
+    CLEFT_DESIRE,
+    DELIBERATION,
+    EMBEDDED,
+    FIRST_SINGULAR_QUESTION,
+    HANDLE_ACTION,
+    NAME,
+    NAMED_DESIRE,
+    NEEDS_DISCUSSION,
+    NOBODY,
+    OWNER_LIST,
+    POSTPOSED_CONDITION,
+    POSTPOSED_DESIRABLE,
+    PROGRESSIVE_NOT_PLANS,
+    PROGRESSIVE_PLAN,
+    PRONOUN_ACTION,
+    RELATIVE_CLAUSE,
+    SPEAKER_LABEL,
+    SUBJECTLESS_DESIRABLE,
+    SUBJECTLESS_PROGRESSIVE,
+    WHETHER_IF,
+    WHETHER_SHOULD,
+    WORD,
+)
 from ._text import Normalized, Sentence, normalize, sentences
 
 __all__ = ["RuleExtractor"]
-
-_ADVERB = r"(?:also|just|then|definitely|certainly|surely|now|still|actually|really|gladly|happily|personally|both|all)"
-_WORD = r"[a-z][\w'-]*"
-_NAME = r"(?:@[\w.-]+|[A-Z][\w'.-]*(?:\s+[A-Z][\w'-]*)?)"
-_OWNER_LIST = rf"(?P<owner>{_NAME}(?:\s*(?:/|,|and|&)\s*{_NAME})*)"
-_NOBODY = {"", "-", "?", "unknown", "none"}
-# A condition after the verb ("if", "unless"), but not "see if" / "ask if", where "if" means whether.
-# Minutes name people by their lower-case handles ("pnkfelix to review the PR", "nikomatsakis will
-# update the doc"): a single lower-case token opening the line, before "to"/"will" and a task verb.
-_HANDLE_ACTION = re.compile(
-    r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will|needs to|has to)\s+(?P<verb>[a-z][\w-]*)"
-)
-# "he will comment on the issue" in minutes: a pronoun standing for the person just named. Only
-# before a task verb, and owned by nobody in particular (the pronoun names no one by itself).
-_PRONOUN_ACTION = re.compile(
-    r"(?:^|(?<=[,;:]\s)|(?<=\band\s))(?P<owner>he|she)\s+(?P<mod>will|'ll|is going to)\s+(?P<verb>[a-z][\w-]*)",
-    re.IGNORECASE,
-)
-# A planned action in the present progressive, placed in the future by a time expression:
-# "Hank and I are leaving tonight", "we're shipping it next week". Verbs of mind, motion
-# towards a plan, or waiting are states or other constructions, not the act itself.
-_PROGRESSIVE_PLAN = re.compile(
-    r"(?<!\w)(?P<subj>i|we)\s*(?:am|'m|are|'re)\s+(?:also\s+|just\s+|still\s+)?(?P<verb>[a-z]+ing)\b", re.IGNORECASE
-)
-# Minutes drop the subject: "getting the new version of readable-stream out later this week".
-_SUBJECTLESS_PROGRESSIVE = re.compile(r"(?P<subj>)(?P<verb>[a-z]+ing)\b", re.IGNORECASE)
-# Desirability after its subject: "for devnet-8, rpc-compat progress would be great". Not the
-# reply "that would be great", which accepts an offer made in the conversation.
-_POSTPOSED_DESIRABLE = re.compile(
-    r"\b(?!(?:that|this|it|which|there|what|you|he|she|they)\b)[a-z][\w-]*\s+(?:would|'d)\s+be\s+"
-    r"(?:great|nice|ideal)\b"
-)
-_PROGRESSIVE_NOT_PLANS = frozenset(
-    {
-        "going",
-        "trying",
-        "hoping",
-        "planning",
-        "thinking",
-        "wondering",
-        "looking",
-        "feeling",
-        "having",
-        "being",
-        "saying",
-        "asking",
-        "wanting",
-        "waiting",
-        "worrying",
-        "expecting",
-        "hearing",
-        "seeing",
-        "talking",
-        "kidding",
-        "continuing",
-        "joking",
-        "doing",
-        "working",
-        "living",
-        "staying",
-        "considering",
-        "proposing",
-        "suggesting",
-        "arguing",
-        "assuming",
-        "aiming",
-        "willing",
-        "missing",
-        "losing",
-        "running",
-        "using",
-        "supposing",
-    }
-)
-# "see if", "ask whether": "if" introduces what is to be found out, not a condition.
-_WHETHER_IF = re.compile(r"\b(?:see|check|ask|know|find out|wonder|confirm|verify|tell|gauge)\s+if$")
-_POSTPOSED_CONDITION = re.compile(
-    r"(?<!\bsee )(?<!\bcheck )(?<!\bask )(?<!\bknow )(?<!\bout )(?<!\bwonder )(?<!\bconfirm )(?<!\bverify )"
-    r"(?<!\btell )(?<!\bsee, )\b(?:if|unless)\b"
-)
-# A deliberation verb taking an indirect question: "figure out what is being proposed",
-# "decide first if we want to enshrine it". The choice is still to be made.
-_DELIBERATION = re.compile(
-    r"\b(?:figure out|work out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
-    r"(?:whether|what|which|how|when|who|if)\b"
-)
-# "post warnings on older MCPs that we will close if we can't find a liaison": the condition
-# belongs to the relative clause, not to the undertaking.
-_RELATIVE_CLAUSE = re.compile(r"\b(?:that|which|who)\s+[a-z]+\s+(?:will|would|can|could|may|might|should|must|'ll)\b")
-# A named person's desire in minutes: "Niko would like to stabilize the macro".
-_NAMED_DESIRE = re.compile(
-    r"(?:^|(?<=[,;:]\s))(?P<owner>[A-Z][\w'-]*)\s+(?:would like to|'d like to|wants to|hopes to|would love to)\s+"
-    r"(?P<verb>[a-z][\w-]*)"
-)
-# "whether the support should be in the first version": a choice still to be made, in a declarative.
-_WHETHER_SHOULD = re.compile(r"\bwhether\b(?=[^.?!]{0,100}?\b(?:should|ought to|needs? to|must)\b)")
-# "a more general conversation needed", "needs more discussion", "the actual question is when".
-_NEEDS_DISCUSSION = re.compile(
-    r"\bneeds?\s+(?:a\s+|an\s+|more\s+|some\s+|further\s+)?(?:[a-z]+\s+){0,2}?(?:conversation|discussion)\b"
-    r"|\b(?:conversation|discussion)\s+(?:is\s+)?needed\b"
-    r"|\bthe\s+(?:[a-z]+\s+)?question\s+(?:is|remains)\b"
-)
-# A question whose subject is the speaker alone asks the listener for leave or help ("can I pay
-# by check?", "is there any way I could use it today?"): the listener answers it at once.
-_FIRST_SINGULAR_QUESTION = re.compile(
-    r"\b(?:can|could|may|might|shall|should)\s+i\b|\bi\s+(?:could|can|may|might)\b|^(?:how|what)\s+about\s+(?:my|your)\b"
-)
-# Minutes often drop the question mark: "Should Node.js try to be ... or ..." is still a question.
-_BARE_QUESTION = re.compile(r"^(?i:should|shall)\s+(?:we|it|they|this|that|these|those|the|[A-Z][\w.-]*)\b")
-# Impersonal desirability without its dummy subject, as chats write it: "Would also be nice to
-# see what tooling breaks", "Would be good if we can take these actions in under a week".
-_SUBJECTLESS_DESIRABLE = re.compile(
-    r"^(?:(?:it|that)\s+)?(?:would|'d)\s+(?:also\s+|really\s+)?be\s+(?:nice|great|good|ideal|helpful)\s+(?=to\b|if\b|for\b)"
-)
-# A pseudo-cleft desire: "what we really want is a policy", "what I want here is an RFC".
-_CLEFT_DESIRE = re.compile(
-    r"\bwhat\s+(?:i|we)\s+(?:really\s+|actually\s+|ultimately\s+)?(?:want|would like|'d like)\s+(?:here\s+|in the end\s+)?is\b"
-)
-# An indirect question between a modal and an outcome verb embeds the outcome under another
-# predicate ("we cannot conclude if tooling breaks", "see what breaks").
-_EMBEDDED = re.compile(r"\b(?:what|whether|if|which|how)\b")
-# "Josh: I'll write it up" in minutes: the label names who speaks on that line.
-# Lower-case handles label lines too ("joshtriplett: Would love to see ...").
-_SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[a-z][a-z0-9_.-]{2,}):\s+(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -184,11 +86,11 @@ class _Ctx:
     @property
     def speaker(self) -> str | None:
         """The turn's speaker, or the ``Name:`` that opens this line or the turn (minutes, notes)."""
-        label = _SPEAKER_LABEL.match(self.sent.text) or _SPEAKER_LABEL.match(self.sents[0].text)
+        label = SPEAKER_LABEL.match(self.sent.text) or SPEAKER_LABEL.match(self.sents[0].text)
         if label and label.group("who").split()[0].lower() not in self.lex.not_names:
             return label.group("who")
         who = (self.turn.speaker or "").strip()
-        return None if who.lower() in _NOBODY else who
+        return None if who.lower() in NOBODY else who
 
 
 class RuleExtractor(Extractor):
@@ -200,31 +102,31 @@ class RuleExtractor(Extractor):
         self.lex = lexicon or load_lexicon()
         future = self.lex.future.alternation()
         self._first_person = re.compile(
-            rf"(?<!\w)(?P<subj>i|we)(?:\s+\([^()]{{1,30}}\))?(?:\s+{_ADVERB}){{0,2}}\s*(?P<mod>{future})(?:\s+{_ADVERB}){{0,2}}\s+(?P<verb>{_WORD})",
+            rf"(?<!\w)(?P<subj>i|we)(?:\s+\([^()]{{1,30}}\))?(?:\s+{ADVERB}){{0,2}}\s*(?P<mod>{future})(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})",
             re.IGNORECASE,
         )
         self._subjectless = re.compile(
-            rf"(?:^|(?<=[,;:]\s))(?:and\s+|ok\s+|okay\s+)?(?P<mod>will|'ll|gonna|going to)\s+(?P<verb>{_WORD})", re.I
+            rf"(?:^|(?<=[,;:]\s))(?:and\s+|ok\s+|okay\s+)?(?P<mod>will|'ll|gonna|going to)\s+(?P<verb>{WORD})", re.I
         )
         self._obligation = re.compile(
-            rf"(?<!\w)(?P<subj>i)(?:\s+{_ADVERB}){{0,2}}\s+(?P<mod>{self.lex.obligation.alternation()})\s+(?P<verb>{_WORD})",
+            rf"(?<!\w)(?P<subj>i)(?:\s+{ADVERB}){{0,2}}\s+(?P<mod>{self.lex.obligation.alternation()})\s+(?P<verb>{WORD})",
             re.IGNORECASE,
         )
         self._third_person = re.compile(
-            rf"(?:^|(?<=[,;:]\s)|(?<=\band\s)){_OWNER_LIST}\s+(?P<mod>will|shall|to|is going to|are going to|'ll"
+            rf"(?:^|(?<=[,;:]\s)|(?<=\band\s)){OWNER_LIST}\s+(?P<mod>will|shall|to|is going to|are going to|'ll"
             rf"|needs to|has to"
             rf"|{self.lex.commissives.alternation()})"
             rf"\s+(?:(?:also|then|please)\s+)?(?P<verb>[a-z][\w-]*)"
         )
         self._mention_imperative = re.compile(r"^(?P<owner>@[\w.-]+)\s+(?P<verb>[a-z][\w-]*)")
         self._desire = re.compile(
-            rf"(?<!\w)(?P<subj>i|we)(?:\s+{_ADVERB}){{0,2}}(?:\s*(?:am|'m|are|'re|do))?(?:\s+{_ADVERB}){{0,2}}\s*"
-            rf"(?P<mod>{self.lex.desire.alternation()})\s+(?P<verb>{_WORD})",
+            rf"(?<!\w)(?P<subj>i|we)(?:\s+{ADVERB}){{0,2}}(?:\s*(?:am|'m|are|'re|do))?(?:\s+{ADVERB}){{0,2}}\s*"
+            rf"(?P<mod>{self.lex.desire.alternation()})\s+(?P<verb>{WORD})",
             re.IGNORECASE,
         )
         # Chat drops the subject: "Want to see Glamsterdam shipped as fast as possible!"
         self._subjectless_desire = re.compile(
-            rf"(?:really\s+|still\s+)?(?P<mod>want to|would like to|'d like to|would love to|wanna)\s+(?P<verb>{_WORD})",
+            rf"(?:really\s+|still\s+)?(?P<mod>want to|would like to|'d like to|would love to|wanna)\s+(?P<verb>{WORD})",
             re.IGNORECASE,
         )
         self._waiting = re.compile(
@@ -342,10 +244,10 @@ class RuleExtractor(Extractor):
             if self._not_an_action(ctx, match.start("verb")):
                 continue
             out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="subjectless-future"))
-        opening = _SUBJECTLESS_PROGRESSIVE.match(text, self._question_start(ctx))
-        for match in [*_PROGRESSIVE_PLAN.finditer(text), *([opening] if opening else [])]:
+        opening = SUBJECTLESS_PROGRESSIVE.match(text, self._question_start(ctx))
+        for match in [*PROGRESSIVE_PLAN.finditer(text), *([opening] if opening else [])]:
             verb = match.group("verb").lower()
-            if verb in _PROGRESSIVE_NOT_PLANS or not find_due(text, match.end("verb"), len(text), ctx.turn.time):
+            if verb in PROGRESSIVE_NOT_PLANS or not find_due(text, match.end("verb"), len(text), ctx.turn.time):
                 continue  # without a time ahead, "we're shipping it" reports what is going on now
             out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="progressive-plan"))
         out.extend(self._third_person_items(ctx, 0))
@@ -380,7 +282,7 @@ class RuleExtractor(Extractor):
         if named:
             return named
         owner = None
-        mention = self._mention_imperative.match(rest) or re.match(rf"^(?P<owner>{_NAME})\s*[:-]\s*", rest)
+        mention = self._mention_imperative.match(rest) or re.match(rf"^(?P<owner>{NAME})\s*[:-]\s*", rest)
         if mention is not None:
             raw = mention.group("owner")
             if raw.startswith("@") or raw.split()[0].lower() not in ctx.lex.not_names:
@@ -401,8 +303,8 @@ class RuleExtractor(Extractor):
         """ "Michael to rename X", "Rich will add a comment", "@bob to follow up" (minutes style)."""
         out: list[Candidate] = []
         text = ctx.sent.text
-        handle = _HANDLE_ACTION.match(text, pos)
-        pronouns = list(_PRONOUN_ACTION.finditer(text, pos))
+        handle = HANDLE_ACTION.match(text, pos)
+        pronouns = list(PRONOUN_ACTION.finditer(text, pos))
         for match in [*self._third_person.finditer(text, pos), *([handle] if handle else []), *pronouns]:
             pronoun = match in pronouns
             owners = [o.strip().lstrip("@") for o in re.split(r"\s*(?:/|,|\band\b|&)\s*", match.group("owner"))]
@@ -443,15 +345,15 @@ class RuleExtractor(Extractor):
         if lex.conditionals.search(low, 0, subj):
             return False
         offer = lex.offer_conditions.search(low, verb_end)
-        if offer is not None and not _WHETHER_IF.search(low[: offer.start() + 3]):
+        if offer is not None and not WHETHER_IF.search(low[: offer.start() + 3]):
             return False  # "I'll do it if you want" (but "volunteered to see if there is interest" asks whether)
         if re.search(
             r"\b(?:don't|do not|doesn't|does not|didn't)\s+(?:think|believe|expect|suppose)\s+(?:that\s+)?$",
             low[clause_start:subj],
         ):
             return False  # "I don't think we'll be able to": doubt, not an undertaking
-        condition = _POSTPOSED_CONDITION.search(low, verb_end) if first_person else None
-        if condition is not None and not _RELATIVE_CLAUSE.search(low, verb_end, condition.start()):
+        condition = POSTPOSED_CONDITION.search(low, verb_end) if first_person else None
+        if condition is not None and not RELATIVE_CLAUSE.search(low, verb_end, condition.start()):
             return False  # "I'll call them if you don't": a conditional offer or threat, not a promise
         idiom = lex.idioms.search(low)
         if idiom is not None and not re.match(r"\s+(?:over|on|up|forward|along)\b", low[idiom.end() :]):
@@ -512,7 +414,7 @@ class RuleExtractor(Extractor):
                     ctx, CandidateType.GOAL, match, confidence=0.65, rule="first-person-desire", owner=ctx.speaker
                 )
             )
-        named = _NAMED_DESIRE.search(ctx.sent.text)
+        named = NAMED_DESIRE.search(ctx.sent.text)
         if named and named.group("owner").lower() not in lex.not_names and not lex.negators.search(low, 0, named.end()):
             out.extend(
                 self._through_clause(
@@ -523,9 +425,9 @@ class RuleExtractor(Extractor):
             hit = phrases.search(low)
             if hit is None and rule == "desirable":
                 hit = (
-                    _SUBJECTLESS_DESIRABLE.match(low, self._question_start(ctx))
-                    or _CLEFT_DESIRE.search(low)
-                    or _POSTPOSED_DESIRABLE.search(low)
+                    SUBJECTLESS_DESIRABLE.match(low, self._question_start(ctx))
+                    or CLEFT_DESIRE.search(low)
+                    or POSTPOSED_DESIRABLE.search(low)
                 )
             if hit is None or lex.negators.search(low, hit.start(), hit.end() + 12):
                 continue
@@ -558,9 +460,9 @@ class RuleExtractor(Extractor):
         marker = (
             lex.open_markers.search(low)
             or self._waiting.search(low)
-            or _DELIBERATION.search(low)
-            or _NEEDS_DISCUSSION.search(low)
-            or _WHETHER_SHOULD.search(low)
+            or DELIBERATION.search(low)
+            or NEEDS_DISCUSSION.search(low)
+            or WHETHER_SHOULD.search(low)
         )
         if marker is not None:
             c_start = self._clause_start(ctx, marker.start())
@@ -594,7 +496,7 @@ class RuleExtractor(Extractor):
             )  # fmt: skip
             if cand:
                 out.append(cand)
-        asked = ctx.sent.is_question or _BARE_QUESTION.match(ctx.sent.text[self._question_start(ctx) :]) is not None
+        asked = ctx.sent.is_question or BARE_QUESTION.match(ctx.sent.text[self._question_start(ctx) :]) is not None
         if asked and not out and self._open_question(ctx):
             start = self._question_start(ctx)
             cand = self._candidate(
@@ -626,7 +528,7 @@ class RuleExtractor(Extractor):
     def _question_start(self, ctx: _Ctx) -> int:
         """Where the question proper begins: after a lead-in like "So..." or "And yeah,"."""
         text = ctx.sent.text
-        label = _SPEAKER_LABEL.match(text)
+        label = SPEAKER_LABEL.match(text)
         pos = label.end() if label else 0
         lead = re.compile(r"(?:(?:so|and|but|also|ok|okay|yeah|well|then|now|hmm|um|uh)\b[\s.,]*)+", re.I).match(
             text, pos
@@ -650,7 +552,7 @@ class RuleExtractor(Extractor):
             return False
         if re.match(r"^(?:did|was|were|had|has|have)\b", q):
             return False
-        if _FIRST_SINGULAR_QUESTION.search(q):
+        if FIRST_SINGULAR_QUESTION.search(q):
             return False
         addressed = re.search(r"\b(?:do|did|does|are|were|have|has|can|could|would|will|should|may)\s+you\b|^you\b", q)
         if addressed and not re.search(r"\bwe\s+(?:should|need|want|must|could|can)\b", q):
@@ -704,7 +606,7 @@ class RuleExtractor(Extractor):
                 continue  # "a non-breaking change" names the opposite of the outcome
             if re.search(r"\b(?:the|a|an|our|my|their|your)\s+$", low[match.end() : outcome.start()]):
                 continue  # "I'll call the lost and found office": the word names a thing, nothing is at stake
-            if _EMBEDDED.search(low, match.end(), outcome.start()):
+            if EMBEDDED.search(low, match.end(), outcome.start()):
                 continue  # "would be nice to see what tooling breaks": the outcome is asked about, not feared
             hits.append((match.start(), outcome.end(), "possible-failure", 0.6))
         pending = lex.open_markers.search(low) is not None  # "not sure if it will be decided": a pending decision

@@ -1,0 +1,132 @@
+"""The sentence patterns the rule extractor reads: compiled once, named for what they find.
+
+Word lists live in ``lexicon.toml``; these are the shapes around them (who is the subject,
+where a clause or a label starts, what a condition or a question looks like). Keeping them
+apart from ``_rules.py`` leaves that module to the decisions.
+"""
+
+from __future__ import annotations
+
+import re
+
+ADVERB = r"(?:also|just|then|definitely|certainly|surely|now|still|actually|really|gladly|happily|personally|both|all)"
+WORD = r"[a-z][\w'-]*"
+NAME = r"(?:@[\w.-]+|[A-Z][\w'.-]*(?:\s+[A-Z][\w'-]*)?)"
+OWNER_LIST = rf"(?P<owner>{NAME}(?:\s*(?:/|,|and|&)\s*{NAME})*)"
+NOBODY = {"", "-", "?", "unknown", "none"}
+# A condition after the verb ("if", "unless"), but not "see if" / "ask if", where "if" means whether.
+# Minutes name people by their lower-case handles ("pnkfelix to review the PR", "nikomatsakis will
+# update the doc"): a single lower-case token opening the line, before "to"/"will" and a task verb.
+HANDLE_ACTION = re.compile(r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will|needs to|has to)\s+(?P<verb>[a-z][\w-]*)")
+# "he will comment on the issue" in minutes: a pronoun standing for the person just named. Only
+# before a task verb, and owned by nobody in particular (the pronoun names no one by itself).
+PRONOUN_ACTION = re.compile(
+    r"(?:^|(?<=[,;:]\s)|(?<=\band\s))(?P<owner>he|she)\s+(?P<mod>will|'ll|is going to)\s+(?P<verb>[a-z][\w-]*)",
+    re.IGNORECASE,
+)
+# A planned action in the present progressive, placed in the future by a time expression:
+# "Hank and I are leaving tonight", "we're shipping it next week". Verbs of mind, motion
+# towards a plan, or waiting are states or other constructions, not the act itself.
+PROGRESSIVE_PLAN = re.compile(
+    r"(?<!\w)(?P<subj>i|we)\s*(?:am|'m|are|'re)\s+(?:also\s+|just\s+|still\s+)?(?P<verb>[a-z]+ing)\b", re.IGNORECASE
+)
+# Minutes drop the subject: "getting the new version of readable-stream out later this week".
+SUBJECTLESS_PROGRESSIVE = re.compile(r"(?P<subj>)(?P<verb>[a-z]+ing)\b", re.IGNORECASE)
+# Desirability after its subject: "for devnet-8, rpc-compat progress would be great". Not the
+# reply "that would be great", which accepts an offer made in the conversation.
+POSTPOSED_DESIRABLE = re.compile(
+    r"\b(?!(?:that|this|it|which|there|what|you|he|she|they)\b)[a-z][\w-]*\s+(?:would|'d)\s+be\s+"
+    r"(?:great|nice|ideal)\b"
+)
+PROGRESSIVE_NOT_PLANS = frozenset(
+    {
+        "going",
+        "trying",
+        "hoping",
+        "planning",
+        "thinking",
+        "wondering",
+        "looking",
+        "feeling",
+        "having",
+        "being",
+        "saying",
+        "asking",
+        "wanting",
+        "waiting",
+        "worrying",
+        "expecting",
+        "hearing",
+        "seeing",
+        "talking",
+        "kidding",
+        "continuing",
+        "joking",
+        "doing",
+        "working",
+        "living",
+        "staying",
+        "considering",
+        "proposing",
+        "suggesting",
+        "arguing",
+        "assuming",
+        "aiming",
+        "willing",
+        "missing",
+        "losing",
+        "running",
+        "using",
+        "supposing",
+    }
+)
+# "see if", "ask whether": "if" introduces what is to be found out, not a condition.
+WHETHER_IF = re.compile(r"\b(?:see|check|ask|know|find out|wonder|confirm|verify|tell|gauge)\s+if$")
+POSTPOSED_CONDITION = re.compile(
+    r"(?<!\bsee )(?<!\bcheck )(?<!\bask )(?<!\bknow )(?<!\bout )(?<!\bwonder )(?<!\bconfirm )(?<!\bverify )"
+    r"(?<!\btell )(?<!\bsee, )\b(?:if|unless)\b"
+)
+# A deliberation verb taking an indirect question: "figure out what is being proposed",
+# "decide first if we want to enshrine it". The choice is still to be made.
+DELIBERATION = re.compile(
+    r"\b(?:figure out|work out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
+    r"(?:whether|what|which|how|when|who|if)\b"
+)
+# "post warnings on older MCPs that we will close if we can't find a liaison": the condition
+# belongs to the relative clause, not to the undertaking.
+RELATIVE_CLAUSE = re.compile(r"\b(?:that|which|who)\s+[a-z]+\s+(?:will|would|can|could|may|might|should|must|'ll)\b")
+# A named person's desire in minutes: "Niko would like to stabilize the macro".
+NAMED_DESIRE = re.compile(
+    r"(?:^|(?<=[,;:]\s))(?P<owner>[A-Z][\w'-]*)\s+(?:would like to|'d like to|wants to|hopes to|would love to)\s+"
+    r"(?P<verb>[a-z][\w-]*)"
+)
+# "whether the support should be in the first version": a choice still to be made, in a declarative.
+WHETHER_SHOULD = re.compile(r"\bwhether\b(?=[^.?!]{0,100}?\b(?:should|ought to|needs? to|must)\b)")
+# "a more general conversation needed", "needs more discussion", "the actual question is when".
+NEEDS_DISCUSSION = re.compile(
+    r"\bneeds?\s+(?:a\s+|an\s+|more\s+|some\s+|further\s+)?(?:[a-z]+\s+){0,2}?(?:conversation|discussion)\b"
+    r"|\b(?:conversation|discussion)\s+(?:is\s+)?needed\b"
+    r"|\bthe\s+(?:[a-z]+\s+)?question\s+(?:is|remains)\b"
+)
+# A question whose subject is the speaker alone asks the listener for leave or help ("can I pay
+# by check?", "is there any way I could use it today?"): the listener answers it at once.
+FIRST_SINGULAR_QUESTION = re.compile(
+    r"\b(?:can|could|may|might|shall|should)\s+i\b|\bi\s+(?:could|can|may|might)\b|^(?:how|what)\s+about\s+(?:my|your)\b"
+)
+# Minutes often drop the question mark: "Should Node.js try to be ... or ..." is still a question.
+BARE_QUESTION = re.compile(r"^(?i:should|shall)\s+(?:we|it|they|this|that|these|those|the|[A-Z][\w.-]*)\b")
+# Impersonal desirability without its dummy subject, as chats write it: "Would also be nice to
+# see what tooling breaks", "Would be good if we can take these actions in under a week".
+SUBJECTLESS_DESIRABLE = re.compile(
+    r"^(?:(?:it|that)\s+)?(?:would|'d)\s+(?:also\s+|really\s+)?be\s+(?:nice|great|good|ideal|helpful)\s+(?=to\b|if\b|for\b)"
+)
+# A pseudo-cleft desire: "what we really want is a policy", "what I want here is an RFC".
+CLEFT_DESIRE = re.compile(
+    r"\bwhat\s+(?:i|we)\s+(?:really\s+|actually\s+|ultimately\s+)?(?:want|would like|'d like)\s+(?:here\s+|in the end\s+)?is\b"
+)
+# An indirect question between a modal and an outcome verb embeds the outcome under another
+# predicate ("we cannot conclude if tooling breaks", "see what breaks").
+EMBEDDED = re.compile(r"\b(?:what|whether|if|which|how)\b")
+# "Josh: I'll write it up" in minutes: the label names who speaks on that line.
+# Lower-case handles label lines too ("joshtriplett: Would love to see ...").
+SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[a-z][a-z0-9_.-]{2,}):\s+(?=\S)")
