@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.files import atomic_write
 
 __all__ = ["CLAUDE_EVENTS", "InstallReport", "install_claude"]
 
@@ -88,8 +89,5 @@ def install_claude(project: Path, command: str) -> InstallReport:
         else:
             unchanged.append(event)
     if added or updated:
-        settings_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = settings_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(settings_path)
+        atomic_write(settings_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return InstallReport(str(settings_path), tuple(added), tuple(updated), tuple(unchanged))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.files import atomic_write
 
 __all__ = ["DrainReport", "ScanQueue"]
 
@@ -112,6 +113,4 @@ class ScanQueue:
         with open(self._append_lock, "a+") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             keep = self.entries()[count:]
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in keep), encoding="utf-8")
-            tmp.replace(self.path)
+            atomic_write(self.path, "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in keep))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.files import atomic_write
 from ._gate import Observation
 
 __all__ = ["MAX_OUTPUT_CHARS", "PendingAsk", "SessionRecord", "session_record"]
@@ -116,9 +116,7 @@ def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
             yield record
             record.observations = record.observations[-_MAX_OBSERVATIONS:]
             record.asks = dict(list(record.asks.items())[-_MAX_ASKS:])
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(record.to_json(), ensure_ascii=False), encoding="utf-8")
-            tmp.replace(path)
+            atomic_write(path, json.dumps(record.to_json(), ensure_ascii=False), durable=False)  # per hook call
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 

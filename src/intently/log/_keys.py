@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..core.errors import BadSignature, InvalidInput, UnknownKey
+from ..core.files import atomic_write
 
 __all__ = ["PUBLIC_RING_FORMAT", "KeyRing", "PublicKeyEntry", "key_id_of"]
 
@@ -139,9 +140,7 @@ class KeyRing:
 
     def save(self, keys_dir: Path) -> None:
         keys_dir.mkdir(parents=True, exist_ok=True)
-        tmp = keys_dir / "public.json.tmp"
-        tmp.write_text(self.render_public(), encoding="utf-8")
-        tmp.replace(keys_dir / "public.json")
+        atomic_write(keys_dir / "public.json", self.render_public())
         if self._private is not None:
             private_dir = keys_dir / "private"
             private_dir.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ so a change and its record commit together or not at all.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from ..core.errors import (
     SequenceGap,
     StaleCheckpoint,
 )
+from ..core.files import atomic_write
 from ..core.ids import new_id
 from ..store import Store, Transaction, register_migration, reject_nul
 from ._checkpoint import LEGACY_DATABASE, Checkpoint, Witness
@@ -462,10 +462,8 @@ class OperationLog:
             witness.databases[db_id] = merged
             for stream in adopted:  # now kept, extended, under this database's id
                 legacy.pop(stream, None)
-            text = witness.render()
-            tmp = self.witness_path.with_name(f".{self.witness_path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(self.witness_path)
+            # Rewritten at every checkpoint and rebuilt from the database if lost: no fsync.
+            atomic_write(self.witness_path, witness.render(), durable=False)
         return conflicts
 
     def read_witness(self) -> dict[str, Checkpoint]:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +22,7 @@ from ruamel.yaml.error import YAMLError
 
 from ..core.clock import format_time
 from ..core.errors import InvalidInput
+from ..core.files import atomic_write
 from ._model import Domain, DomainsFile, Frontmatter, Requirement
 
 __all__ = [
@@ -96,20 +95,6 @@ def file_hash(data: bytes) -> str:
 def yaml_time(when: datetime) -> str:
     """Second-precision UTC, as people write it: ``2026-03-02T09:00:00Z``."""
     return format_time(when)[:19] + "Z"
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _line_of(data: Any, loc: Iterable[Any], offset: int) -> int | None:

@@ -22,15 +22,14 @@ import hashlib
 import logging
 import marshal
 import math
-import os
 import struct
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ..core.files import atomic_write
 from ._index import MatchIndex
 
 __all__ = ["FORMAT", "SnapshotKey", "load_snapshot", "normaliser_fingerprint", "save_snapshot", "snapshot_path"]
@@ -105,18 +104,7 @@ def save_snapshot(path: Path, key: SnapshotKey, index: MatchIndex, sample: Sampl
         body = _dump_index(index)
         digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
         header = key.header(index.seq, sample, digest)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + _LEN.pack(len(header)) + header)
-                fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, _MAGIC + _LEN.pack(len(header)) + header + body)
     except (OSError, ValueError) as exc:
         log.warning("cannot write the trigger index snapshot %s: %s", path, exc)
         return False

@@ -1,0 +1,44 @@
+"""Replacing a file atomically: readers see the old bytes or the new, never half of either.
+
+Every file intently rewrites in place (requirement files, the witness, the keyring, the trigger
+snapshot, the hook queue and session records, Claude Code's settings) goes through here: a
+uniquely named temporary file beside the target, so two processes never write the same one,
+removed again if anything fails; the target's permissions kept; then one rename.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_write"]
+
+_NEW_FILE_MODE = 0o644  # what the hand-written replaces gave new files under the usual umask
+
+
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+    """Write ``data`` (text as UTF-8 with ``\\n`` line ends) to ``path`` in one rename.
+
+    ``durable`` fsyncs the content before the rename, so a crash cannot leave an empty file
+    behind the new name; callers on a per-call hot path whose file is rebuilt anyway pass
+    ``False``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = _NEW_FILE_MODE
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            os.fchmod(fh.fileno(), mode)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
