@@ -81,24 +81,16 @@ def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int 
     human = rt.actor.kind is ActorKind.USER
     source = SourceType.USER_STATED if human else intent.source_type
     confidence = max(intent.confidence, initial_confidence(EpistemicType.ASSERTED, source))
-    emit(
+    _transition(
         rt,
         tx,
-        "EPISTEMIC_TRANSITION",
-        intent.id,
-        {
-            "from_type": intent.epistemic_type.value,
-            "to_type": EpistemicType.ASSERTED.value,
-            "reason": "confirmed by " + ("the user" if human else str(rt.actor)),
-            "evidence_ids": list(intent.evidence_ids),
-            "triggered_by": str(rt.actor),
-            "trigger_type": "user_correction" if human else "policy",
-            "confidence_from": intent.confidence,
-            "confidence_to": confidence,
-            "source_type": source.value,
-            "lifecycle_state": intent.lifecycle_state.value,
-            "version": intent.version + 1,
-        },
+        intent,
+        EpistemicType.ASSERTED,
+        reason="confirmed by " + ("the user" if human else str(rt.actor)),
+        trigger_type="user_correction" if human else "policy",
+        confidence=confidence,
+        source=source,
+        lifecycle=intent.lifecycle_state,
     )
 
 
@@ -111,6 +103,32 @@ def dismiss(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, ex
             EpistemicType.DEPRECATED.value,
             detail="only candidates awaiting review can be dismissed; cancel an asserted intent instead",
         )
+    _transition(
+        rt,
+        tx,
+        intent,
+        EpistemicType.DEPRECATED,
+        reason=reason or "dismissed in review",
+        trigger_type="user_correction",
+        confidence=intent.confidence,
+        source=intent.source_type,
+        lifecycle=LifecycleState.DEPRECATED,
+    )
+
+
+def _transition(
+    rt: Runtime,
+    tx: Transaction,
+    intent: Intent,
+    to: EpistemicType,
+    *,
+    reason: str,
+    trigger_type: str,
+    confidence: float,
+    source: SourceType,
+    lifecycle: LifecycleState,
+) -> None:
+    """One EPISTEMIC_TRANSITION operation, in the payload shape of RFC-0013 (docs/goals.md)."""
     emit(
         rt,
         tx,
@@ -118,15 +136,15 @@ def dismiss(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, ex
         intent.id,
         {
             "from_type": intent.epistemic_type.value,
-            "to_type": EpistemicType.DEPRECATED.value,
-            "reason": reason or "dismissed in review",
+            "to_type": to.value,
+            "reason": reason,
             "evidence_ids": list(intent.evidence_ids),
             "triggered_by": str(rt.actor),
-            "trigger_type": "user_correction",
+            "trigger_type": trigger_type,
             "confidence_from": intent.confidence,
-            "confidence_to": intent.confidence,
-            "source_type": intent.source_type.value,
-            "lifecycle_state": LifecycleState.DEPRECATED.value,
+            "confidence_to": confidence,
+            "source_type": source.value,
+            "lifecycle_state": lifecycle.value,
             "version": intent.version + 1,
         },
     )
