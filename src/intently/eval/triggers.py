@@ -97,7 +97,7 @@ def _intently(data: dict[str, Any], synonyms_file: Path | None) -> Callable[[str
             tuple(tuple(e) for e in intent["triggers"]),
             str(intent.get("description") or ""),
             limit=MAX_ENTRIES,
-            usable=lambda e: bool(matcher.compile("check", [e]).entries),
+            usable=matcher.matchable,
         )
         matcher.index.upsert(matcher.compile(str(intent["id"]), entries))
 

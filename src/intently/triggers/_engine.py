@@ -181,10 +181,7 @@ class Triggers:
         check_not_time_only(entries)
         about = validate_text(event, "event", MAX_EVENT_CHARS, required=False)
         if event_entries:
-            matcher = self._live().matcher
-            entries = with_event_entries(
-                entries, about, limit=MAX_ENTRIES, usable=lambda e: bool(matcher.compile("check", [e]).entries)
-            )
+            entries = with_event_entries(entries, about, limit=MAX_ENTRIES, usable=self._live().matcher.matchable)
         where = scope if isinstance(scope, Scope) else Scope.parse(list(scope or ()))
         if max_fires < 1:
             raise InvalidInput("max fires must be at least 1", where="max_fires")
@@ -231,7 +228,7 @@ class Triggers:
     def _check_compiles(self, entries: tuple[tuple[str, ...], ...]) -> None:
         matcher = self._live().matcher
         for i, entry in enumerate(entries):
-            if not matcher.compile("check", [entry]).entries:
+            if not matcher.matchable(entry):
                 raise InvalidInput(f"entry {' '.join(entry)!r} has no words to match", where=f"when[{i}]")
 
     # -- reading -------------------------------------------------------------------------

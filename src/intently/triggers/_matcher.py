@@ -63,6 +63,10 @@ class Matcher:
             words=tuple(sum(len(t.alternatives[0]) for t in entry) for entry in compiled),
         )
 
+    def matchable(self, entry: Sequence[str]) -> bool:
+        """Does the entry keep any word to match once normalised ("the of" keeps none)?"""
+        return bool(self.compile("", [entry]).entries)
+
     def normalise(self, text: str) -> TurnText:
         return normalise_turn(text, self.negation, self.synonyms)
 
