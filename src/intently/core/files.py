@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["atomic_write"]
@@ -18,8 +19,9 @@ __all__ = ["atomic_write"]
 _NEW_FILE_MODE = 0o644  # what the hand-written replaces gave new files under the usual umask
 
 
-def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
-    """Write ``data`` (text as UTF-8 with ``\\n`` line ends) to ``path`` in one rename.
+def atomic_write(path: Path, data: str | bytes | Iterable[bytes], *, durable: bool = True) -> None:
+    """Write ``data`` (text as UTF-8 with ``\\n`` line ends, or chunks of bytes written one after
+    another, so a large body need not be joined in memory first) to ``path`` in one rename.
 
     ``durable`` fsyncs the content before the rename, so a crash cannot leave an empty file
     behind the new name; callers on a per-call hot path whose file is rebuilt anyway pass
@@ -33,7 +35,8 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for chunk in _chunks(data):
+                fh.write(chunk)
             os.fchmod(fh.fileno(), mode)
             if durable:
                 fh.flush()
@@ -42,3 +45,11 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _chunks(data: str | bytes | Iterable[bytes]) -> Iterable[bytes]:
+    if isinstance(data, str):
+        return (data.encode("utf-8"),)
+    if isinstance(data, bytes):
+        return (data,)
+    return data

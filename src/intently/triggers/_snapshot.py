@@ -104,7 +104,7 @@ def save_snapshot(path: Path, key: SnapshotKey, index: MatchIndex, sample: Sampl
         body = _dump_index(index)
         digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
         header = key.header(index.seq, sample, digest)
-        atomic_write(path, _MAGIC + _LEN.pack(len(header)) + header + body)
+        atomic_write(path, (_MAGIC + _LEN.pack(len(header)) + header, body))
     except (OSError, ValueError) as exc:
         log.warning("cannot write the trigger index snapshot %s: %s", path, exc)
         return False
