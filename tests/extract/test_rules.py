@@ -241,6 +241,26 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
         ("the long term plan would be to have all modules under the node: scheme", "GOAL"),
         ("Did not come to a decision about accessor vs. property", "OPEN_QUESTION"),
         ("people could be confused and load the wrong module", "RISK"),
+        ("ALB: I'm happy to review the spec text.", "COMMITMENT"),  # an offer stated as readiness
+        ("anna is going to update the PR", "COMMITMENT"),
+        ("Sam is drafting a proposal for the next meeting.", "COMMITMENT"),  # a named progressive task
+        ("The security team will suggest new triage rules.", "COMMITMENT"),  # a group as the owner
+        ("She opened an issue and will move the discussion there.", "COMMITMENT"),
+        ("Plan is to ship the new site by the summer.", "GOAL"),
+        ("there is desire to deprecate the flag eventually", "GOAL"),
+        ("I actively want to encourage people to build new compilers.", "GOAL"),
+        ("Even without consensus it would be good for the group to publish a charter.", "GOAL"),
+        ("Dana, would it make sense to add a second download link", "OPEN_QUESTION"),  # vocative, no "?"
+        ("Remaining question is which criteria would trigger removal.", "OPEN_QUESTION"),
+        ("The release decision will have to wait until the audit is done.", "OPEN_QUESTION"),
+        ("It would be good to know why this conversion is needed.", "OPEN_QUESTION"),
+        ("We should find out how they intend to announce it.", "OPEN_QUESTION"),
+        ("I'm afraid the landlord will refuse again.", "RISK"),  # a fear, not the politeness formula
+        ("so there might be some confusion between hosts", "RISK"),
+        ("Objection withdrawn, take it off the agenda.", "DECISION"),
+        ("Deferred.", "DECISION"),
+        ("Stage 2.7", "DECISION"),
+        ("No changes, general agreement on the current approach.", "DECISION"),
     ],
 )
 def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
@@ -264,6 +284,14 @@ def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: 
         ("I'll have the soup, please.", "COMMITMENT", "an order placed in the conversation"),
         ("I'll call them if you don't.", "COMMITMENT", "a condition on the undertaking itself"),
         ("I brought up the concern about bundle size last time.", "RISK", "a reported, past concern"),
+        ("I'm glad to hear that.", "COMMITMENT", "readiness needs a task verb: this is a reaction"),
+        ("Claudio Wanted to give an overview first.", "COMMITMENT", "a capitalised verb is no part of a name"),
+        ("Anna is wondering about the timeline.", "COMMITMENT", "a named progressive needs a task verb"),
+        ("I'm afraid we don't have that size.", "RISK", "the politeness formula, no prediction"),
+        ("I'm not an expert, what does it mean to be a recognized type?", "OPEN_QUESTION", "asks what a term means"),
+        ("So the only way is without an assertion, is that right?", "OPEN_QUESTION", "a confirmation tag"),
+        ("would it be alright if you booked the table?", "OPEN_QUESTION", "a request to the listener"),
+        ("Should we take it off the agenda?", "DECISION", "asked, not decided"),
     ],
 )
 def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 
-ADVERB = r"(?:also|just|then|definitely|certainly|surely|now|still|actually|really|gladly|happily|personally|both|all)"
+ADVERB = (
+    r"(?:also|just|then|definitely|certainly|surely|now|still|actually|really|gladly|happily|personally|both|all"
+    r"|actively|strongly|truly|genuinely|absolutely)"
+)
 WORD = r"[a-z][\w'-]*"
 NAME = r"(?:@[\w.-]+|[A-Z][\w'.-]*(?:\s+[A-Z][\w'-]*)?)"
 OWNER_LIST = rf"(?P<owner>{NAME}(?:\s*(?:/|,|and|&)\s*{NAME})*)"
@@ -17,7 +20,9 @@ NOBODY = {"", "-", "?", "unknown", "none"}
 # A condition after the verb ("if", "unless"), but not "see if" / "ask if", where "if" means whether.
 # Minutes name people by their lower-case handles ("pnkfelix to review the PR", "nikomatsakis will
 # update the doc"): a single lower-case token opening the line, before "to"/"will" and a task verb.
-HANDLE_ACTION = re.compile(r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will|needs to|has to)\s+(?P<verb>[a-z][\w-]*)")
+HANDLE_ACTION = re.compile(
+    r"(?P<owner>[a-z][a-z0-9_-]{2,})\s+(?P<mod>to|will|needs to|has to|is going to)\s+(?P<verb>[a-z][\w-]*)"
+)
 # "he will comment on the issue" in minutes: a pronoun standing for the person just named. Only
 # before a task verb, and owned by nobody in particular (the pronoun names no one by itself).
 PRONOUN_ACTION = re.compile(
@@ -89,7 +94,7 @@ POSTPOSED_CONDITION = re.compile(
 # A deliberation verb taking an indirect question: "figure out what is being proposed",
 # "decide first if we want to enshrine it". The choice is still to be made.
 DELIBERATION = re.compile(
-    r"\b(?:figure out|work out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
+    r"\b(?:figure out|work out|find out|decide|determine|settle|resolve)\s+(?:(?:first|now|later|still|exactly|precisely)\s+)?"
     r"(?:whether|what|which|how|when|who|if)\b"
 )
 # "post warnings on older MCPs that we will close if we can't find a liaison": the condition
@@ -106,7 +111,7 @@ WHETHER_SHOULD = re.compile(r"\bwhether\b(?=[^.?!]{0,100}?\b(?:should|ought to|n
 NEEDS_DISCUSSION = re.compile(
     r"\bneeds?\s+(?:a\s+|an\s+|more\s+|some\s+|further\s+)?(?:[a-z]+\s+){0,2}?(?:conversation|discussion)\b"
     r"|\b(?:conversation|discussion)\s+(?:is\s+)?needed\b"
-    r"|\bthe\s+(?:[a-z]+\s+)?question\s+(?:is|remains)\b"
+    r"|\b(?:the\s+(?:[a-z]+\s+)?|(?:remaining|open|main|key|outstanding|next|final)\s+)question\s+(?:is|remains)\b"
 )
 # A question whose subject is the speaker alone asks the listener for leave or help ("can I pay
 # by check?", "is there any way I could use it today?"): the listener answers it at once.
@@ -114,7 +119,10 @@ FIRST_SINGULAR_QUESTION = re.compile(
     r"\b(?:can|could|may|might|shall|should)\s+i\b|\bi\s+(?:could|can|may|might)\b|^(?:how|what)\s+about\s+(?:my|your)\b"
 )
 # Minutes often drop the question mark: "Should Node.js try to be ... or ..." is still a question.
-BARE_QUESTION = re.compile(r"^(?i:should|shall)\s+(?:we|it|they|this|that|these|those|the|[A-Z][\w.-]*)\b")
+BARE_QUESTION = re.compile(
+    r"^(?:(?i:should|shall)\s+(?:we|it|they|this|that|these|those|the|[A-Z][\w.-]*)\b"
+    r"|(?i:would|does|do)\s+it\s+make\s+sense\b)"
+)
 # Impersonal desirability without its dummy subject, as chats write it: "Would also be nice to
 # see what tooling breaks", "Would be good if we can take these actions in under a week".
 SUBJECTLESS_DESIRABLE = re.compile(
@@ -130,3 +138,54 @@ EMBEDDED = re.compile(r"\b(?:what|whether|if|which|how)\b")
 # "Josh: I'll write it up" in minutes: the label names who speaks on that line.
 # Lower-case handles label lines too ("joshtriplett: Would love to see ...").
 SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[a-z][a-z0-9_.-]{2,}):\s+(?=\S)")
+# Minutes report a planned task in the present progressive after a name: "James is scheduling a
+# call". Only before a task verb (the caller checks the verb's stem), so "Anna is wondering" stays out.
+NAMED_PROGRESSIVE = re.compile(
+    rf"(?:^|(?<=[,;:]\s)|(?<=\band\s)){OWNER_LIST}\s+(?P<mod>is|are)\s+(?:also\s+|now\s+)?(?P<verb>[a-z]+ing)\b"
+)
+# A group as the subject of a task in minutes: "Team will suggest moderation changes", "the
+# security WG will draft a proposal".
+GROUP_ACTION = re.compile(
+    r"(?:^|(?<=[,;:]\s))(?:the\s+)?(?P<owner>(?:[\w-]+\s+)?(?:team|wg|working group|committee|tsc|group|champions?"
+    r"|editors?|maintainers))\s+(?P<mod>will|is going to|are going to|plans to|plan to)\s+(?P<verb>[a-z][\w-]*)",
+    re.IGNORECASE,
+)
+# A second predicate of the same subject: "He has opened an issue and will take the discussion back
+# to the tracker".
+AND_WILL = re.compile(r"(?<=\band\s)(?P<mod>will|'ll)\s+(?P<verb>[a-z][\w-]*)", re.IGNORECASE)
+# An offer stated as readiness: "I'm happy to review", "we're glad to help with the release".
+# The caller requires a task verb, so "I'm glad to hear that" stays a reaction.
+READY_OFFER = re.compile(
+    r"(?<!\w)(?P<subj>i|we)\s*(?:am|'m|are|'re)\s+(?:also\s+|more than\s+|very\s+|really\s+|certainly\s+)?"
+    r"(?P<mod>happy|glad|keen|eager|ready)\s+to\s+(?P<verb>[a-z][\w-]*)",
+    re.IGNORECASE,
+)
+# A pending decision that has to wait: "SFI decision will have to wait till implementations are done".
+DECISION_WAITS = re.compile(
+    r"\b(?:decision|vote|choice|call|approval|verdict)\b[^.?!]{0,40}?\b(?:will have to|has to|have to|must|needs to"
+    r"|should|can|will)\s+wait\b"
+)
+# Not knowing, stated as desirable knowledge: "it would be good to know why this is desired".
+KNOWLEDGE_GAP = re.compile(
+    r"\b(?:would|'d)\s+be\s+(?:good|nice|helpful|useful|interesting|great|important)\s+to\s+"
+    r"(?:know|understand|find out|learn|hear|clarify|figure out)\s+(?:why|what|how|whether|if|who|when|which)\b"
+)
+# A tag that asks the listener to confirm what was just said: "..., is that right?".
+CONFIRMATION_TAG = re.compile(
+    r",\s*(?:is that (?:right|correct|true)|is this (?:right|correct)|right|correct|isn't it|am i right|yes|no)\s*\?+\s*$"
+)
+# Trouble expected under a modal: "there just might be some minor confusion".
+TROUBLE_AHEAD = re.compile(
+    r"\b(?:might|may|could|will|would|'ll)\s+(?:just\s+|also\s+|still\s+|probably\s+)?be\s+"
+    r"(?:some\s+|a lot of\s+|lots of\s+|a\s+|more\s+|real\s+)?(?:[a-z]+\s+)?"
+    r"(?:confusion|problems|trouble|breakage|conflicts|friction|chaos|fallout)\b"
+)
+# Taking an item off the agenda is an outcome of minutes: "blocking objection removed, take off the agenda".
+AGENDA_REMOVAL = re.compile(
+    r"\b(?:remove|removed|removing|take|taken|taking|drop|dropped)\s+(?:it\s+|this\s+|them\s+)?(?:off|from)\s+"
+    r"(?:the\s+)?agenda\b"
+)
+# A minutes line that is only an outcome: "Defer.", "Stage 2", "Approved".
+BARE_OUTCOME = re.compile(r"^(?:defer|deferred|stage\s+\d(?:\.\d)?|approved|accepted)\s*[.!]?\s*$", re.IGNORECASE)
+# "Michael, would it make sense to ..." in minutes: the question follows a vocative.
+VOCATIVE = re.compile(r"(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?),\s+(?=[a-z])")

@@ -38,14 +38,22 @@ from ._lexicon import Lexicon, load_lexicon
 from ._models import Candidate, CandidateType, Turn
 from ._patterns import (
     ADVERB,
+    AGENDA_REMOVAL,
+    AND_WILL,
+    BARE_OUTCOME,
     BARE_QUESTION,
     CLEFT_DESIRE,
+    CONFIRMATION_TAG,
+    DECISION_WAITS,
     DELIBERATION,
     EMBEDDED,
     FIRST_SINGULAR_QUESTION,
+    GROUP_ACTION,
     HANDLE_ACTION,
+    KNOWLEDGE_GAP,
     NAME,
     NAMED_DESIRE,
+    NAMED_PROGRESSIVE,
     NEEDS_DISCUSSION,
     NOBODY,
     OWNER_LIST,
@@ -54,10 +62,13 @@ from ._patterns import (
     PROGRESSIVE_NOT_PLANS,
     PROGRESSIVE_PLAN,
     PRONOUN_ACTION,
+    READY_OFFER,
     RELATIVE_CLAUSE,
     SPEAKER_LABEL,
     SUBJECTLESS_DESIRABLE,
     SUBJECTLESS_PROGRESSIVE,
+    TROUBLE_AHEAD,
+    VOCATIVE,
     WHETHER_IF,
     WHETHER_SHOULD,
     WORD,
@@ -244,6 +255,10 @@ class RuleExtractor(Extractor):
             if self._not_an_action(ctx, match.start("verb")):
                 continue
             out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="subjectless-future"))
+        for match in [*READY_OFFER.finditer(text), *AND_WILL.finditer(text)]:
+            if match.group("verb").lower().split("-")[0] not in ctx.lex.action_verbs:
+                continue  # "I'm glad to hear that" is a reaction; an offer names a task
+            out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="offer"))
         opening = SUBJECTLESS_PROGRESSIVE.match(text, self._question_start(ctx))
         for match in [*PROGRESSIVE_PLAN.finditer(text), *([opening] if opening else [])]:
             verb = match.group("verb").lower()
@@ -305,15 +320,22 @@ class RuleExtractor(Extractor):
         text = ctx.sent.text
         handle = HANDLE_ACTION.match(text, pos)
         pronouns = list(PRONOUN_ACTION.finditer(text, pos))
-        for match in [*self._third_person.finditer(text, pos), *([handle] if handle else []), *pronouns]:
+        groups = list(GROUP_ACTION.finditer(text, pos))
+        progressive = [m for m in NAMED_PROGRESSIVE.finditer(text, pos) if self._task_stem(ctx, m.group("verb"))]
+        matches = [*self._third_person.finditer(text, pos), *([handle] if handle else []), *pronouns, *groups]
+        for match in [*matches, *progressive]:
             pronoun = match in pronouns
+            group = match in groups
             owners = [o.strip().lstrip("@") for o in re.split(r"\s*(?:/|,|\band\b|&)\s*", match.group("owner"))]
-            if not pronoun and (not owners or any(o.split()[0].lower() in ctx.lex.not_names for o in owners if o)):
-                continue
+            if not (pronoun or group) and (
+                not owners or any(w.lower() in ctx.lex.not_names for o in owners for w in o.split())
+            ):
+                continue  # "Claudio Wanted to give an overview": a verb capitalised is no part of a name
             mod = match.group("mod").lower()
             verb = match.group("verb").lower()
             head = verb.split("-")[0]  # "write-up", "follow-up": the verb with its particle hyphenated
-            if (match is handle or pronoun or mod in ("needs to", "has to")) and head not in ctx.lex.action_verbs:
+            needs_task = match is handle or pronoun or group or mod in ("needs to", "has to")
+            if needs_task and head not in ctx.lex.action_verbs:
                 continue  # a handle or a pronoun opening a line, or a named need, is a task only before a task verb
             if mod == "to" and head not in ctx.lex.action_verbs and not ctx.lex.action_tags.search(ctx.low):
                 continue  # "Thanks to Anna", "similar to X"; a tagged line ("(action item)") vouches for any verb
@@ -330,6 +352,13 @@ class RuleExtractor(Extractor):
                 )
             )
         return out
+
+    @staticmethod
+    def _task_stem(ctx: _Ctx, verb: str) -> bool:
+        """Is ``verb`` (an -ing form: "scheduling", "setting", "writing") a task verb?"""
+        stem = verb.lower()[:-3]
+        candidates = (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem)
+        return any(c in ctx.lex.action_verbs for c in candidates)
 
     def _firm(self, ctx: _Ctx, subj: int, verb_start: int, verb_end: int, *, first_person: bool) -> bool:
         """Is the undertaking between ``subj`` and the verb firm, future and about later?"""
@@ -463,6 +492,8 @@ class RuleExtractor(Extractor):
             or DELIBERATION.search(low)
             or NEEDS_DISCUSSION.search(low)
             or WHETHER_SHOULD.search(low)
+            or DECISION_WAITS.search(low)
+            or KNOWLEDGE_GAP.search(low)
         )
         if marker is not None:
             c_start = self._clause_start(ctx, marker.start())
@@ -530,6 +561,9 @@ class RuleExtractor(Extractor):
         text = ctx.sent.text
         label = SPEAKER_LABEL.match(text)
         pos = label.end() if label else 0
+        vocative = VOCATIVE.match(text, pos)
+        if vocative and vocative.group("who").split()[0].lower() not in ctx.lex.not_names:
+            pos = vocative.end()  # "Michael, would it make sense to ...": the question follows the name
         lead = re.compile(r"(?:(?:so|and|but|also|ok|okay|yeah|well|then|now|hmm|um|uh)\b[\s.,]*)+", re.I).match(
             text, pos
         )
@@ -544,8 +578,10 @@ class RuleExtractor(Extractor):
             return False
         if self._answered(ctx):
             return False
-        if lex.clarifying.match_at(q, 0):
-            return False
+        if lex.clarifying.match_at(q, 0) or CONFIRMATION_TAG.search(q):
+            return False  # "what is X?", "... is without a type assertion, is that right?"
+        if re.search(r"\bwhat\s+(?:does|do|did)\s+(?:[\w'-]+\s+){1,4}?mean\b", q):
+            return False  # "I'm not a node expert, what does it mean to be ...?": asks what something means
         if re.match(r"(?:is it|is that|is this|does it|does that|do you mean|or)\b", q) and self._follows_clarification(
             ctx
         ):
@@ -554,7 +590,11 @@ class RuleExtractor(Extractor):
             return False
         if FIRST_SINGULAR_QUESTION.search(q):
             return False
-        addressed = re.search(r"\b(?:do|did|does|are|were|have|has|can|could|would|will|should|may)\s+you\b|^you\b", q)
+        addressed = re.search(
+            r"\b(?:do|did|does|are|were|have|has|can|could|would|will|should|may)\s+you\b|^you\b"
+            r"|\b(?:alright|all right|ok|okay|possible|fine)\s+(?:if|for)\s+you\b",
+            q,
+        )
         if addressed and not re.search(r"\bwe\s+(?:should|need|want|must|could|can)\b", q):
             return False
         if lex.deliberative.search(q) is not None:
@@ -586,6 +626,13 @@ class RuleExtractor(Extractor):
         polite = lex.politeness.match_at(low, 0)
         floor = polite.end() if polite else 0
         hits: list[tuple[int, int, str, float]] = []
+        if polite and re.match(
+            r"\s*(?:that\s+)?(?:[a-z]+\s+){1,2}?(?:will|would|won't|wouldn't|would't|'ll|might|may)\b(?!\s+you\b)",
+            low[polite.end() :],
+        ):
+            hits.append((0, polite.end(), "fear", 0.55))  # "I'm afraid she will say no again": a fear, not politeness
+        for match in TROUBLE_AHEAD.finditer(low, floor):
+            hits.append((match.start(), match.end(), "trouble-ahead", 0.55))
         if not ctx.sent.is_question:  # "is there a risk that ...?" asks; it is an open question
             for match in lex.risk_nouns.finditer(low, floor):
                 clause = ctx.sent.clause_at(ctx.sent.start + match.start())
@@ -641,7 +688,7 @@ class RuleExtractor(Extractor):
             return []
         lex = ctx.lex
         low = ctx.low
-        hit = lex.decision_made.search(low)
+        hit = lex.decision_made.search(low) or AGENDA_REMOVAL.search(low) or BARE_OUTCOME.match(low)
         if hit is None:
             return []
         c_start = self._clause_start(ctx, hit.start())
