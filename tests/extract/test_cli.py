@@ -78,6 +78,9 @@ def test_eval_extraction_on_a_tiny_slice(tmp_path: Path) -> None:
     assert figures["turns_per_second"] > 0
     table = runner.invoke(app, ["eval", "extraction", "--data", str(data)])
     assert "rfc4" in table.output
+    alone = runner.invoke(app, ["eval", "extraction", "--data", str(data), "--extractor", "rules-only", "--json"])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.output)["extractor"] == "rules-only"
 
 
 def test_eval_bad_line_names_file_and_line(tmp_path: Path) -> None:

@@ -136,6 +136,8 @@ semantic = false
 [extract]
 # Which extractor `observe` uses: "rules" (deterministic, offline) or "llm" (the [llm] endpoint).
 extractor = "rules"
+# The rules' statistical recall layer (a small shipped linear model; adds, never removes).
+model = true
 
 [llm]
 # Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.

@@ -23,11 +23,11 @@ def register(eval_app: typer.Typer) -> None:
 
 
 def _extractor(name: str, base_url: str | None, model: str | None) -> Extractor:
-    if name == "rules":
-        return RuleExtractor()
+    if name in ("rules", "rules-only"):
+        return RuleExtractor(model=name == "rules")
     if name == "llm" and base_url and model:
         return LLMExtractor(base_url=base_url, model=model, api_key=os.environ.get("INTENTLY_LLM_KEY") or None)
-    raise typer.BadParameter("use --extractor rules, or --extractor llm with --base-url and --model")
+    raise typer.BadParameter("use --extractor rules or rules-only, or --extractor llm with --base-url and --model")
 
 
 def _render(data: dict[str, Any]) -> None:
@@ -47,7 +47,9 @@ def extraction(
     data: Annotated[
         Path, typer.Option("--data", help="Labelled JSONL (format of shared/datasets/extraction-dev.jsonl).")
     ],
-    extractor: Annotated[str, typer.Option(help="rules (default) or llm.")] = "rules",
+    extractor: Annotated[
+        str, typer.Option(help="rules (default: rules with their recall model), rules-only, or llm.")
+    ] = "rules",
     base_url: Annotated[str | None, typer.Option(help="LLM endpoint (with --extractor llm).")] = None,
     model: Annotated[str | None, typer.Option(help="LLM model (with --extractor llm).")] = None,
     repeat: Annotated[int, typer.Option(min=1, help="Extraction passes to time (speed only).")] = 1,

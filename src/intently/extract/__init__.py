@@ -2,7 +2,8 @@
 
 Language proposes, people decide: every candidate becomes an INFERRED intent waiting in the
 review queue (``intently review``), or a decision record. The default extractor is
-deterministic rules over clause structure with reviewed lexicons (``lexicon.toml``); an
+deterministic rules over clause structure with reviewed lexicons (``lexicon.toml``), plus a small
+shipped linear model (``model.json``) that adds recall and is bound by the same hard cases; an
 OpenAI-compatible LLM extractor is optional and its replies are validated as untrusted input.
 """
 
@@ -13,6 +14,7 @@ from ._dates import DueDate, find_due
 from ._engine import Extraction, ExtractionSettings, ObserveResult, Proposal, owner_actor
 from ._lexicon import Lexicon, load_lexicon
 from ._llm import REPLY_SCHEMA, ExtractionRejected, LLMExtractor
+from ._model import SentenceModel, load_model
 from ._models import Candidate, CandidateType, Turn
 from ._rules import RuleExtractor
 from ._scoring import EVAL_TYPES, RFC4_TYPES, LabelledTurn, Score, load_labelled, score
@@ -35,10 +37,12 @@ __all__ = [
     "Proposal",
     "RuleExtractor",
     "Score",
+    "SentenceModel",
     "Turn",
     "find_due",
     "load_labelled",
     "load_lexicon",
+    "load_model",
     "owner_actor",
     "score",
 ]

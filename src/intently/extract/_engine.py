@@ -45,6 +45,8 @@ class ExtractionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     extractor: Literal["rules", "llm"] = "rules"
+    # The rules' statistical recall layer (extract/model.json); false reads the rules alone.
+    model: bool = True
     timeout: float = 30.0
 
 
@@ -115,7 +117,7 @@ class Extraction:
     def _configured(self) -> Extractor:
         settings = self.settings
         if settings.extractor == "rules":
-            return RuleExtractor()
+            return RuleExtractor(model=settings.model)
         llm = self._rt.config.llm
         if not llm.base_url or not llm.model:
             raise InvalidInput(

@@ -35,6 +35,7 @@ from datetime import timedelta
 from ._base import Extractor
 from ._dates import DueDate, find_due
 from ._lexicon import Lexicon, load_lexicon
+from ._model import SentenceModel, load_model, sentence_features
 from ._models import Candidate, CandidateType, Turn
 from ._patterns import (
     ADVERB,
@@ -104,13 +105,26 @@ class _Ctx:
         return None if who.lower() in NOBODY else who
 
 
+# Finer RFC types count as their coarse type when the recall layer asks "did the rules find one?".
+_COARSE = {
+    CandidateType.DECISION_IN_PROGRESS: CandidateType.OPEN_QUESTION,
+    CandidateType.FOLLOW_UP: CandidateType.COMMITMENT,
+}
+_FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
+
+
 class RuleExtractor(Extractor):
-    """Deterministic, offline, English-first extractor (the default)."""
+    """Deterministic, offline, English-first extractor (the default).
+
+    ``model`` is the statistical recall layer (``_model.py``): ``True`` uses the model shipped
+    with the package, ``False`` reads the rules alone, or pass a :class:`SentenceModel`.
+    """
 
     name = "rules"
 
-    def __init__(self, lexicon: Lexicon | None = None) -> None:
+    def __init__(self, lexicon: Lexicon | None = None, *, model: SentenceModel | bool = True) -> None:
         self.lex = lexicon or load_lexicon()
+        self.model: SentenceModel | None = load_model() if model is True else (model or None)
         future = self.lex.future.alternation()
         self._first_person = re.compile(
             rf"(?<!\w)(?P<subj>i|we)(?:\s+\([^()]{{1,30}}\))?(?:\s+{ADVERB}){{0,2}}\s*(?P<mod>{future})(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})",
@@ -165,7 +179,41 @@ class RuleExtractor(Extractor):
             questions = [] if (risks and ctx.sent.is_question) else self._questions(ctx, bool(commitments))
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
+        if self.model is not None:
+            for cand in self._recalled(turn, norm, sents, own, {_COARSE.get(c.type, c.type) for c in found.values()}):
+                found.setdefault((cand.type, cand.start), cand)
         return sorted(found.values(), key=lambda c: (c.start, c.type.value))
+
+    def _recalled(
+        self, turn: Turn, norm: Normalized, sents: list[Sentence], own: int, found: set[CandidateType]
+    ) -> list[Candidate]:
+        """The recall layer: for each type the rules did not find in the turn, the sentence the
+        model rates most likely, if it reaches the model's threshold. It adds; it never removes."""
+        assert self.model is not None
+        model = self.model
+        scored = [
+            (index, sentence_features(sents[index].text, sents[index].is_question))
+            for index in range(len(sents))
+            if sents[index].start >= own
+        ]
+        out: list[Candidate] = []
+        for kind in model.types:
+            if kind in found or not scored:
+                continue
+            # the likeliest sentence; on a tie, the earliest
+            best, earliest = max((model.probability(kind, features), -index) for index, features in scored)
+            if best < model.threshold:
+                continue
+            ctx = _Ctx(turn, norm, sents, -earliest, self.lex)
+            if self._vetoed(ctx, kind):
+                continue
+            owner = ctx.speaker if kind is CandidateType.COMMITMENT and _FIRST_PERSON.search(ctx.sent.text) else None
+            cand = self._candidate(
+                ctx, kind, 0, len(ctx.sent.text), confidence=0.5, rule="model", owner=owner, with_due=True
+            )
+            if cand:
+                out.append(cand)
+        return out
 
     # -- building candidates ----------------------------------------------------
 
@@ -228,6 +276,35 @@ class RuleExtractor(Extractor):
     def _clause_start(self, ctx: _Ctx, rel: int) -> int:
         clause = ctx.sent.clause_at(ctx.sent.start + rel)
         return clause.start - ctx.sent.start
+
+    def _vetoed(self, ctx: _Ctx, kind: CandidateType) -> bool:
+        """The hard cases hold for what the model proposes too: a hedged, conditional, negated,
+        past, reported or idiomatic undertaking is no commitment; a question answered on the spot,
+        a clarification or a request is not pending; a negated worry is no risk; a decision asked
+        about or negated was not made."""
+        lex = ctx.lex
+        low = ctx.low
+        negated = re.search(r"n't\b|\bnot\b|\bnever\b|\bno\b", low) is not None
+        if kind is CandidateType.COMMITMENT:
+            return (
+                ctx.sent.is_question
+                or negated
+                or any(
+                    words.search(low) is not None
+                    for words in (
+                        lex.hedges, lex.conditionals, lex.idioms, lex.past_markers, lex.reporting,
+                        lex.immediate_openers, lex.offer_conditions,
+                    )
+                )
+            )  # fmt: skip
+        if kind is CandidateType.OPEN_QUESTION:
+            return self._not_pending(ctx)
+        if kind is CandidateType.RISK:
+            polite = lex.politeness.match_at(low, 0)
+            return ctx.sent.is_question or lex.risk_negated.search(low) is not None or polite is not None
+        if kind is CandidateType.DECISION:
+            return ctx.sent.is_question or negated or lex.decision_negated.search(low) is not None
+        return ctx.sent.is_question or negated
 
     # -- COMMITMENT -------------------------------------------------------------
 
@@ -570,38 +647,44 @@ class RuleExtractor(Extractor):
         return lead.end() if lead else pos
 
     def _open_question(self, ctx: _Ctx) -> bool:
+        if self._not_pending(ctx):
+            return False
+        q = ctx.low[self._question_start(ctx) :]
+        if ctx.lex.deliberative.search(q) is not None:
+            return True
+        # "Add all new modules under a scope?", "maybe just merge them with a link?": a proposal put to the group
+        first = re.match(r"(?:(?:maybe|perhaps|possibly|just)\s+)*([a-z]+)", q)
+        return first is not None and first.group(1) in ctx.lex.action_verbs
+
+    def _not_pending(self, ctx: _Ctx) -> bool:
+        """Questions that leave nothing pending: too short, answered by the next sentence, a
+        clarification, a confirmation, a past yes/no question, a request or a question to the
+        listener."""
         lex = ctx.lex
-        low = ctx.low
-        q = low[self._question_start(ctx) :]
+        q = ctx.low[self._question_start(ctx) :]
         words = re.findall(r"[\w'`-]+", q)
         if len(words) < 4:
-            return False
+            return True
         if self._answered(ctx):
-            return False
+            return True
         if lex.clarifying.match_at(q, 0) or CONFIRMATION_TAG.search(q):
-            return False  # "what is X?", "... is without a type assertion, is that right?"
+            return True  # "what is X?", "... is without a type assertion, is that right?"
         if re.search(r"\bwhat\s+(?:does|do|did)\s+(?:[\w'-]+\s+){1,4}?mean\b", q):
-            return False  # "I'm not a node expert, what does it mean to be ...?": asks what something means
+            return True  # "I'm not a node expert, what does it mean to be ...?": asks what something means
         if re.match(r"(?:is it|is that|is this|does it|does that|do you mean|or)\b", q) and self._follows_clarification(
             ctx
         ):
-            return False
+            return True
         if re.match(r"^(?:did|was|were|had|has|have)\b", q):
-            return False
+            return True
         if FIRST_SINGULAR_QUESTION.search(q):
-            return False
+            return True
         addressed = re.search(
             r"\b(?:do|did|does|are|were|have|has|can|could|would|will|should|may)\s+you\b|^you\b"
             r"|\b(?:alright|all right|ok|okay|possible|fine)\s+(?:if|for)\s+you\b",
             q,
         )
-        if addressed and not re.search(r"\bwe\s+(?:should|need|want|must|could|can)\b", q):
-            return False
-        if lex.deliberative.search(q) is not None:
-            return True
-        # "Add all new modules under a scope?", "maybe just merge them with a link?": a proposal put to the group
-        first = re.match(r"(?:(?:maybe|perhaps|possibly|just)\s+)*([a-z]+)", q)
-        return first is not None and first.group(1) in lex.action_verbs
+        return addressed is not None and not re.search(r"\bwe\s+(?:should|need|want|must|could|can)\b", q)
 
     def _follows_clarification(self, ctx: _Ctx) -> bool:
         """ "What precisely is the FCP deciding here? Is it asking if ...?": a question right after a

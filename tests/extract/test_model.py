@@ -1,0 +1,143 @@
+"""The rules' statistical recall layer: shipped, reproducible, additive, and bound by the hard cases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from intently import Intently
+from intently.core.errors import InvalidInput
+from intently.extract import CandidateType, RuleExtractor, Turn, load_labelled
+from intently.extract._model import SentenceModel, load_model, sentence_features
+from intently.extract._text import normalize, sentences
+from intently.extract._train import TrainSettings, train, train_files
+
+from .conftest import WEDNESDAY
+
+DATA = Path(__file__).parent / "data"
+
+
+def _training_files(shared_dir: Path) -> list[Path]:
+    """Where each file named in the shipped model lives: the shared dev file or the repo's blind sets."""
+    files = []
+    for name in load_model().trained_on["files"]:
+        path = shared_dir / "datasets" / name if name == "extraction-dev.jsonl" else DATA / name
+        files.append(path)
+    return files
+
+
+def test_shipped_model_was_trained_on_the_files_as_they_are(shared_dir: Path) -> None:
+    """Changing or adding a labelled file without retraining fails here (see docs/extraction.md)."""
+    recorded = load_model().trained_on["files"]
+    for path in _training_files(shared_dir):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == recorded[path.name], f"retrain: {path} changed"
+    labelled = {p.name for p in DATA.glob("*.jsonl") if not p.name.startswith("agreement-")}
+    assert labelled <= set(recorded), f"retrain: not in the model: {sorted(labelled - set(recorded))}"
+
+
+def test_retraining_reproduces_the_shipped_model(shared_dir: Path) -> None:
+    shipped = load_model()
+    again = train_files(_training_files(shared_dir), TrainSettings(**_settings(shipped)))
+    assert again.threshold == shipped.threshold and again.types == shipped.types
+    dev = load_labelled(shared_dir / "datasets" / "extraction-dev.jsonl")
+    for row in dev[:60]:
+        for sent in sentences(normalize(row.text)):
+            features = sentence_features(sent.text, sent.is_question)
+            for kind in shipped.types:
+                assert abs(again.probability(kind, features) - shipped.probability(kind, features)) < 1e-3
+
+
+def _settings(model: SentenceModel) -> dict[str, object]:
+    raw = dict(model.settings)
+    raw["types"] = tuple(raw["types"])
+    return raw
+
+
+def test_training_is_deterministic() -> None:
+    rows = load_labelled(DATA / "holdout-mixed.jsonl")
+    first = train(rows, TrainSettings(steps=50), trained_on={})
+    second = train(rows, TrainSettings(steps=50), trained_on={})
+    assert first.to_json() == second.to_json()
+    assert first.trained_on == {"sentences": first.trained_on["sentences"], "turns": len(rows)}
+
+
+def test_the_layer_only_adds_to_what_the_rules_find(shared_dir: Path) -> None:
+    alone, layered = RuleExtractor(model=False), RuleExtractor()
+    added = 0
+    for row in load_labelled(shared_dir / "datasets" / "extraction-dev.jsonl") + load_labelled(
+        DATA / "holdout-twelfth.jsonl"
+    ):
+        turn = row.turn()
+        base = alone.extract(turn)
+        more = layered.extract(turn)
+        assert all(c in more for c in base)
+        extra = [c for c in more if c not in base]
+        assert all(c.rule == "model" and c.confidence == 0.5 for c in extra)
+        assert all(turn.text[c.start : c.end] == c.span for c in extra)
+        added += len(extra)
+    assert added > 0  # the layer is live: it adds candidates on these files
+
+
+def _always(bias: float) -> SentenceModel:
+    """A model that rates every sentence as every type: only the hard-case vetoes stand in its way."""
+    kinds = (CandidateType.COMMITMENT, CandidateType.OPEN_QUESTION, CandidateType.RISK, CandidateType.DECISION)
+    return SentenceModel(
+        threshold=0.5, bias=dict.fromkeys(kinds, bias), weights={k: {} for k in kinds}, trained_on={}, settings={}
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I sent the report yesterday.", "COMMITMENT"),
+        ("I'm hoping to get back to it soon.", "COMMITMENT"),
+        ("If people want, I will write an RFC.", "COMMITMENT"),
+        ("I'll drink to that!", "COMMITMENT"),
+        ("Let me check the logs.", "COMMITMENT"),
+        ("He said I will regret it.", "COMMITMENT"),
+        ("Should we ship it in v22? Yes, the release team already agreed.", "OPEN_QUESTION"),
+        ("What is the current status of the loader?", "OPEN_QUESTION"),
+        ("Can you send me the link to the doc?", "OPEN_QUESTION"),
+        ("I'm not concerned about the memory use.", "RISK"),
+        ("There is no risk of data loss with this change.", "RISK"),
+        ("There is no consensus on the name yet.", "DECISION"),
+    ],
+)
+def test_the_hard_cases_bind_the_layer_too(text: str, kind: str) -> None:
+    found = RuleExtractor(model=_always(10.0)).extract(Turn(speaker="bob", text=text, time=WEDNESDAY))
+    assert kind not in {c.type.value for c in found}
+
+
+def test_a_model_that_rates_nothing_adds_nothing() -> None:
+    turn = Turn(speaker="bob", text="The weather was fine and we walked home.", time=WEDNESDAY)
+    assert RuleExtractor(model=_always(-10.0)).extract(turn) == []
+    assert {c.type.value for c in RuleExtractor(model=_always(10.0)).extract(turn)} == {
+        "COMMITMENT",
+        "OPEN_QUESTION",
+        "RISK",
+        "DECISION",
+    }
+
+
+def test_a_bad_model_file_names_the_field(tmp_path: Path) -> None:
+    raw = load_model().to_json()
+    raw["threshold"] = 2
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(InvalidInput, match="threshold"):
+        SentenceModel.from_path(path)
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="cannot read"):
+        SentenceModel.from_path(path)
+
+
+def test_config_turns_the_layer_off(ix: Intently) -> None:
+    assert isinstance(ix.extraction.extractor, RuleExtractor) and ix.extraction.extractor.model is not None
+    path = ix.home.config_path
+    path.write_text(path.read_text(encoding="utf-8").replace("model = true", "model = false"), encoding="utf-8")
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        extractor = again.extraction.extractor
+        assert isinstance(extractor, RuleExtractor) and extractor.model is None
