@@ -98,6 +98,8 @@ def _always(bias: float) -> SentenceModel:
         ("I'll drink to that!", "COMMITMENT"),
         ("Let me check the logs.", "COMMITMENT"),
         ("He said I will regret it.", "COMMITMENT"),
+        ("I'll read it out for everyone.", "COMMITMENT"),
+        ("Thanks, I'll be right back.", "COMMITMENT"),
         ("Should we ship it in v22? Yes, the release team already agreed.", "OPEN_QUESTION"),
         ("What is the current status of the loader?", "OPEN_QUESTION"),
         ("Can you send me the link to the doc?", "OPEN_QUESTION"),

@@ -261,6 +261,8 @@ def test_fast_enough_for_live_use(rules: RuleExtractor) -> None:
         ("Deferred.", "DECISION"),
         ("Stage 2.7", "DECISION"),
         ("No changes, general agreement on the current approach.", "DECISION"),
+        ("Let's defer until we have the release team in the meeting.", "DECISION"),  # a deferral made
+        ("parked until next week", "DECISION"),
     ],
 )
 def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: str) -> None:
@@ -292,6 +294,13 @@ def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: 
         ("So the only way is without an assertion, is that right?", "OPEN_QUESTION", "a confirmation tag"),
         ("would it be alright if you booked the table?", "OPEN_QUESTION", "a request to the listener"),
         ("Should we take it off the agenda?", "DECISION", "asked, not decided"),
+        ("If we keep going like this we'll run out of time.", "COMMITMENT", "a predicted outcome, not an act"),
+        ("We will finalize the date hopefully at the next call.", "COMMITMENT", "hedged after the verb"),
+        ("I am willing to consider a keyword syntax.", "COMMITMENT", "a thought, not an act"),
+        ("I'll go into this later in my own agenda item.", "COMMITMENT", "said within this meeting"),
+        ("He asked whether we should consider the calendar proposal.", "OPEN_QUESTION", "reported"),
+        ("I don't know how often that will come up.", "OPEN_QUESTION", "not knowing is not a pending decision"),
+        ("That is because we've decided not to take those paths.", "DECISION", "an earlier decision cited"),
     ],
 )
 def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:

@@ -286,9 +286,15 @@ class RuleExtractor(Extractor):
         low = ctx.low
         negated = re.search(r"n't\b|\bnot\b|\bnever\b|\bno\b", low) is not None
         if kind is CandidateType.COMMITMENT:
+            immediate = any(
+                self._immediate(ctx, m.start(), m.start("verb"), self._clause_end(ctx, m.start("verb")))
+                for m in self._first_person.finditer(ctx.sent.text)
+            )
             return (
                 ctx.sent.is_question
                 or negated
+                or immediate
+                or lex.immediate_adverbs.search(low) is not None
                 or any(
                     words.search(low) is not None
                     for words in (
@@ -359,8 +365,10 @@ class RuleExtractor(Extractor):
         """ "we'll need to", "we will choose": a necessity or a pending choice, not an undertaking;
         "I'll be late", "I won't be in": a state, unless it is an activity ("be sending", "be able to")."""
         low = ctx.low
-        if re.match(r"(?:need|have to|want|be able to decide)\b", low[verb_start:]):
-            return True
+        if re.match(r"(?:need|have to|want|be able to decide|consider|reconsider|think|end up)\b", low[verb_start:]):
+            return True  # a necessity, a thought or an outcome ("we'll end up with"), not an act
+        if ctx.lex.bad_outcomes.match_at(low, verb_start):
+            return True  # "we'll run out of time": a prediction, not an undertaking
         if re.match(r"be\b(?!\s+(?:able|responsible|there|here|\w+ing\b))", low[verb_start:]):
             return True
         return ctx.lex.decide_verbs.match_at(low, verb_start) is not None
@@ -448,6 +456,8 @@ class RuleExtractor(Extractor):
             return False
         if lex.hedges.search(window) or lex.hedges.match_at(low, verb_start):
             return False
+        if re.search(r"\b(?:hopefully|probably|maybe|perhaps|possibly)\b", low[verb_end:clause_end]):
+            return False  # "we will finalize the date hopefully on ACDT": hedged after the verb
         if lex.conditionals.search(low, 0, subj):
             return False
         offer = lex.offer_conditions.search(low, verb_end)
@@ -580,6 +590,8 @@ class RuleExtractor(Extractor):
             # or hypothetical, nothing is pending.
             if re.search(r"\b(?:no|not|nothing|never|none)\b|n't\b", near) or lex.conditionals.search(before):
                 marker = None
+            elif lex.reporting.search(low, 0, marker.start()) or re.search(r"\b(?:might|may|could)\s+$", before):
+                marker = None  # "he asked whether we should consider", "we might need to consider": reported or hedged
             elif lex.immediate_openers.search(low, 0, marker.start()):
                 marker = None  # "let me figure out what the problem is": done now, in the conversation
             elif ctx.sent.is_question and self._answered(ctx):
@@ -779,6 +791,8 @@ class RuleExtractor(Extractor):
             return []
         if lex.reporting.search(low, 0, hit.start()) or re.search(r"\bhad\s+$", low[: hit.start()]):
             return []  # "he wondered why I had decided": a report about someone's past choice
+        if re.search(r"\b(?:because|since|what|as|than)\s+(?:\w+\s+){0,2}$", low[c_start : hit.start()]):
+            return []  # "because we've decided not to", "compared to what was agreed in 2020": an earlier decision cited
         if lex.conditionals.search(low, c_start, hit.start()):
             return []
         # "Resolution: ship it in v24": a label decides what follows it on the line.

@@ -31,7 +31,7 @@ _FOLD = {"DECISION_IN_PROGRESS": "OPEN_QUESTION", "FOLLOW_UP": "COMMITMENT"}
 class TrainSettings:
     """The knobs, recorded in the model file. Defaults are the ones measured in docs/extraction.md."""
 
-    types: tuple[str, ...] = ("COMMITMENT", "OPEN_QUESTION", "RISK", "DECISION")
+    types: tuple[str, ...] = ("COMMITMENT", "OPEN_QUESTION", "DECISION")
     threshold: float = 0.8
     l2: float = 5.0
     steps: int = 300
