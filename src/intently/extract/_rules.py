@@ -180,17 +180,22 @@ class RuleExtractor(Extractor):
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
         if self.model is not None:
-            for cand in self._recalled(turn, norm, sents, own, {_COARSE.get(c.type, c.type) for c in found.values()}):
+            have = {_COARSE.get(c.type, c.type) for c in found.values()}
+            for cand in self._recalled(self.model, turn, norm, sents, own, have):
                 found.setdefault((cand.type, cand.start), cand)
         return sorted(found.values(), key=lambda c: (c.start, c.type.value))
 
     def _recalled(
-        self, turn: Turn, norm: Normalized, sents: list[Sentence], own: int, found: set[CandidateType]
+        self,
+        model: SentenceModel,
+        turn: Turn,
+        norm: Normalized,
+        sents: list[Sentence],
+        own: int,
+        found: set[CandidateType],
     ) -> list[Candidate]:
         """The recall layer: for each type the rules did not find in the turn, the sentence the
         model rates most likely, if it reaches the model's threshold. It adds; it never removes."""
-        assert self.model is not None
-        model = self.model
         scored = [
             (index, sentence_features(sents[index].text, sents[index].is_question))
             for index in range(len(sents))
