@@ -143,3 +143,9 @@ def test_config_turns_the_layer_off(ix: Intently) -> None:
     with Intently.open(ix.home.path, actor="user:alice") as again:
         extractor = again.extraction.extractor
         assert isinstance(extractor, RuleExtractor) and extractor.model is None
+
+
+def test_a_vetoed_sentence_gives_way_to_the_next_likeliest() -> None:
+    turn = Turn(speaker="bob", text="Is the plan approved? The group was fine with it.", time=WEDNESDAY)
+    decisions = [c for c in RuleExtractor(model=_always(10.0)).extract(turn) if c.type is CandidateType.DECISION]
+    assert [c.span for c in decisions] == ["The group was fine with it"]

@@ -195,7 +195,8 @@ class RuleExtractor(Extractor):
         found: set[CandidateType],
     ) -> list[Candidate]:
         """The recall layer: for each type the rules did not find in the turn, the sentence the
-        model rates most likely, if it reaches the model's threshold. It adds; it never removes."""
+        model rates most likely among those that reach its threshold and that no hard case vetoes.
+        It adds; it never removes."""
         scored = [
             (index, sentence_features(sents[index].text, sents[index].is_question))
             for index in range(len(sents))
@@ -205,19 +206,21 @@ class RuleExtractor(Extractor):
         for kind in model.types:
             if kind in found or not scored:
                 continue
-            # the likeliest sentence; on a tie, the earliest
-            best, earliest = max((model.probability(kind, features), -index) for index, features in scored)
-            if best < model.threshold:
-                continue
-            ctx = _Ctx(turn, norm, sents, -earliest, self.lex)
-            if self._vetoed(ctx, kind):
-                continue
-            owner = ctx.speaker if kind is CandidateType.COMMITMENT and _FIRST_PERSON.search(ctx.sent.text) else None
-            cand = self._candidate(
-                ctx, kind, 0, len(ctx.sent.text), confidence=0.5, rule="model", owner=owner, with_due=True
-            )
-            if cand:
-                out.append(cand)
+            rated = sorted(((model.probability(kind, features), -index) for index, features in scored), reverse=True)
+            for probability, earliest in rated:  # likeliest first; on a tie, the earliest
+                if probability < model.threshold:
+                    break
+                ctx = _Ctx(turn, norm, sents, -earliest, self.lex)
+                if self._vetoed(ctx, kind):
+                    continue
+                first_person = _FIRST_PERSON.search(ctx.sent.text)
+                owner = ctx.speaker if kind is CandidateType.COMMITMENT and first_person else None
+                cand = self._candidate(
+                    ctx, kind, 0, len(ctx.sent.text), confidence=0.5, rule="model", owner=owner, with_due=True
+                )
+                if cand:
+                    out.append(cand)
+                    break
         return out
 
     # -- building candidates ----------------------------------------------------
@@ -308,8 +311,8 @@ class RuleExtractor(Extractor):
                     )
                 )
             )  # fmt: skip
-        if kind is CandidateType.OPEN_QUESTION:
-            return self._not_pending(ctx)
+        if kind is CandidateType.OPEN_QUESTION:  # an answer ("Yes, the team agreed") settles, it does not ask
+            return self._not_pending(ctx) or lex.answer_openers.match_at(low, 0) is not None
         if kind is CandidateType.RISK:
             polite = lex.politeness.match_at(low, 0)
             return ctx.sent.is_question or lex.risk_negated.search(low) is not None or polite is not None
