@@ -26,6 +26,16 @@ class CandidateType(StrEnum):
     FOLLOW_UP = "FOLLOW_UP"
     DECISION = "DECISION"
 
+    @property
+    def coarse(self) -> CandidateType:
+        """The type the labelled data and its evaluation count this as: the finer RFC types
+        DECISION_IN_PROGRESS and FOLLOW_UP are an open question and a commitment there."""
+        if self is CandidateType.DECISION_IN_PROGRESS:
+            return CandidateType.OPEN_QUESTION
+        if self is CandidateType.FOLLOW_UP:
+            return CandidateType.COMMITMENT
+        return self
+
 
 class Turn(BaseModel):
     """One conversational turn. ``time`` anchors relative dates ("by Friday")."""

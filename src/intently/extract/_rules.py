@@ -105,11 +105,6 @@ class _Ctx:
         return None if who.lower() in NOBODY else who
 
 
-# Finer RFC types count as their coarse type when the recall layer asks "did the rules find one?".
-_COARSE = {
-    CandidateType.DECISION_IN_PROGRESS: CandidateType.OPEN_QUESTION,
-    CandidateType.FOLLOW_UP: CandidateType.COMMITMENT,
-}
 _FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
 
 
@@ -180,7 +175,7 @@ class RuleExtractor(Extractor):
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
         if self.model is not None:
-            have = {_COARSE.get(c.type, c.type) for c in found.values()}
+            have = {c.type.coarse for c in found.values()}
             for cand in self._recalled(self.model, turn, norm, sents, own, have):
                 found.setdefault((cand.type, cand.start), cand)
         return sorted(found.values(), key=lambda c: (c.start, c.type.value))

@@ -20,13 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..core.errors import InvalidInput
 from ._base import Extractor
 from ._llm import ExtractionRejected
-from ._models import Candidate, CandidateType, Turn
+from ._models import Candidate, Turn
 
 __all__ = ["EVAL_TYPES", "RFC4_TYPES", "LabelledTurn", "Score", "load_labelled", "score"]
 
 RFC4_TYPES: tuple[str, ...] = ("COMMITMENT", "GOAL", "OPEN_QUESTION", "RISK")
 EVAL_TYPES: tuple[str, ...] = (*RFC4_TYPES, "DECISION")
-_FOLD = {CandidateType.DECISION_IN_PROGRESS: "OPEN_QUESTION", CandidateType.FOLLOW_UP: "COMMITMENT"}
 # The data sets carry no timestamps; relative dates are resolved against this fixed instant.
 DEFAULT_TIME = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -142,7 +141,7 @@ def score(extractor: Extractor, rows: list[LabelledTurn], *, repeat: int = 1) ->
             extractor.extract(turn)
     result.seconds = (time.perf_counter() - started) / max(1, repeat)
     for row, cands in zip(rows, predictions, strict=True):
-        predicted = {_FOLD.get(c.type, c.type.value) for c in cands}
+        predicted = {c.type.coarse.value for c in cands}
         gold = row.gold()
         for name in EVAL_TYPES:
             p, g = name in predicted, name in gold
@@ -151,7 +150,7 @@ def score(extractor: Extractor, rows: list[LabelledTurn], *, repeat: int = 1) ->
                 counts.tp += 1
             elif p:
                 counts.fp += 1
-                spans = [c.span for c in cands if _FOLD.get(c.type, c.type.value) == name]
+                spans = [c.span for c in cands if c.type.coarse.value == name]
                 result.errors.append({"id": row.id, "type": name, "kind": "fp", "spans": spans})
             elif g:
                 counts.fn += 1

@@ -24,8 +24,6 @@ from ._text import normalize, sentences
 
 __all__ = ["TrainSettings", "labelled_sentences", "train", "train_files"]
 
-_FOLD = {"DECISION_IN_PROGRESS": "OPEN_QUESTION", "FOLLOW_UP": "COMMITMENT"}
-
 
 @dataclass(frozen=True)
 class TrainSettings:
@@ -47,8 +45,8 @@ def labelled_sentences(rows: Sequence[LabelledTurn]) -> list[tuple[list[str], se
         spans: list[tuple[str, int, int]] = []
         for label in row.labels:
             at = row.text.find(label.span) if label.span else -1
-            if at >= 0:
-                spans.append((_FOLD.get(label.type, label.type), at, at + len(label.span)))
+            if at >= 0 and label.type in CandidateType.__members__:  # an unknown type trains nothing
+                spans.append((CandidateType(label.type).coarse.value, at, at + len(label.span)))
         norm = normalize(row.text)
         for sent in sentences(norm):
             features = sentence_features(sent.text, sent.is_question)
