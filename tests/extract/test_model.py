@@ -10,7 +10,7 @@ import pytest
 
 from intently import Intently
 from intently.core.errors import InvalidInput
-from intently.extract import CandidateType, RuleExtractor, Turn, load_labelled
+from intently.extract import EVAL_TYPES, RFC4_TYPES, CandidateType, RuleExtractor, Turn, load_labelled, score
 from intently.extract._model import SentenceModel, load_model, sentence_features
 from intently.extract._text import normalize, sentences
 from intently.extract._train import TrainSettings, train, train_files
@@ -149,3 +149,21 @@ def test_a_vetoed_sentence_gives_way_to_the_next_likeliest() -> None:
     turn = Turn(speaker="bob", text="Is the plan approved? The group was fine with it.", time=WEDNESDAY)
     decisions = [c for c in RuleExtractor(model=_always(10.0)).extract(turn) if c.type is CandidateType.DECISION]
     assert [c.span for c in decisions] == ["The group was fine with it"]
+
+
+def test_validate_trains_without_each_held_out_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from intently.extract.train import main
+
+    out = tmp_path / "model.json"
+    held = [DATA / "holdout-mixed.jsonl", DATA / "holdout-fresh.jsonl"]
+    assert (
+        main([str(DATA / "holdout-third.jsonl"), *map(str, held), "--out", str(out), "--validate", *map(str, held)])
+        == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["held_out"] == ["holdout-mixed.jsonl", "holdout-fresh.jsonl"]
+    rows = [r for path in held for r in load_labelled(path)]
+    expected = score(RuleExtractor(model=False), rows).micro(RFC4_TYPES)
+    assert report["rules"]["rfc4"] == expected  # pooled over the held-out files as one
+    assert set(report["types"]) == set(EVAL_TYPES) and set(report["types"]["GOAL"]) == {"rules", "rules+model"}
+    assert set(SentenceModel.from_path(out).trained_on["files"]) == {"holdout-third.jsonl", *(p.name for p in held)}

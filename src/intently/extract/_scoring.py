@@ -86,6 +86,9 @@ class _Counts:
     fp: int = 0
     fn: int = 0
 
+    def add(self, other: _Counts) -> None:
+        self.tp, self.fp, self.fn = self.tp + other.tp, self.fp + other.fp, self.fn + other.fn
+
     def figures(self) -> dict[str, float]:
         precision = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
         recall = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
@@ -103,11 +106,20 @@ class Score:
     errors: list[dict[str, Any]] = field(default_factory=list)
     rejected: int = 0
 
+    @classmethod
+    def pooled(cls, scores: Iterable[Score]) -> Score:
+        """One score over several files, counted as if they were one (speed and errors left out)."""
+        total = cls()
+        for one in scores:
+            total.turns += one.turns
+            for name in EVAL_TYPES:
+                total.counts[name].add(one.counts[name])
+        return total
+
     def micro(self, types: Iterable[str]) -> dict[str, float]:
         total = _Counts()
         for name in types:
-            c = self.counts[name]
-            total.tp, total.fp, total.fn = total.tp + c.tp, total.fp + c.fp, total.fn + c.fn
+            total.add(self.counts[name])
         return total.figures()
 
     def to_json(self) -> dict[str, Any]:

@@ -20,16 +20,6 @@ from ._scoring import EVAL_TYPES, RFC4_TYPES, Score, load_labelled, score
 from ._train import TrainSettings, train_files
 
 
-def _pooled(scores: list[Score]) -> Score:
-    total = Score()
-    for one in scores:
-        total.turns += one.turns
-        for name in EVAL_TYPES:
-            mine, theirs = total.counts[name], one.counts[name]
-            mine.tp, mine.fp, mine.fn = mine.tp + theirs.tp, mine.fp + theirs.fp, mine.fn + theirs.fn
-    return total
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m intently.extract.train", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", type=Path, help="labelled JSONL files to train on")
@@ -48,14 +38,11 @@ def main(argv: list[str] | None = None) -> int:
             rows = load_labelled(held)
             rules_only.append(score(RuleExtractor(model=False), rows))
             with_model.append(score(RuleExtractor(model=model), rows))
+        pooled = {"rules": Score.pooled(rules_only), "rules+model": Score.pooled(with_model)}
         report = {
             "held_out": [p.name for p in args.validate],
-            "rules": {k: _pooled(rules_only).micro(t) for k, t in (("rfc4", RFC4_TYPES), ("all", EVAL_TYPES))},
-            "rules+model": {k: _pooled(with_model).micro(t) for k, t in (("rfc4", RFC4_TYPES), ("all", EVAL_TYPES))},
-            "types": {
-                name: {"rules": _pooled(rules_only).micro([name]), "rules+model": _pooled(with_model).micro([name])}
-                for name in EVAL_TYPES
-            },
+            **{name: {"rfc4": one.micro(RFC4_TYPES), "all": one.micro(EVAL_TYPES)} for name, one in pooled.items()},
+            "types": {t: {name: one.micro([t]) for name, one in pooled.items()} for t in EVAL_TYPES},
         }
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
