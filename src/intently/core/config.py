@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import InvalidInput, NotFound
+from .errors import InvalidInput, NotFound, first_problem
 
 __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 
@@ -227,9 +227,8 @@ class Home:
         try:
             return Config.model_validate({**raw, "extra": extra})
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise InvalidInput(first["msg"], where=f"{self.config_path}: {field}") from exc
+            field, message = first_problem(exc)
+            raise InvalidInput(message, where=f"{self.config_path}: {field}") from exc
 
     def database_url(self, config: Config) -> str:
         env = os.environ.get("INTENTLY_DATABASE_URL")

@@ -26,6 +26,11 @@ cel, ...) are translated at the boundary and chained with ``from``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 __all__ = [
     "BadSignature",
     "ConflictError",
@@ -45,7 +50,18 @@ __all__ = [
     "StaleCheckpoint",
     "StoreError",
     "UnknownKey",
+    "first_problem",
 ]
+
+
+def first_problem(exc: ValidationError) -> tuple[str, str]:
+    """The dotted field path and the message of a pydantic error's first problem.
+
+    Bad input reports one place at a time (``where``, then what is wrong there); every edge
+    that validates with pydantic turns its error into that pair the same way.
+    """
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]), first["msg"]
 
 
 class IntentlyError(Exception):

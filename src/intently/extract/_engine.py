@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..access import Permission
 from ..core.actors import Actor
 from ..core.clock import format_time
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, first_problem
 from ..log import register_applier
 from ._base import Extractor
 from ._llm import ExtractionRejected, LLMExtractor
@@ -103,9 +103,8 @@ class Extraction:
         try:
             return ExtractionSettings.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = "extract." + ".".join(str(p) for p in first["loc"])
-            raise InvalidInput(first["msg"], where=f"{self._rt.home.config_path}: {where}") from exc
+            field, message = first_problem(exc)
+            raise InvalidInput(message, where=f"{self._rt.home.config_path}: extract.{field}") from exc
 
     @property
     def extractor(self) -> Extractor:
@@ -235,5 +234,5 @@ def _turn(turn: Turn | dict[str, Any]) -> Turn:
     try:
         return Turn.model_validate(turn)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InvalidInput(first["msg"], where="turn." + ".".join(str(p) for p in first["loc"])) from exc
+        field, message = first_problem(exc)
+        raise InvalidInput(message, where=f"turn.{field}") from exc

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, first_problem
 from ._chat import ChatNoise
 
 __all__ = ["Lexicon", "Phrases", "load_lexicon"]
@@ -287,9 +287,8 @@ class Lexicon:
         try:
             return cls(_File.model_validate(raw))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise InvalidInput(first["msg"], where=f"{where}: {field}") from exc
+            field, message = first_problem(exc)
+            raise InvalidInput(message, where=f"{where}: {field}") from exc
 
 
 @cache

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.errors import IntentlyError
+from ..core.errors import IntentlyError, first_problem
 from ._base import Extractor
 from ._dates import find_due
 from ._models import Candidate, CandidateType, Turn
@@ -164,9 +164,8 @@ class LLMExtractor(Extractor):
         try:
             reply = _Reply.model_validate_json(content)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "reply"
-            raise ExtractionRejected(f"{where}: {first['msg']}", kind="malformed", extractor=self.name) from exc
+            field, message = first_problem(exc)
+            raise ExtractionRejected(f"{field or 'reply'}: {message}", kind="malformed", extractor=self.name) from exc
         out: list[Candidate] = []
         for index, item in enumerate(reply.candidates):
             start = turn.text.find(item.span)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, first_problem
 from ._models import CandidateType
 
 __all__ = ["MODEL_FORMAT", "SentenceModel", "load_model", "sentence_features"]
@@ -108,8 +108,8 @@ class SentenceModel:
         try:
             data = _ModelFile.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise InvalidInput(first["msg"], where=f"{where}: {'.'.join(str(p) for p in first['loc'])}") from exc
+            field, message = first_problem(exc)
+            raise InvalidInput(message, where=f"{where}: {field}") from exc
         return cls(
             threshold=data.threshold,
             bias={kind: t.bias for kind, t in data.types.items()},

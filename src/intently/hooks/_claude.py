@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .._intently import Intently
 from ..context import ContextResult, assemble, engine_method
 from ..core.clock import format_time
-from ..core.errors import IntentlyError
+from ..core.errors import IntentlyError, first_problem
 from ._extract import extract_tool_output, tool_output_extraction
 from ._gate import (
     Observation,
@@ -108,9 +108,8 @@ def handle_claude_event(raw: str, open_home: Opener) -> HookResult:
         try:
             parsed = model.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "input"
-            return _deny_exit(f"{event} input invalid at {where}: {first['msg']}")
+            field, message = first_problem(exc)
+            return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
         ix = open_home(Path(parsed.cwd) if parsed.cwd else None)
         try:
             return fn(ix, parsed)
