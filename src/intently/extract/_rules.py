@@ -192,15 +192,16 @@ class RuleExtractor(Extractor):
         """The recall layer: for each type the rules did not find in the turn, the sentence the
         model rates most likely among those that reach its threshold and that no hard case vetoes.
         It adds; it never removes."""
+        missing = [kind for kind in model.types if kind not in found]
+        if not missing:
+            return []  # the rules found every type the model knows: no features to compute
         scored = [
             (index, sentence_features(sents[index].text, sents[index].is_question))
             for index in range(len(sents))
             if sents[index].start >= own
         ]
         out: list[Candidate] = []
-        for kind in model.types:
-            if kind in found or not scored:
-                continue
+        for kind in missing:
             rated = sorted(((model.probability(kind, features), -index) for index, features in scored), reverse=True)
             for probability, earliest in rated:  # likeliest first; on a tie, the earliest
                 if probability < model.threshold:
