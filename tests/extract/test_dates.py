@@ -29,6 +29,12 @@ def _end(day: str) -> datetime:
         ("release it on 2 Feb", "2027-02-02"),
         ("in 2 weeks", "2026-03-18"),
         ("next Monday", "2026-03-09"),
+        ("by end of Q1", "2026-03-31"),
+        ("by Q1", "2026-03-31"),
+        ("by Q4 2027", "2027-12-31"),
+        ("this quarter", "2026-03-31"),
+        ("next quarter", "2026-06-30"),
+        ("in two months", "2026-05-04"),
     ],
 )
 def test_resolves(text: str, expected: str) -> None:
@@ -51,3 +57,15 @@ def test_friday_said_on_a_friday_is_the_next_one() -> None:
     friday = datetime(2026, 3, 6, 9, tzinfo=UTC)
     due = find_due("by Friday", 0, 9, friday)
     assert due is not None and due.when == _end("2026-03-13")
+
+
+def test_a_quarter_already_over_is_next_years() -> None:
+    november = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    due = find_due("by Q1", 0, 5, november)
+    assert due is not None and due.when == _end("2027-03-31")
+
+
+def test_a_month_ahead_ends_on_a_short_months_last_day() -> None:
+    january = datetime(2026, 1, 31, 12, 0, tzinfo=UTC)
+    due = find_due("in a month", 0, 10, january)
+    assert due is not None and due.when == _end("2026-02-28")

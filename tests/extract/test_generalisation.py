@@ -196,6 +196,70 @@ def test_more_decision_forms(extract: Extract, text: str) -> None:
     assert "DECISION" in types(extract(text, speaker=None))
 
 
+# -- forms a phrase list misses -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our goal this sprint is to cut p99 latency below 200ms.",
+        "The main objective of the refactor is that sessions survive a restart.",
+        "My priority for the next release is getting the installer signed.",
+    ],
+)
+def test_a_goal_noun_with_words_between_it_and_its_verb(extract: Extract, text: str) -> None:
+    assert "GOAL" in types(extract(text))
+
+
+@pytest.mark.parametrize("text", ["The goal was to ship in May.", "The goal is not to replace the parser."])
+def test_a_past_or_denied_goal_noun_is_no_goal(extract: Extract, text: str) -> None:
+    assert "GOAL" not in types(extract(text))
+
+
+def test_asking_to_be_reminded_is_the_speakers_task(extract: Extract) -> None:
+    [found] = extract("Remind me to rotate the API keys next week.")
+    assert (found.type.value, found.owner, found.due_text) == ("COMMITMENT", "bob", "next week")
+    assert types(extract("Note to self: update the README once this lands.")) == {"COMMITMENT"}
+
+
+def test_a_due_date_before_the_undertaking_is_its_due_date(extract: Extract) -> None:
+    [found] = extract("Next week I'll write the docs for the new API.")
+    assert found.type.value == "COMMITMENT" and found.due_text == "Next week"
+    assert found.due is not None and found.due.date().isoformat() == "2026-03-13"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["One concern: the cache could serve stale prices.", "My main concern here is the migration window."],
+)
+def test_a_worry_announced_by_its_noun_is_a_risk(extract: Extract, text: str) -> None:
+    assert "RISK" in types(extract(text))
+
+
+def test_a_ruled_out_outcome_is_no_risk(extract: Extract) -> None:
+    assert "RISK" not in types(extract("The branch could fast-forward, so a PR would merge without conflicts."))
+
+
+@pytest.mark.parametrize("text", ["OK, go with the second approach.", "Let's stick with SQLite for now."])
+def test_a_choice_settled_by_an_imperative_is_a_decision(extract: Extract, text: str) -> None:
+    assert "DECISION" in types(extract(text))
+
+
+def test_going_with_a_person_is_company_not_a_choice(extract: Extract) -> None:
+    assert "DECISION" not in types(extract("Go with him to the station, it's late."))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's start thinking about how we'll handle pulls from git.",
+        "I still don't understand why we want to do that.",
+    ],
+)
+def test_an_undertaking_or_desire_under_a_wh_word_is_asked_about(extract: Extract, text: str) -> None:
+    assert not types(extract(text)) & {"COMMITMENT", "GOAL"}
+
+
 # -- the blind files ----------------------------------------------------------------------
 
 

@@ -138,6 +138,9 @@ semantic = false
 extractor = "rules"
 # The rules' statistical recall layer (a small shipped linear model; adds, never removes).
 model = true
+# Channels whose turns are prompts to a coding agent (`intently hook claude` uses "claude-code"):
+# there a question is put to the agent, so only a stated pending decision becomes an open question.
+agent_channels = ["agent", "agent_session", "claude-code"]
 
 [llm]
 # Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.

@@ -21,6 +21,7 @@ _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7}
+_MONTH_UNITS = ("month", "months")
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a": 1, "an": 1, "a couple of": 2}
 
 _DUE = re.compile(
@@ -30,6 +31,9 @@ _DUE = re.compile(
     r"|(?P<eow>eow|end of (?:the |this )?week)"
     r"|(?P<eom>eom|end of (?:the |this )?month)"
     r"|(?P<eoy>end of (?:the |this )?year)"
+    r"|(?P<eoq>eoq|end of (?:the |this )?quarter|this quarter)"
+    r"|(?P<nextq>next quarter)"
+    r"|(?P<quarter>(?:(?:the )?end of )?q[1-4](?:,? \d{4})?)"
     r"|(?P<tomorrow>tomorrow)"
     r"|(?P<today>today|tonight)"
     r"|(?P<nextunit>next (?:week|month))"
@@ -37,7 +41,7 @@ _DUE = re.compile(
     r"|(?P<wd>(?:next |this )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
     rf"|(?P<md>(?:{_MONTH_RE})\.? \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?)"
     rf"|(?P<dm>\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH_RE})(?:,? \d{{4}})?)"
-    r"|(?P<inn>in (?:\d+|one|two|three|four|five|six|a|an|a couple of) (?:days?|weeks?))"
+    r"|(?P<inn>in (?:\d+|one|two|three|four|five|six|a|an|a couple of) (?:days?|weeks?|months?))"
     r"|(?P<vague>(?:(?:the|my|our|your) )?next (?:meeting|call|plenary|release|sprint|cycle|presentation|session"
     r"|iteration|milestone|update|sync|standup)|this cycle|after [a-z]+ation|in the future)"
     r")\b",
@@ -77,6 +81,17 @@ def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
         return _end_of(now.replace(day=calendar.monthrange(now.year, now.month)[1]))
     if kind == "eoy":
         return _end_of(now.replace(month=12, day=31))
+    if kind in ("eoq", "nextq"):
+        quarter = (now.month - 1) // 3 + (2 if kind == "nextq" else 1)
+        return _end_of_quarter(now.year + (quarter - 1) // 4, (quarter - 1) % 4 + 1)
+    if kind == "quarter":
+        named = re.search(r"q([1-4])", raw)
+        quarter = int(named.group(1)) if named else 4
+        year_match = re.search(r"\d{4}", raw)
+        year = int(year_match.group()) if year_match else now.year
+        if year_match is None and _end_of_quarter(year, quarter) < now:
+            year += 1  # "by Q1" said in November means next year's
+        return _end_of_quarter(year, quarter)
     if kind == "nextunit":
         if raw.endswith("week"):
             return _end_of(now + timedelta(days=11 - now.weekday()))
@@ -95,8 +110,23 @@ def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
         unit = parts[-1]
         count_word = " ".join(parts[1:-1])
         count = int(count_word) if count_word.isdigit() else _NUMBERS.get(count_word, 1)
+        if unit in _MONTH_UNITS:
+            return _end_of(_add_months(now, count))
         return _end_of(now + timedelta(days=count * _UNITS[unit]))
     return None
+
+
+def _end_of_quarter(year: int, quarter: int) -> datetime:
+    month = quarter * 3
+    return _end_of(datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=UTC))
+
+
+def _add_months(day: datetime, count: int) -> datetime:
+    """The same day ``count`` months on, or the month's last day when it is shorter ("in a month"
+    said on 31 January is 28 or 29 February)."""
+    month_index = day.month - 1 + count
+    year, month = day.year + month_index // 12, month_index % 12 + 1
+    return day.replace(year=year, month=month, day=min(day.day, calendar.monthrange(year, month)[1]))
 
 
 def _month_day(raw: str, now: datetime) -> datetime | None:

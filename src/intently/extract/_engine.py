@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..access import Permission
 from ..core.actors import Actor
@@ -26,7 +26,7 @@ from ..log import register_applier
 from ._base import Extractor
 from ._llm import ExtractionRejected, LLMExtractor
 from ._models import Candidate, CandidateType, Turn
-from ._rules import RuleExtractor
+from ._rules import AGENT_CHANNELS, RuleExtractor
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -47,6 +47,8 @@ class ExtractionSettings(BaseModel):
     extractor: Literal["rules", "llm"] = "rules"
     # The rules' statistical recall layer (extract/model.json); false reads the rules alone.
     model: bool = True
+    # Channels whose turns are prompts to a coding agent: read in that register (see RuleExtractor).
+    agent_channels: list[str] = Field(default_factory=lambda: sorted(AGENT_CHANNELS))
     timeout: float = 30.0
 
 
@@ -116,7 +118,7 @@ class Extraction:
     def _configured(self) -> Extractor:
         settings = self.settings
         if settings.extractor == "rules":
-            return RuleExtractor(model=settings.model)
+            return RuleExtractor(model=settings.model, agent_channels=settings.agent_channels)
         llm = self._rt.config.llm
         if not llm.base_url or not llm.model:
             raise InvalidInput(

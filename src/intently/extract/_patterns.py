@@ -128,6 +128,37 @@ BARE_QUESTION = re.compile(
 SUBJECTLESS_DESIRABLE = re.compile(
     r"^(?:(?:it|that)\s+)?(?:would|'d)\s+(?:also\s+|really\s+)?be\s+(?:nice|great|good|ideal|helpful)\s+(?=to\b|if\b|for\b)"
 )
+# A goal stated as a noun with its own adjuncts: "our goal this sprint is to cut p99", "the main
+# objective of the refactor is that sessions resume". The fixed phrases in the lexicon ("our goal is")
+# miss every such phrase with words between the noun and the verb. Present or future only: "the goal
+# was" reports, "the goal is not to" denies.
+GOAL_STATEMENT = re.compile(
+    r"\b(?:our|my|the|their|this|the team's|the project's)\s+"
+    r"(?:(?:main|primary|top|first|biggest|real|overall|ultimate|long-term|short-term|immediate|key|end|one)\s+)?"
+    r"(?:goal|aim|objective|target|priority|mission|intention)\s+"
+    r"(?:(?:for|of|in|with|on|this|next|today|here|now|going)\b[^.;:!?]{0,40}?\s+)?"
+    r"(?:is|are|will be|remains|should be)\s+(?=to\b|that\b|:|[a-z]+ing\b)"
+)
+# The speaker asks to be reminded: the task is theirs to do later ("remind me to rotate the keys next
+# week", "don't let me forget to update the changelog").
+REMIND_ME = re.compile(
+    r"(?:please\s+|pls\s+|and\s+|also\s+)?(?:remind\s+me|do\s+not\s+let\s+me\s+forget|don't\s+let\s+me\s+forget"
+    r"|dont\s+let\s+me\s+forget)\s+(?:later\s+|tomorrow\s+)?(?:to|that\s+i\s+(?:need|have)\s+to)\s+(?P<verb>[a-z][\w-]*)",
+    re.IGNORECASE,
+)
+# A worry announced by its noun, as notes and chats write it: "One concern: the cache could serve stale
+# prices", "the main risk here is the migration", "another worry would be the API limits".
+RISK_OPENER = re.compile(
+    r"(?:^|(?<=[,;]\s))(?:(?:one|a|another|my|the|our|main|big|biggest|key|potential|possible|only|real|slight)\s+){0,2}"
+    r"(?:concern|risk|worry|danger|downside|caveat)s?(?:\s+(?:here|with\s+(?:this|that|it)))?\s*(?::|\bis\b|\bwould\s+be\b)"
+)
+# A choice settled by an imperative, alone or after an assent: "OK, go with the second approach",
+# "let's stick with SQLite". A person after "with" is company, not a choice ("go with him").
+CHOICE_IMPERATIVE = re.compile(
+    r"(?:(?:ok|okay|alright|all right|yes|yeah|yep|sure|sounds good|great|fine|agreed|perfect)[,.!]?\s+)?"
+    r"(?:then\s+)?(?:let's\s+|lets\s+|we'll\s+|we\s+will\s+)?(?:go|stick|proceed)\s+with\s+"
+    r"(?!(?:me|you|him|her|us|them|my|your|his|their)\b)"
+)
 # A pseudo-cleft desire: "what we really want is a policy", "what I want here is an RFC".
 CLEFT_DESIRE = re.compile(
     r"\bwhat\s+(?:i|we)\s+(?:really\s+|actually\s+|ultimately\s+)?(?:want|would like|'d like)\s+(?:here\s+|in the end\s+)?is\b"

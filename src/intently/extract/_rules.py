@@ -29,6 +29,7 @@ words and are skipped (``_chat.py``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -43,12 +44,14 @@ from ._patterns import (
     AND_WILL,
     BARE_OUTCOME,
     BARE_QUESTION,
+    CHOICE_IMPERATIVE,
     CLEFT_DESIRE,
     CONFIRMATION_TAG,
     DECISION_WAITS,
     DELIBERATION,
     EMBEDDED,
     FIRST_SINGULAR_QUESTION,
+    GOAL_STATEMENT,
     GROUP_ACTION,
     HANDLE_ACTION,
     KNOWLEDGE_GAP,
@@ -65,6 +68,8 @@ from ._patterns import (
     PRONOUN_ACTION,
     READY_OFFER,
     RELATIVE_CLAUSE,
+    REMIND_ME,
+    RISK_OPENER,
     SPEAKER_LABEL,
     SUBJECTLESS_DESIRABLE,
     SUBJECTLESS_PROGRESSIVE,
@@ -107,19 +112,39 @@ class _Ctx:
 
 _FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
 
+#: Channels whose turns are prompts to a coding agent (or its replies), not people talking to
+#: people: ``intently hook claude`` observes prompts as ``claude-code``.
+AGENT_CHANNELS: frozenset[str] = frozenset({"claude-code", "agent", "agent_session"})
+# The agent's own speaker names on those channels: what it says it will do is the work under way.
+_AGENT_SPEAKERS = frozenset({"assistant", "agent"})
+
 
 class RuleExtractor(Extractor):
     """Deterministic, offline, English-first extractor (the default).
 
     ``model`` is the statistical recall layer (``_model.py``): ``True`` uses the model shipped
     with the package, ``False`` reads the rules alone, or pass a :class:`SentenceModel`.
+
+    A turn on one of ``agent_channels`` is read in the register of a prompt to a coding agent.
+    A question there is put to the agent, which answers it in its next reply, and "find out how
+    to ..." or "I want the header to be ..." describe the work asked for now: only a stated
+    pending decision ("we still need to decide ...") makes an open question, and a stated desire
+    is no goal unless it names one ("our goal is ..."). The recall layer, trained on people
+    talking to people, is not asked (on prompts it reads requests to the agent as undertakings).
     """
 
     name = "rules"
 
-    def __init__(self, lexicon: Lexicon | None = None, *, model: SentenceModel | bool = True) -> None:
+    def __init__(
+        self,
+        lexicon: Lexicon | None = None,
+        *,
+        model: SentenceModel | bool = True,
+        agent_channels: Iterable[str] = AGENT_CHANNELS,
+    ) -> None:
         self.lex = lexicon or load_lexicon()
         self.model: SentenceModel | None = load_model() if model is True else (model or None)
+        self.agent_channels = frozenset(agent_channels)
         future = self.lex.future.alternation()
         self._first_person = re.compile(
             rf"(?<!\w)(?P<subj>i|we)(?:\s+\([^()]{{1,30}}\))?(?:\s+{ADVERB}){{0,2}}\s*(?P<mod>{future})(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})",
@@ -156,6 +181,10 @@ class RuleExtractor(Extractor):
 
     # -- driver -----------------------------------------------------------------
 
+    def _to_agent(self, ctx: _Ctx) -> bool:
+        """Whether the turn is a prompt to a coding agent (or its reply): see ``agent_channels``."""
+        return ctx.turn.channel in self.agent_channels
+
     def extract(self, turn: Turn) -> list[Candidate]:
         norm = normalize(turn.text)
         if self.lex.chat.is_reaction(norm.text):
@@ -163,6 +192,7 @@ class RuleExtractor(Extractor):
         sents = sentences(norm)
         own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any
         found: dict[tuple[CandidateType, int], Candidate] = {}
+        to_agent = turn.channel in self.agent_channels  # see _to_agent
         for index in range(len(sents)):
             if sents[index].start < own:
                 continue
@@ -171,10 +201,11 @@ class RuleExtractor(Extractor):
             commitments = self._commitments(ctx)
             # A question whose content is a possible failure is read as the risk it raises;
             # a pending-decision word inside an undertaking is the object of the task.
-            questions = [] if (risks and ctx.sent.is_question) else self._questions(ctx, bool(commitments))
+            asked = ctx.sent.is_question and (bool(risks) or to_agent)  # a question to the agent is answered next
+            questions = [] if asked else self._questions(ctx, bool(commitments))
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
-        if self.model is not None:
+        if self.model is not None and not to_agent:
             have = {c.type.coarse for c in found.values()}
             for cand in self._recalled(self.model, turn, norm, sents, own, have):
                 found.setdefault((cand.type, cand.start), cand)
@@ -243,7 +274,9 @@ class RuleExtractor(Extractor):
             return None
         base = ctx.sent.start
         o_start, o_end = ctx.norm.original_span(base + start, base + end)
-        due: DueDate | None = find_due(text, start, len(text), ctx.turn.time) if with_due else None
+        due: DueDate | None = None
+        if with_due:  # after the start first ("I'll send it Friday"), then before it ("Next week I'll send it")
+            due = find_due(text, start, len(text), ctx.turn.time) or find_due(text, 0, start, ctx.turn.time)
         return Candidate(
             type=kind,
             span=ctx.turn.text[o_start:o_end],
@@ -303,7 +336,7 @@ class RuleExtractor(Extractor):
                     words.search(low) is not None
                     for words in (
                         lex.hedges, lex.conditionals, lex.idioms, lex.past_markers, lex.reporting,
-                        lex.immediate_openers, lex.offer_conditions,
+                        lex.immediate_openers, lex.offer_conditions, lex.doubt,
                     )
                 )
             )  # fmt: skip
@@ -352,6 +385,13 @@ class RuleExtractor(Extractor):
             if verb in PROGRESSIVE_NOT_PLANS or not find_due(text, match.end("verb"), len(text), ctx.turn.time):
                 continue  # without a time ahead, "we're shipping it" reports what is going on now
             out.extend(self._speaker_commitment(ctx, match, confidence=0.6, rule="progressive-plan"))
+        reminder = REMIND_ME.match(text, self._question_start(ctx))
+        if reminder is not None and not self.lex.conditionals.search(ctx.low, 0, reminder.start()):
+            out.extend(
+                self._through_clause(
+                    ctx, CandidateType.COMMITMENT, reminder, confidence=0.7, rule="reminder-request", owner=ctx.speaker
+                )
+            )
         out.extend(self._third_person_items(ctx, 0))
         return out
 
@@ -472,6 +512,8 @@ class RuleExtractor(Extractor):
             low[clause_start:subj],
         ):
             return False  # "I don't think we'll be able to": doubt, not an undertaking
+        if re.search(r"\b(?:how|what|whether|which|why|when|where)\s+$", low[clause_start:subj]):
+            return False  # "thinking about how we'll handle pulls": the undertaking is asked about, not made
         condition = POSTPOSED_CONDITION.search(low, verb_end) if first_person else None
         if condition is not None and not RELATIVE_CLAUSE.search(low, verb_end, condition.start()):
             return False  # "I'll call them if you don't": a conditional offer or threat, not a promise
@@ -490,6 +532,8 @@ class RuleExtractor(Extractor):
         due = find_due(ctx.sent.text, verb_start, len(low), ctx.turn.time)
         if due is not None:
             return False
+        if self._to_agent(ctx) and (ctx.turn.speaker or "").strip().lower() in _AGENT_SPEAKERS:
+            return True  # the agent's "I'll create the plan document": its work in this session
         if lex.immediate_verbs.match_at(low, verb_start) and not (
             re.match(r"we\b", low[subj:]) and re.match(r"have\b", low[verb_start:])
         ):
@@ -507,7 +551,9 @@ class RuleExtractor(Extractor):
         low = ctx.low
         out: list[Candidate] = []
         opening = self._subjectless_desire.match(ctx.sent.text, self._question_start(ctx))
-        for match in [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]:
+        # In a prompt to an agent, "I want the start of a block to be ..." specifies the work asked for now.
+        wanted = [] if self._to_agent(ctx) else [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]
+        for match in wanted:
             if lex.discourse_verbs.match_at(low, match.start("verb")) and not find_due(
                 ctx.sent.text, match.start("verb"), len(low), ctx.turn.time
             ):
@@ -525,7 +571,7 @@ class RuleExtractor(Extractor):
             if re.search(r"\b(?:because|since|as|so that)\s+$", low[: match.start()]):
                 continue  # a desire given as the reason for something else
             if re.search(
-                r"\b(?:thing|things|something|anything|everything|else|stuff|what|whatever)[\s*_')]+$",
+                r"\b(?:thing|things|something|anything|everything|else|stuff|what|whatever|how|whether|which|why)[\s*_')]+$",
                 low[: match.start()],
             ):
                 continue  # "the kind of thing I'd love to see": a relative clause describing, not wanting
@@ -547,6 +593,7 @@ class RuleExtractor(Extractor):
                 hit = (
                     SUBJECTLESS_DESIRABLE.match(low, self._question_start(ctx))
                     or CLEFT_DESIRE.search(low)
+                    or GOAL_STATEMENT.search(low)
                     or POSTPOSED_DESIRABLE.search(low)
                 )
             if hit is None or lex.negators.search(low, hit.start(), hit.end() + 12):
@@ -577,15 +624,21 @@ class RuleExtractor(Extractor):
         lex = ctx.lex
         low = ctx.low
         out: list[Candidate] = []
+        # "find out how to add layouts", "check whether we should cache": in a prompt to an agent,
+        # the agent's task now; only a stated pending decision stays open there.
+        deliberating = not self._to_agent(ctx)
         marker = (
             lex.open_markers.search(low)
             or self._waiting.search(low)
-            or DELIBERATION.search(low)
+            or (deliberating and DELIBERATION.search(low))
             or NEEDS_DISCUSSION.search(low)
-            or WHETHER_SHOULD.search(low)
+            or (deliberating and WHETHER_SHOULD.search(low))
             or DECISION_WAITS.search(low)
-            or KNOWLEDGE_GAP.search(low)
+            or (deliberating and KNOWLEDGE_GAP.search(low))
+            or None
         )
+        if marker is not None and re.match(r"to be determined\s+(?:by|from|using|based on)\b", low[marker.start() :]):
+            marker = None  # "the start of a block is to be determined by the heading": computed, not pending
         if marker is not None:
             c_start = self._clause_start(ctx, marker.start())
             before = low[c_start : marker.start()]
@@ -741,6 +794,9 @@ class RuleExtractor(Extractor):
                     r"\b(?:no|not|without|zero|little)\s+(?:\w+\s+)?$", low[max(0, match.start() - 24) : match.start()]
                 ):
                     hits.append((match.start(), match.end(), "risk-noun", 0.6))
+        opener = RISK_OPENER.search(low, floor)
+        if opener is not None and not ctx.sent.is_question:
+            hits.append((opener.start(), opener.end(), "risk-opener", 0.6))
         for match in lex.doubt.finditer(low, floor):
             if re.search(r"\byou\s+$", low[: match.start()]):
                 continue  # "you won't be able to use the ATM until ...": a rule explained to the listener
@@ -750,6 +806,8 @@ class RuleExtractor(Extractor):
             outcome = lex.bad_outcomes.search(low, match.end(), limit)
             if outcome is None or low[outcome.start() - 1 : outcome.start()] == "-":
                 continue  # "a non-breaking change" names the opposite of the outcome
+            if re.search(r"\bwithout\s+(?:\w+\s+)?$", low[match.end() : outcome.start()]):
+                continue  # "a PR would merge without conflicts": the outcome is ruled out, not feared
             if re.search(r"\b(?:the|a|an|our|my|their|your)\s+$", low[match.end() : outcome.start()]):
                 continue  # "I'll call the lost and found office": the word names a thing, nothing is at stake
             if EMBEDDED.search(low, match.end(), outcome.start()):
@@ -787,7 +845,12 @@ class RuleExtractor(Extractor):
             return []
         lex = ctx.lex
         low = ctx.low
-        hit = lex.decision_made.search(low) or AGENDA_REMOVAL.search(low) or BARE_OUTCOME.match(low)
+        hit = (
+            lex.decision_made.search(low)
+            or AGENDA_REMOVAL.search(low)
+            or BARE_OUTCOME.match(low)
+            or CHOICE_IMPERATIVE.match(low, self._question_start(ctx))
+        )
         if hit is None:
             return []
         c_start = self._clause_start(ctx, hit.start())
