@@ -83,6 +83,25 @@ def test_eval_extraction_on_a_tiny_slice(tmp_path: Path) -> None:
     assert json.loads(alone.output)["extractor"] == "rules-only"
 
 
+def test_eval_scores_finer_types_as_the_types_they_refine(tmp_path: Path) -> None:
+    """FOLLOW_UP counts as COMMITMENT and DECISION_IN_PROGRESS as OPEN_QUESTION, on both sides."""
+    rows = [
+        {"id": "a", "speaker": "x", "text": "Michael to rename the TSC repo", "labels": [{"type": "FOLLOW_UP"}]},
+        {"id": "b", "speaker": "x", "text": "We still need to decide on the license.",
+         "labels": [{"type": "DECISION_IN_PROGRESS"}]},
+        {"id": "c", "speaker": "x", "text": "I'll write the docs next week. It rained all day.", "labels": []},
+    ]  # fmt: skip
+    data = tmp_path / "finer.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["eval", "extraction", "--data", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert (figures["types"]["COMMITMENT"]["tp"], figures["types"]["OPEN_QUESTION"]["tp"]) == (1, 1)
+    assert figures["turns_with_wrong_type"] == 1 and figures["turns"] == 3  # turn c: a commitment nobody labelled
+    table = runner.invoke(app, ["eval", "extraction", "--data", str(data)])
+    assert "turns proposing a type the labels lack: 1 of 3" in table.output
+
+
 def test_eval_bad_line_names_file_and_line(tmp_path: Path) -> None:
     data = tmp_path / "bad.jsonl"
     data.write_text('{"id": "a", "text": "ok", "labels": []}\n{"id": "b"\n', encoding="utf-8")

@@ -38,6 +38,7 @@ def _render(data: dict[str, Any]) -> None:
         v = data[name]
         rows.append([name, v["precision"], v["recall"], v["f1"], "", "", ""])
     table(f"Extraction ({data['extractor']}, {data['turns']} turns)", ["type", "P", "R", "F1", "tp", "fp", "fn"], rows)
+    out.print(f"turns proposing a type the labels lack: {data['turns_with_wrong_type']} of {data['turns']}")
     out.print(f"turns per second: {data['turns_per_second']}")
     for err in data.get("errors", []):
         out.print(f"{err['kind']} {err['type']} {err['id']}: {err['spans']}", markup=False)
