@@ -102,11 +102,11 @@ def test_agent_channels_are_configurable(ix: Intently) -> None:
 @pytest.mark.parametrize("path", sorted(DATA.glob("agent-session-*.jsonl")), ids=lambda p: p.stem)
 def test_prompts_rarely_propose_what_the_labeller_did_not_find(rules: RuleExtractor, path: Path) -> None:
     """The review queue is what a user of the hook sees: on real sessions, at most one turn in
-    six proposes a type its labeller did not find (measured in docs/extraction.md)."""
+    ten proposes a type its labeller did not find (measured in docs/extraction.md)."""
     rows = load_labelled(path)
     wrong = 0
     for row in rows:
         gold = {CandidateType(label.type).coarse for label in row.labels}
         found = {c.type.coarse for c in rules.extract(row.turn())}
         wrong += bool(found - gold)
-    assert wrong <= len(rows) / 6, (wrong, len(rows))
+    assert wrong <= len(rows) / 10, (wrong, len(rows))
