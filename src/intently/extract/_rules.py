@@ -181,9 +181,9 @@ class RuleExtractor(Extractor):
 
     # -- driver -----------------------------------------------------------------
 
-    def _to_agent(self, ctx: _Ctx) -> bool:
+    def _to_agent(self, turn: Turn) -> bool:
         """Whether the turn is a prompt to a coding agent (or its reply): see ``agent_channels``."""
-        return ctx.turn.channel in self.agent_channels
+        return turn.channel in self.agent_channels
 
     def extract(self, turn: Turn) -> list[Candidate]:
         norm = normalize(turn.text)
@@ -192,7 +192,7 @@ class RuleExtractor(Extractor):
         sents = sentences(norm)
         own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any
         found: dict[tuple[CandidateType, int], Candidate] = {}
-        to_agent = turn.channel in self.agent_channels  # see _to_agent
+        to_agent = self._to_agent(turn)
         for index in range(len(sents)):
             if sents[index].start < own:
                 continue
@@ -532,7 +532,7 @@ class RuleExtractor(Extractor):
         due = find_due(ctx.sent.text, verb_start, len(low), ctx.turn.time)
         if due is not None:
             return False
-        if self._to_agent(ctx) and (ctx.turn.speaker or "").strip().lower() in _AGENT_SPEAKERS:
+        if self._to_agent(ctx.turn) and (ctx.turn.speaker or "").strip().lower() in _AGENT_SPEAKERS:
             return True  # the agent's "I'll create the plan document": its work in this session
         if lex.immediate_verbs.match_at(low, verb_start) and not (
             re.match(r"we\b", low[subj:]) and re.match(r"have\b", low[verb_start:])
@@ -552,7 +552,9 @@ class RuleExtractor(Extractor):
         out: list[Candidate] = []
         opening = self._subjectless_desire.match(ctx.sent.text, self._question_start(ctx))
         # In a prompt to an agent, "I want the start of a block to be ..." specifies the work asked for now.
-        wanted = [] if self._to_agent(ctx) else [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]
+        wanted = (
+            [] if self._to_agent(ctx.turn) else [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]
+        )
         for match in wanted:
             if lex.discourse_verbs.match_at(low, match.start("verb")) and not find_due(
                 ctx.sent.text, match.start("verb"), len(low), ctx.turn.time
@@ -626,7 +628,7 @@ class RuleExtractor(Extractor):
         out: list[Candidate] = []
         # "find out how to add layouts", "check whether we should cache": in a prompt to an agent,
         # the agent's task now; only a stated pending decision stays open there.
-        deliberating = not self._to_agent(ctx)
+        deliberating = not self._to_agent(ctx.turn)
         marker = (
             lex.open_markers.search(low)
             or self._waiting.search(low)
