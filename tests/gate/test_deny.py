@@ -9,9 +9,9 @@ import pytest
 
 from intently import Intently
 from intently.core.errors import InvalidTransition
-from intently.gate import TABLES, Level
-from intently.log import OperationLog, replay
-from intently.store import open_store
+from intently.gate import Level
+
+from .conftest import assert_replay_rebuilds
 
 BILL = "Amount due 80.00\nIBAN: DE89370400440532013000"
 PAY = {"recipient": "DE89370400440532013000", "amount": 80, "subject": "May", "date": "2026-05-01"}
@@ -55,13 +55,4 @@ def test_only_waiting_decisions_can_be_denied(ix: Intently, tools: list[dict[str
 def test_replay_rebuilds_a_denial(ix: Intently, tools: list[dict[str, Any]], tmp_path: Path) -> None:
     _s, d = _waiting(ix, tools)
     ix.gate.deny(d.id)
-    ix.checkpoint()
-    store = open_store(f"sqlite:///{tmp_path / 'replayed.db'}")
-    store.upgrade()
-    target = OperationLog(store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin)
-    replay(ix.log, target)
-    for table in TABLES:
-        with ix.store.transaction(write=False) as a, store.transaction(write=False) as b:
-            sql = f"SELECT * FROM {table} ORDER BY 1, 2"
-            assert a.query(sql) == b.query(sql), table
-    store.close()
+    assert_replay_rebuilds(ix, tmp_path)

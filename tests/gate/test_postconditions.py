@@ -11,8 +11,8 @@ from intently import Intently
 from intently.gate import TABLES, Gate, default_bundle
 from intently.gate._journal import MemoryJournal
 from intently.gate._sandbox import SandboxWorkspace, run_plan
-from intently.log import OperationLog, replay
-from intently.store import open_store
+
+from .conftest import replayed
 
 REQUEST = "Email the client the launch date and delete old installers"
 PLAN: list[tuple[str, dict[str, Any]]] = [
@@ -65,19 +65,9 @@ def test_a_home_logs_the_results_shows_them_in_run_and_explains_failures(ix: Int
     assert "Postcondition draft_email:unchanged:drafts failed after draft_email" in explained["text"]
     assert "2 postcondition(s) were checked on the state change; 1 failed" in explained["text"]
 
-    ix.checkpoint()
-    store = open_store(f"sqlite:///{tmp_path / 'replayed.db'}")
-    store.upgrade()
-    target = OperationLog(store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin)
-    replay(ix.log, target)
     assert "gate_postconditions" in TABLES
-    for table in TABLES:
-        with ix.store.transaction(write=False) as a, store.transaction(write=False) as b:
-            sql = f"SELECT * FROM {table} ORDER BY 1, 2"
-            assert a.query(sql) == b.query(sql), table
-    with store.transaction(write=False) as b:
+    with replayed(ix, tmp_path) as store, store.transaction(write=False) as b:
         assert b.scalar("SELECT COUNT(*) FROM gate_postconditions") == 2
-    store.close()
 
 
 def test_a_run_without_a_plan_has_no_postconditions(ix: Intently) -> None:
