@@ -47,20 +47,19 @@ def handle(ix: Intently) -> Handler:
     return run
 
 
+def run_command(
+    argv: list[str], payload: dict[str, Any] | str, *, actor: str = "user:alice", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a hook command as Claude Code does: the event on stdin, no ``INTENTLY_*`` but the actor."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_ACTOR"] = actor
+    raw = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(argv, input=raw, capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+
+
 @pytest.fixture
 def run_hook() -> HookRunner:
     def run(payload: dict[str, Any] | str, *, actor: str = "user:alice", cwd: Path | None = None) -> Any:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
-        env["INTENTLY_ACTOR"] = actor
-        raw = payload if isinstance(payload, str) else json.dumps(payload)
-        return subprocess.run(
-            [INTENTLY, "hook", "claude"],
-            input=raw,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=cwd,
-            timeout=60,
-        )
+        return run_command([INTENTLY, "hook", "claude"], payload, actor=actor, cwd=cwd)
 
     return run

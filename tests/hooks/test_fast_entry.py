@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,23 +10,12 @@ from typing import Any
 
 from intently import Intently
 
-from .conftest import HookRunner, event
+from .conftest import HookRunner, event, run_command
 
 
 def _fast(payload: dict[str, Any] | str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
-    env["INTENTLY_ACTOR"] = "user:alice"
-    raw = payload if isinstance(payload, str) else json.dumps(payload)
     argv = list(args) or ["hook", "claude"]
-    return subprocess.run(
-        [sys.executable, "-m", "intently.hooks", *argv],
-        input=raw,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-    )
+    return run_command([sys.executable, "-m", "intently.hooks", *argv], payload, cwd=cwd)
 
 
 def test_same_answer_as_the_cli(ix: Intently, project: Path, run_hook: HookRunner) -> None:
