@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +12,26 @@ from pathlib import Path
 import pytest
 
 from intently import Intently, ManualClock
+from intently.cli._app import main
+
+
+def run_main(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run ``intently --home HOME --actor user:alice ARGS`` through its real entry point (``main``),
+    in process, capturing both streams; plain output, ``COLUMNS`` 200 unless ``env`` says otherwise."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = dict(os.environ)
+    os.environ.update({"NO_COLOR": "1", "COLUMNS": "200", **(env or {})})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(["--home", str(home), "--actor", "user:alice", *args])
+                code = 0
+            except SystemExit as exc:
+                code = int(exc.code or 0)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return code, out.getvalue(), err.getvalue()
 
 
 def git(root: Path, *args: str) -> str:

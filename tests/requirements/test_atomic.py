@@ -8,8 +8,6 @@ and git against the same scan run to completion on a copy of the repository.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 import subprocess
@@ -21,10 +19,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from intently import Intently
-from intently.cli._app import main
 from intently.requirements._apply import CRASH_ENV, STAGING
 
-from .conftest import git
+from .conftest import git, run_main
 
 AGENTS = """# Agent instructions
 
@@ -105,13 +102,7 @@ def run_scan(repo: Path, crash: str | None) -> int:
 
 
 def log_verify(repo: Path) -> int:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(["--home", str(repo / ".intently"), "--actor", "user:alice", "log", "verify"])
-            return 0
-        except SystemExit as exc:
-            return int(exc.code or 0)
+    return run_main(repo / ".intently", "log", "verify")[0]
 
 
 @pytest.mark.parametrize(

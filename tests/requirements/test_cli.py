@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -14,25 +12,13 @@ from typing import Any
 import pytest
 
 from intently import Intently
-from intently.cli._app import main
+
+from .conftest import run_main
 
 
 def cli(project: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Run ``intently`` through its real entry point (``main``), capturing both streams."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = dict(os.environ)
-    os.environ.update({"NO_COLOR": "1", "COLUMNS": "200", **(env or {})})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(["--home", str(project / ".intently"), "--actor", "user:alice", *args])
-                code = 0
-            except SystemExit as exc:
-                code = int(exc.code or 0)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return code, out.getvalue(), err.getvalue()
+    """Run ``intently`` on the project's home through its real entry point, capturing both streams."""
+    return run_main(project / ".intently", *args, env=env)
 
 
 def js(project: Path, *args: str) -> Any:

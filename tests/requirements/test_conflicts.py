@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from intently import Intently, ManualClock
-from intently.cli._app import main
 from intently.embed import get_embedder
 from intently.requirements._conflicts import contradicts
+
+from .conftest import run_main
 
 TABS = "Use tabs for indentation in Go files."
 NO_TABS = "Never use tabs for indentation in Go files; gofmt output with spaces is required."
@@ -21,20 +19,7 @@ TASK = "Reformat the indentation of the Go files"
 
 
 def cli(home: Path, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    saved = dict(os.environ)
-    os.environ.update({"NO_COLOR": "1", "COLUMNS": "300"})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(["--home", str(home), "--actor", "user:alice", *args])
-                code = 0
-            except SystemExit as exc:
-                code = int(exc.code or 0)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return code, out.getvalue(), err.getvalue()
+    return run_main(home, *args, env={"COLUMNS": "300"})
 
 
 @pytest.mark.parametrize("embedder", ["minilm", "none"])
