@@ -17,8 +17,7 @@ from intently.extract import AGENT_CHANNELS, RuleExtractor, Turn
 from intently.extract._models import CandidateType
 from intently.extract._scoring import load_labelled
 
-from .conftest import WEDNESDAY
-from .test_model import _always
+from .conftest import WEDNESDAY, model_rating_all
 
 DATA = Path(__file__).parent / "data"
 
@@ -79,7 +78,7 @@ def test_the_agents_own_next_step_is_its_work_not_an_undertaking(rules: RuleExtr
 
 
 def test_the_recall_layer_is_not_asked_about_prompts() -> None:
-    eager = RuleExtractor(model=_always(10.0))
+    eager = RuleExtractor(model=model_rating_all(10.0))
     text = "Update the session start command to take a task id."
     assert _types(eager, text, "claude-code") == set()
     assert "COMMITMENT" in _types(eager, text, "chat")

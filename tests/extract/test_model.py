@@ -15,7 +15,7 @@ from intently.extract._model import SentenceModel, load_model, sentence_features
 from intently.extract._text import normalize, sentences
 from intently.extract._train import TrainSettings, train, train_files
 
-from .conftest import WEDNESDAY
+from .conftest import WEDNESDAY, model_rating_all
 
 DATA = Path(__file__).parent / "data"
 
@@ -82,14 +82,6 @@ def test_the_layer_only_adds_to_what_the_rules_find(shared_dir: Path) -> None:
     assert added > 0  # the layer is live: it adds candidates on these files
 
 
-def _always(bias: float) -> SentenceModel:
-    """A model that rates every sentence as every type: only the hard-case vetoes stand in its way."""
-    kinds = (CandidateType.COMMITMENT, CandidateType.OPEN_QUESTION, CandidateType.RISK, CandidateType.DECISION)
-    return SentenceModel(
-        threshold=0.5, bias=dict.fromkeys(kinds, bias), weights={k: {} for k in kinds}, trained_on={}, settings={}
-    )
-
-
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
@@ -110,14 +102,14 @@ def _always(bias: float) -> SentenceModel:
     ],
 )
 def test_the_hard_cases_bind_the_layer_too(text: str, kind: str) -> None:
-    found = RuleExtractor(model=_always(10.0)).extract(Turn(speaker="bob", text=text, time=WEDNESDAY))
+    found = RuleExtractor(model=model_rating_all(10.0)).extract(Turn(speaker="bob", text=text, time=WEDNESDAY))
     assert kind not in {c.type.value for c in found}
 
 
 def test_a_model_that_rates_nothing_adds_nothing() -> None:
     turn = Turn(speaker="bob", text="The weather was fine and we walked home.", time=WEDNESDAY)
-    assert RuleExtractor(model=_always(-10.0)).extract(turn) == []
-    assert {c.type.value for c in RuleExtractor(model=_always(10.0)).extract(turn)} == {
+    assert RuleExtractor(model=model_rating_all(-10.0)).extract(turn) == []
+    assert {c.type.value for c in RuleExtractor(model=model_rating_all(10.0)).extract(turn)} == {
         "COMMITMENT",
         "OPEN_QUESTION",
         "RISK",
@@ -148,7 +140,9 @@ def test_config_turns_the_layer_off(ix: Intently) -> None:
 
 def test_a_vetoed_sentence_gives_way_to_the_next_likeliest() -> None:
     turn = Turn(speaker="bob", text="Is the plan approved? The group was fine with it.", time=WEDNESDAY)
-    decisions = [c for c in RuleExtractor(model=_always(10.0)).extract(turn) if c.type is CandidateType.DECISION]
+    decisions = [
+        c for c in RuleExtractor(model=model_rating_all(10.0)).extract(turn) if c.type is CandidateType.DECISION
+    ]
     assert [c.span for c in decisions] == ["The group was fine with it"]
 
 

@@ -111,7 +111,7 @@ class Score:
     counts: dict[str, _Counts] = field(default_factory=lambda: {t: _Counts() for t in EVAL_TYPES})
     turns: int = 0
     # Turns on which the extractor proposed a type the labels lack: what a reviewer wades through.
-    noisy_turns: int = 0
+    turns_with_wrong_type: int = 0
     seconds: float = 0.0
     errors: list[dict[str, Any]] = field(default_factory=list)
     rejected: int = 0
@@ -122,7 +122,7 @@ class Score:
         total = cls()
         for one in scores:
             total.turns += one.turns
-            total.noisy_turns += one.noisy_turns
+            total.turns_with_wrong_type += one.turns_with_wrong_type
             for name in EVAL_TYPES:
                 total.counts[name].add(one.counts[name])
         return total
@@ -139,7 +139,7 @@ class Score:
             "rfc4": self.micro(RFC4_TYPES),
             "all": self.micro(EVAL_TYPES),
             "turns": self.turns,
-            "turns_with_wrong_type": self.noisy_turns,
+            "turns_with_wrong_type": self.turns_with_wrong_type,
             "rejected": self.rejected,
             "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds > 0 else None,
         }
@@ -167,7 +167,7 @@ def score(extractor: Extractor, rows: list[LabelledTurn], *, repeat: int = 1) ->
     for row, cands in zip(rows, predictions, strict=True):
         predicted = {c.type.coarse.value for c in cands}
         gold = row.gold()
-        result.noisy_turns += bool((predicted - gold) & set(EVAL_TYPES))
+        result.turns_with_wrong_type += bool((predicted - gold) & set(EVAL_TYPES))
         for name in EVAL_TYPES:
             p, g = name in predicted, name in gold
             counts = result.counts[name]

@@ -46,7 +46,7 @@ def labelled_sentences(rows: Sequence[LabelledTurn]) -> list[tuple[list[str], se
         for label in row.labels:
             at = row.text.find(label.span) if label.span else -1
             if at >= 0 and label.type in CandidateType.__members__:  # an unknown type trains nothing
-                spans.append((CandidateType(label.type).coarse.value, at, at + len(label.span)))
+                spans.append((label.counted_as, at, at + len(label.span)))
         norm = normalize(row.text)
         for sent in sentences(norm):
             features = sentence_features(sent.text, sent.is_question)
