@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -145,11 +146,14 @@ class Bundle:
 
 
 _DEFAULT: Bundle | None = None
+_DEFAULT_LOCK = threading.Lock()
 
 
 def default_bundle() -> Bundle:
-    """The shipped bundle, verified once per process."""
+    """The shipped bundle, verified once per process (the server asks from several threads)."""
     global _DEFAULT
     if _DEFAULT is None:
-        _DEFAULT = Bundle.load()
+        with _DEFAULT_LOCK:
+            if _DEFAULT is None:
+                _DEFAULT = Bundle.load()
     return _DEFAULT

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,10 @@ from ._decision import Level
 
 __all__ = ["PolicyRule", "PolicySet", "Verdict"]
 
+# Loading the extension by hand bypasses the import lock, and its initialiser panics when run
+# twice (it installs a process-wide logger): the HTTP server checks gate calls on several threads.
+_CEL_LOCK = threading.Lock()
+
 
 def _cel() -> Any:
     """The compiled ``cel`` extension, loaded without running ``cel/__init__.py``.
@@ -18,13 +23,23 @@ def _cel() -> Any:
     That ``__init__`` also imports the package's interactive CLI (prompt_toolkit, typer,
     rich): about 0.17 s of CPU on every gate start, paid by each Claude Code hook call.
     ``cel.cel`` is the extension ``cel.compile`` comes from, so behaviour is the same.
+    Loaded once per process, whatever the number of threads asking at once.
     """
+    import sys
+
+    if "cel.cel" in sys.modules:
+        return sys.modules["cel.cel"]
+    with _CEL_LOCK:
+        return _load_cel()
+
+
+def _load_cel() -> Any:
     import importlib.machinery
     import importlib.util
     import sys
     from pathlib import Path
 
-    if "cel.cel" in sys.modules:
+    if "cel.cel" in sys.modules:  # another thread loaded it while this one waited
         return sys.modules["cel.cel"]
     spec = importlib.util.find_spec("cel")
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
