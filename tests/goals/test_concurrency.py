@@ -63,3 +63,24 @@ def test_concurrent_editors_lose_no_update(ix: Intently) -> None:
     tokens = (final.context_note or "").split()
     assert sorted(tokens) == sorted(f"{t}-{n}" for t in "abc" for n in range(rounds))
     assert final.version == 1 + 3 * rounds
+
+
+def test_a_write_returns_its_own_result_when_another_lands_right_after(
+    ix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between one writer's commit and any later read, a second writer can commit. The first
+    must still be handed the version it wrote, not the other's (seen in a cross-process race
+    on PostgreSQL: two editors both reported version 16 and none reported 15)."""
+    intent = ix.goals.add("Shared goal")
+    with Intently.open(ix.home.path, actor="user:alice") as other:
+        read = ix.goals.get
+
+        def another_write_lands_first(intent_id: str) -> object:
+            other.goals.edit(intent_id, context_note="theirs")
+            return read(intent_id)
+
+        monkeypatch.setattr(ix.goals, "get", another_write_lands_first)
+        mine = ix.goals.edit(intent.id, context_note="mine")
+        assert (mine.version, mine.context_note) == (intent.version + 1, "mine")
+        held = ix.goals.hold(intent.id, reason="waiting on legal")
+        assert (held.version, held.state.value) == (mine.version + 1, "ON_HOLD")

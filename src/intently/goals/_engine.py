@@ -168,7 +168,7 @@ class Goals:
             )
             for prerequisite in depends_on or ():
                 add_edge(self._rt, tx, intent_id, prerequisite, None)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def add_many(self, items: Sequence[dict[str, Any]]) -> list[str]:
         """Import many intents in one transaction (each still its own INTENT_CREATE); each item
@@ -282,13 +282,13 @@ class Goals:
         """Confirm a candidate: INFERRED -> ASSERTED (an EPISTEMIC_TRANSITION)."""
         with self._write() as tx:
             promote(self._rt, tx, intent_id, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def dismiss(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
         """Reject a candidate: INFERRED -> DEPRECATED; the same text from the same evidence stays suppressed."""
         with self._write() as tx:
             dismiss(self._rt, tx, intent_id, reason, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     # -- decisions ----------------------------------------------------------------
 
@@ -325,6 +325,15 @@ class Goals:
     def get(self, intent_id: str) -> Intent:
         with self._read() as tx:
             intent = load_intent(tx, self._rt.namespace, intent_id, self._now())
+        if intent is None:
+            raise NotFound(f"no intent {intent_id!r} in namespace {self._rt.namespace!r}")
+        return intent
+
+    def _as_written(self, tx: Transaction, intent_id: str) -> Intent:
+        """The intent as this write left it, read in the writing transaction. Read after the
+        commit instead, a concurrent writer's next change can land in between, and the caller
+        would be handed that writer's version as if it were its own."""
+        intent = load_intent(tx, self._rt.namespace, intent_id, self._now())
         if intent is None:
             raise NotFound(f"no intent {intent_id!r} in namespace {self._rt.namespace!r}")
         return intent
@@ -501,7 +510,7 @@ class Goals:
                 why = "dismissed" if intent.epistemic_type is EpistemicType.DEPRECATED else intent.state.value
                 raise InvalidInput(f"the intent is {why}; it can no longer be edited", where=intent_id)
             emit(self._rt, tx, "INTENT_UPDATE", intent_id, {"changes": changes, "version": intent.version + 1})
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -511,20 +520,20 @@ class Goals:
         """ACTIVE -> COMPLETED (archived); by default also a SUMMARY at half the current salience."""
         with self._write() as tx:
             lifecycle.complete(self._rt, tx, intent_id, summary, reason, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def cancel(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
         """-> CANCELLED (archived). Never cascades: each live dependent gets a DEPENDENCY_CANCELLED
         event and stays as it was until its owner decides."""
         with self._write() as tx:
             lifecycle.cancel(self._rt, tx, intent_id, reason, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def hold(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
         """ACTIVE -> ON_HOLD."""
         with self._write() as tx:
             lifecycle.move(self._rt, tx, intent_id, IntentState.ON_HOLD, reason, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def resume(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
         """ON_HOLD -> ACTIVE."""
@@ -532,7 +541,7 @@ class Goals:
             lifecycle.move(
                 self._rt, tx, intent_id, IntentState.ACTIVE, reason, expected_version, only_from=IntentState.ON_HOLD
             )
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def reopen(
         self, intent_id: str, *, due: datetime | str, reason: str | None = None, expected_version: int | None = None
@@ -543,7 +552,7 @@ class Goals:
             raise InvalidInput("reopening needs a new target date", where="due")
         with self._write() as tx:
             lifecycle.reopen(self._rt, tx, intent_id, target, reason, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def supersede(
         self,
@@ -558,7 +567,7 @@ class Goals:
         (same type, priority, owner and target). Returns the replacement."""
         with self._write() as tx:
             replacement = lifecycle.supersede(self._rt, tx, intent_id, by, text, reason, expected_version)
-        return self.get(replacement)
+            return self._as_written(tx, replacement)
 
     # -- dependencies -------------------------------------------------------------
 
@@ -567,7 +576,7 @@ class Goals:
         or break the depth (10) or fan-in (20) limit."""
         with self._write() as tx:
             add_edge(self._rt, tx, intent_id, on, expected_version)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def depend_many(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Add many ``(dependent, prerequisite)`` edges in one transaction, each checked as by
@@ -581,7 +590,7 @@ class Goals:
         with self._write() as tx:
             current = load_for_write(self._rt, tx, intent_id, expected_version)
             add_edge(self._rt, tx, blocks, current.id, None)
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     def undepend(self, intent_id: str, on: str, *, expected_version: int | None = None) -> Intent:
         with self._write() as tx:
@@ -601,7 +610,7 @@ class Goals:
                     "prerequisite_version": prerequisite.version + 1,
                 },
             )
-        return self.get(intent_id)
+            return self._as_written(tx, intent_id)
 
     # -- organiser ----------------------------------------------------------------
 
