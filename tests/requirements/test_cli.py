@@ -72,6 +72,29 @@ def test_edit_with_an_editor_marks_user_edited_only_on_real_change(ix: Intently,
     assert data["changed"] == ["statement"] and data["user_edited"] and data["statement"] == "Use four spaces."
 
 
+def test_an_editor_save_over_a_newer_file_is_refused_and_the_text_kept(
+    ix: Intently, project: Path, tmp_path: Path
+) -> None:
+    """An editor stays open for minutes. If the file changes meanwhile (a teammate's edit, a
+    git pull), saving the stale copy would silently undo that change: it is refused, exit 5,
+    and what the user typed is kept in a file the error names."""
+    req = ix.requirements.add("Use tabs.", user_edited=False)
+    slow_editor = tmp_path / "slow.sh"
+    slow_editor.write_text(
+        "#!/bin/sh\n"
+        f"sed -i 's/Use tabs./Use tabs in Makefiles only./' {req.path}\n"  # someone else, meanwhile
+        "sed -i 's/Use tabs./Use four spaces./' \"$1\"\n"
+    )
+    slow_editor.chmod(0o755)
+    code, _, err = cli(project, "req", "edit", req.id, env={"EDITOR": str(slow_editor)})
+    assert code == 5, err
+    assert "changed while it was being edited" in err
+    kept = Path(err.split("your text is kept in ")[1].split()[0].rstrip("."))
+    assert "Use four spaces." in kept.read_text()
+    assert ix.requirements.get(req.id).statement == "Use tabs in Makefiles only."
+    assert [o.op for o in ix.log.read(ix.namespace) if o.target == req.id] == ["REQ_CREATE"]
+
+
 def test_validate_reports_file_line_field_and_exits_2(ix: Intently, project: Path) -> None:
     req = ix.requirements.add("Pin versions.")
     assert js(project, "req", "validate") == {"ok": True, "errors": [], "conflicts": []}

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..core.errors import InvalidInput
+from ..core.errors import ConflictError, InvalidInput
 from ..requirements import RequirementFileWarning
 from ._common import JsonOpt, emit, err, open_home, out, table
 
@@ -143,7 +143,11 @@ def edit_cmd(
         if all(v is None for v in fields):
             req = ix.requirements.get(req_id)
             text = _edit_in_editor(req.path.read_text(encoding="utf-8"))
-            req, changed = ix.requirements.edit_text(req_id, text)
+            try:
+                req, changed = ix.requirements.edit_text(req_id, text, base_hash=req.content_hash)
+            except ConflictError as exc:
+                kept = _keep_text(req_id, text)
+                raise ConflictError(f"{exc}; your text is kept in {kept}") from exc
         else:
             req, changed = ix.requirements.edit(
                 req_id,
@@ -158,6 +162,14 @@ def edit_cmd(
             )
     data = {**req.to_json(), "changed": changed}
     emit(data, as_json, lambda _: out.print(f"{req.id}: " + (", ".join(changed) if changed else "no change")))
+
+
+def _keep_text(req_id: str, text: str) -> Path:
+    """Save an editor's result that could not be written, so a conflict loses no one's work."""
+    handle, name = tempfile.mkstemp(prefix=f"{req_id}-", suffix=".md")
+    with os.fdopen(handle, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return Path(name)
 
 
 def _edit_in_editor(text: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
-from ..core.errors import InvalidInput, InvalidTransition, NotFound
+from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound
 from ..embed import Embedder, VectorIndex, get_embedder
 from ._apply import recover
 from ._conflicts import Conflict, RequirementConflictWarning, find_conflicts
@@ -250,15 +250,21 @@ class Requirements:
         text = rewrite_requirement(raw, req.path.name, changes, body)
         write_files(
             self._rt,
-            [Change(self._file(req_id), text, "REQ_UPDATE", req_id, req.status, {"fields": changed})],
+            [Change(self._file(req_id), text, "REQ_UPDATE", req_id, req.status, {"fields": changed}, req.content_hash)],
         )
         return self.get(req_id), changed
 
-    def edit_text(self, req_id: str, text: str) -> tuple[Requirement, _List[str]]:
+    def edit_text(self, req_id: str, text: str, *, base_hash: str | None = None) -> tuple[Requirement, _List[str]]:
         """Replace a file with ``text`` (an editor's result): validated first, then written
         with ``user_edited`` set only if the statement or scope changed. The id and the
-        status cannot change this way."""
+        status cannot change this way.
+
+        ``base_hash`` is the content hash of the file the text was edited from. An editor can
+        stay open for minutes; if the file changed meanwhile, writing ``text`` would silently
+        undo that change, so it raises :class:`ConflictError` and writes nothing."""
         req = self.get(req_id)
+        if base_hash is not None and base_hash != req.content_hash:
+            raise ConflictError(f"{self._file(req_id)}: changed while it was being edited; re-open it and edit again")
         parsed = parse_requirement(req.path, text.encode("utf-8"), display=self._file(req_id))
         if isinstance(parsed, FileError):
             raise InvalidInput(parsed.message, where=str(parsed).rsplit(": ", 1)[0])
@@ -282,7 +288,9 @@ class Requirements:
             extra["user_edited"] = True
         final = rewrite_requirement(text, req.path.name, extra, None)
         detail = {"fields": changed or ["format"]}
-        write_files(self._rt, [Change(self._file(req_id), final, "REQ_UPDATE", req_id, req.status, detail)])
+        write_files(
+            self._rt, [Change(self._file(req_id), final, "REQ_UPDATE", req_id, req.status, detail, req.content_hash)]
+        )
         return self.get(req_id), changed
 
     def _set_status(self, req_id: str, status: str, *, superseded_by: str = "") -> Requirement:
@@ -296,7 +304,9 @@ class Requirements:
             changes["superseded_by"] = superseded_by
         text = rewrite_requirement(req.path.read_text(encoding="utf-8"), req.path.name, changes, None)
         detail = {"from": req.status, "to": status, "superseded_by": superseded_by}
-        write_files(self._rt, [Change(self._file(req_id), text, "REQ_STATUS", req_id, status, detail)])
+        write_files(
+            self._rt, [Change(self._file(req_id), text, "REQ_STATUS", req_id, status, detail, req.content_hash)]
+        )
         return self.get(req_id)
 
     def disable(self, req_id: str) -> Requirement:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
 from ..core.actors import SYSTEM
+from ..core.errors import ConflictError
 from ..log import Operation, register_applier
 from ..store import Transaction, register_migration
 from ._files import atomic_write, file_hash
@@ -45,6 +46,9 @@ class Change:
     target: str
     status: str = ""
     detail: dict[str, Any] | None = None
+    # The content hash of the file this text was built from. When set and the file on disk
+    # no longer has it, another writer got there first: the batch is refused, not merged.
+    base: str | None = None
 
 
 def _seen(tx: Transaction, namespace: str) -> dict[str, str]:
@@ -107,6 +111,10 @@ def write_files(rt: Runtime, changes: list[Change], *, summary: tuple[str, dict[
             for change in changes:
                 path = home / change.file
                 old_raw = path.read_bytes() if path.exists() else None
+                if change.base is not None and (old_raw is None or file_hash(old_raw) != change.base):
+                    raise ConflictError(
+                        f"{change.file}: changed after it was read (by another writer or by hand); re-read it and retry"
+                    )
                 originals.setdefault(path, old_raw)
                 log_file_change(rt, tx, change, seen, namespace=rt.namespace, actor=str(rt.actor))
                 atomic_write(path, change.text)
