@@ -148,7 +148,13 @@ def test_not_a_risk(extract: Extract, text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I would like to form a rock band.", "It would be nice for NLL to be stable this cycle."]
+    "text",
+    [
+        "I would like to form a rock band.",
+        "It would be nice for NLL to be stable this cycle.",
+        # without its dummy subject, after a lead-in (the anchored pattern missed this)
+        "Also, would be good if we can take these actions in under a week.",
+    ],
 )
 def test_goals(extract: Extract, text: str) -> None:
     assert "GOAL" in types(extract(text))

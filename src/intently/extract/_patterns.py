@@ -126,7 +126,7 @@ BARE_QUESTION = re.compile(
 # Impersonal desirability without its dummy subject, as chats write it: "Would also be nice to
 # see what tooling breaks", "Would be good if we can take these actions in under a week".
 SUBJECTLESS_DESIRABLE = re.compile(
-    r"^(?:(?:it|that)\s+)?(?:would|'d)\s+(?:also\s+|really\s+)?be\s+(?:nice|great|good|ideal|helpful)\s+(?=to\b|if\b|for\b)"
+    r"(?:(?:it|that)\s+)?(?:would|'d)\s+(?:also\s+|really\s+)?be\s+(?:nice|great|good|ideal|helpful)\s+(?=to\b|if\b|for\b)"
 )
 # A goal stated as a noun with its own adjuncts: "our goal this sprint is to cut p99", "the main
 # objective of the refactor is that sessions resume". The fixed phrases in the lexicon ("our goal is")
