@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,23 @@ def test_an_unknown_config_table_is_an_error_naming_it(ix: Intently) -> None:
     with pytest.raises(InvalidInput, match=r"unknown table \[trigers\]") as caught:
         ix.home.load_config()
     assert "intently.toml" in str(caught.value)
+
+
+def test_the_written_config_has_every_documented_key_with_its_default(tmp_path: Path) -> None:
+    """docs/configuration.md says `init` writes every key with its default; a key only in the
+    docs is one a user cannot find in their file, one only in the file is undocumented."""
+    with Intently.init(tmp_path, actor="user:alice", name="proj") as fresh:  # SQLite: the default store
+        written = tomllib.loads(fresh.home.config_path.read_text(encoding="utf-8"))
+    in_file = {(table, key): value for table, keys in written.items() for key, value in keys.items()}
+    docs = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    documented: dict[tuple[str, str], str] = {}
+    table = ""
+    for row in re.finditer(r"^\| (?:`\[(\w+)\]` )?\| `(\w+)` \| (.+?) \|", docs, re.M):
+        table = row.group(1) or table
+        documented[(table, row.group(2))] = row.group(3)
+    assert set(documented) == set(in_file)
+    home_defaults = {("home", "name"), ("home", "owner"), ("home", "origin")}  # depend on the project
+    for place, default in documented.items():
+        if place not in home_defaults:
+            literal = default.split("`")[1]
+            assert json.loads(literal) == in_file[place], place

@@ -18,6 +18,7 @@ import pytest
 
 from intently import Intently
 from intently.extract import ExtractionRejected, LLMExtractor, Turn
+from tests._config import set_config
 
 TEXT = "Michael to close the issue by Friday. Should we drop Node 18?"
 
@@ -120,13 +121,9 @@ def test_http_error_is_unavailable(chat: ChatServer) -> None:
 
 def _configure_llm(ix: Intently, url: str) -> Intently:
     path: Path = ix.home.config_path
-    text = path.read_text(encoding="utf-8").replace('base_url = ""', f'base_url = "{url}"')
-    text = text.replace('model = ""', 'model = "tiny"')
-    if "[extract]" in text:  # the config template names the default extractor
-        text = text.replace('extractor = "rules"', 'extractor = "llm"')
-    else:
-        text += '\n[extract]\nextractor = "llm"\n'
-    path.write_text(text, encoding="utf-8")
+    set_config(path, "llm", "base_url", f'"{url}"')
+    set_config(path, "llm", "model", '"tiny"')
+    set_config(path, "extract", "extractor", '"llm"')
     return Intently.open(ix.home.path, actor="user:alice", clock=ix.runtime.clock)
 
 

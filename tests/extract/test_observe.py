@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from intently import Intently, InvalidInput, ManualClock
+from tests._config import set_config
 
 TURN = {
     "speaker": "bob",
@@ -81,13 +82,7 @@ def test_bad_turn_names_the_field(ix: Intently) -> None:
 
 
 def test_unknown_extractor_setting_names_the_key(ix: Intently) -> None:
-    path = ix.home.config_path
-    text = path.read_text(encoding="utf-8")
-    if "[extract]" in text:  # the config template names the default extractor
-        text = text.replace('extractor = "rules"', 'extractor = "magic"')
-    else:
-        text += '\n[extract]\nextractor = "magic"\n'
-    path.write_text(text, encoding="utf-8")
+    set_config(ix.home.config_path, "extract", "extractor", '"magic"')
     with Intently.open(ix.home.path, actor="user:alice") as again, pytest.raises(InvalidInput, match="extract"):
         again.extraction.observe(TURN)
 

@@ -9,6 +9,7 @@ import pytest
 from intently import Intently, InvalidInput
 from intently.hooks import gate_check
 from intently.hooks._gate import project_relative, shell_allowlist
+from tests._config import set_config
 
 
 class _Placeholder:
@@ -46,7 +47,7 @@ def test_paths_are_made_project_relative_for_builtin_tools(tmp_path: Path) -> No
 
 def test_bad_shell_allowlist_is_refused_with_its_place(ix: Intently) -> None:
     config = ix.home.config_path
-    config.write_text(config.read_text() + '\n[hooks]\nshell_allowlist = "pytest"\n')
+    set_config(config, "hooks", "shell_allowlist", '"pytest"')
     with Intently.open(ix.home.path, actor="user:alice") as fresh, pytest.raises(InvalidInput) as info:
         shell_allowlist(fresh)
     assert "hooks.shell_allowlist" in str(info.value)

@@ -63,3 +63,12 @@ def test_install_refuses_broken_settings_and_leaves_them(tmp_path: Path) -> None
     assert done.returncode == 2
     assert "settings.json" in done.stderr and "not valid JSON" in done.stderr
     assert settings.read_text() == '{"hooks": {,}'
+
+
+def test_install_tells_the_user_which_setting_lets_bash_run(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [INTENTLY, "hook", "install", "claude", "--project", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "added SessionStart" in done.stdout
+    assert "[hooks] shell_allowlist" in " ".join(done.stdout.split())

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from intently import Intently
+from tests._config import set_config
 
 from .conftest import Handler, HookRunner, event
 
 
 def _configure(ix: Intently, hooks: str) -> None:
-    config = ix.home.config_path
-    config.write_text(config.read_text(encoding="utf-8") + f"\n[hooks]\n{hooks}\n", encoding="utf-8")
+    key, value = hooks.split(" = ", 1)
+    set_config(ix.home.config_path, "hooks", key, value)
 
 
 def _pre(handle: Handler, project: Path, tool_use_id: str) -> dict[str, Any]:

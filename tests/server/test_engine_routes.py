@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from intently import Actor, Intently, Permission
+from tests._config import set_config
 
 from .conftest import Api, serve
 
@@ -92,7 +93,7 @@ def test_requirements_list_and_preview(api: Api) -> None:
 
 def test_gate_check_and_single_use_approval(ix: Intently) -> None:
     config = ix.home.config_path
-    config.write_text(config.read_text() + '\n[hooks]\nshell_allowlist = ["pytest"]\n')
+    set_config(config, "hooks", "shell_allowlist", '["pytest"]')
     body = {"user_request": "Run the test suite with pytest", "tool": "Bash", "args": {"command": "pytest -q"}}
     with (
         Intently.open(ix.home.path, actor="user:alice") as fresh,

@@ -70,7 +70,10 @@ def install(
         report.to_json(),
         as_json,
         lambda d: out.print(
-            f"{d['settings']}: added {', '.join(d['added']) or 'none'}; updated {', '.join(d['updated']) or 'none'}"
+            f"{d['settings']}: added {', '.join(d['added']) or 'none'}; updated {', '.join(d['updated']) or 'none'}\n"
+            "Bash runs only commands listed in [hooks] shell_allowlist of .intently/intently.toml "
+            "(empty at first), each after you approve it; the gate refuses the rest and says how to list one.",
+            markup=False,
         ),
     )
 

@@ -141,6 +141,15 @@ model = true
 # Channels whose turns are prompts to a coding agent (`intently hook claude` uses "claude-code"):
 # there a question is put to the agent, so only a stated pending decision becomes an open question.
 agent_channels = ["agent", "agent_session", "claude-code"]
+# Seconds for one call to the [llm] endpoint when extractor = "llm".
+timeout = 30.0
+
+[hooks]
+# Command prefixes Claude Code's Bash may run ("pytest", "git status"), each only after you
+# confirm it; any other command, and any with a shell operator (| ; & > $), is denied.
+shell_allowlist = []
+# Also propose intents found in tool output (they only wait in `intently review`).
+extract_tool_output = false
 
 [llm]
 # Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.clock import Clock, SystemClock, format_time
 from ..core.errors import InvalidTransition, PolicyError
 from ..core.ids import new_id
+from ..core.shell import allowlisted
 from ..log import canonical_json
 from ._bundle import Bundle, default_bundle
 from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
@@ -29,7 +29,6 @@ from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
 
-_SHELL_META = re.compile(r"[;&|`$<>\n\\]|\$\(")
 _LEAVES_HOME = {SideEffect.EXTERNAL_COMM, SideEffect.EGRESS, SideEffect.FINANCIAL}
 _SKIP_KEYS = {"type", "permission"}
 
@@ -318,10 +317,7 @@ class Session:
         return frozenset(vocab.objects_in(stem_all(words(key))))
 
     def _allowlisted(self, command: str) -> bool:
-        if _SHELL_META.search(command):
-            return False
-        cmd = command.strip()
-        return any(cmd == e or cmd.startswith(e + " ") for e in self.gate.shell_allowlist)
+        return allowlisted(command, self.gate.shell_allowlist)
 
 
 def _classify(sightings: list[Sighting], delegated: bool) -> tuple[str, set[str]]:

@@ -32,6 +32,7 @@ from .._intently import Intently
 from ..context import ContextResult, assemble, engine_method
 from ..core.clock import format_time
 from ..core.errors import IntentlyError, first_problem
+from ..core.shell import SHELL_OPERATOR
 from ._extract import extract_tool_output, tool_output_extraction
 from ._gate import (
     Observation,
@@ -210,6 +211,8 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
     reason = f"intently gate: {answer.outcome}: {answer.reason}"
     if answer.decision_id:
         reason += f" (decision {answer.decision_id})"
+    if "command-not-allowlisted" in answer.rules:
+        reason += _allowlist_hint(ix, ev.tool_input.get("command"))
     out = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -218,6 +221,22 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         }
     }
     return _answer(out)
+
+
+def _allowlist_hint(ix: Intently, command: Any) -> str:
+    """How the user lets a blocked command run. The reason reaches the model, which relays it;
+    without this the user learns only that Bash is refused, not which setting decides."""
+    text = str(command or "").strip()
+    if SHELL_OPERATOR.search(text):
+        return (
+            ". A command with a shell operator (| ; & > < $ ` or a backslash) never runs, allow-listed or not: "
+            "run its parts as separate commands"
+        )
+    program = text.split()[0] if text else "the program"
+    return (
+        f'. To let it run with your approval each time, add "{program}" (or a longer prefix) '
+        f"to [hooks] shell_allowlist in {ix.home.config_path}"
+    )
 
 
 def _post_tool(ix: Intently, ev: _Event) -> HookResult:
