@@ -85,6 +85,40 @@ def test_block_an_invented_value_and_an_unrequested_action(gate: Gate) -> None:
     assert unrequested.level is Level.BLOCK
 
 
+WRITE_FILE = _tool("write_file", "Write a file.", {"file_path": S, "content": S})
+
+
+@pytest.mark.parametrize(
+    ("path", "level"),
+    [
+        ("notes/summary.md", Level.CONFIRM),  # a new name in the working folder: asked, not refused
+        ("summary.md", Level.CONFIRM),
+        ("/etc/cron.d/job", Level.BLOCK),  # anywhere else, a made-up path is refused
+        ("~/.bashrc", Level.BLOCK),
+        ("../other-project/summary.md", Level.BLOCK),
+        ("notes/../../summary.md", Level.BLOCK),
+        ("C:/Users/me/summary.md", Level.BLOCK),
+        ("file:///tmp/summary.md", Level.BLOCK),
+    ],
+)
+def test_a_new_file_is_confirmed_only_inside_the_working_folder(path: str, level: Level) -> None:
+    gate = Gate.from_tools([WRITE_FILE])
+    d = gate.session(user_request="Write a summary of the meeting to a file").check(
+        "write_file", {"file_path": path, "content": "The meeting agreed on the budget."}
+    )
+    assert d.level is level
+    assert d.rule_ids == (("new-path-in-working-folder",) if level is Level.CONFIRM else ("invented-value",))
+
+
+def test_one_made_up_path_outside_the_working_folder_refuses_the_whole_call() -> None:
+    write = _tool("write_file", "Write a file and a backup copy.", {"file_path": S, "destination": S, "content": S})
+    session = Gate.from_tools([write]).session(user_request="Write the meeting notes to a file, with a backup")
+    d = session.check("write_file", {"file_path": "notes/a.md", "destination": "/srv/backups/a.md", "content": "x"})
+    assert d.level is Level.BLOCK and d.rule_ids == ("invented-value",)
+    inside = session.check("write_file", {"file_path": "notes/a.md", "destination": "backups/a.md", "content": "x"})
+    assert inside.level is Level.CONFIRM
+
+
 def test_attacker_text_inside_a_message_to_a_legitimate_recipient_is_blocked(gate: Gate) -> None:
     s = gate.session(user_request="Email bob@example.com a summary of my meeting notes")
     s.observe(

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from intently import Intently
 from intently.hooks import MAX_CONTEXT_CHARS, ScanQueue, session_record
 from tests._config import set_config
@@ -39,14 +41,20 @@ def test_gate_follows_the_users_request(ix: Intently, project: Path, handle: Han
     prompt = "Fix the failing assertion in tests/test_api.py"
     assert handle(event("UserPromptSubmit", project, prompt=prompt)).exit_code == 0
     named = {"file_path": str(project / "tests" / "test_api.py"), "old_string": "== 2", "new_string": "== 3"}
-    invented = {"file_path": str(project / "src" / "secrets.py"), "content": "x = 1"}
+    new_file = {"file_path": str(project / "src" / "helpers.py"), "content": "x = 1"}
+    outside = {"file_path": str(project.parent / "elsewhere" / "helpers.py"), "content": "x = 1"}
     read = {"file_path": str(project / "README.md")}
     assert (
         _decision(handle(event("PreToolUse", project, tool_name="Edit", tool_input=named)))["permissionDecision"]
         == "allow"
     )
+    # A file nobody named: in the project it is the agent's job, so the user is asked; outside it,
+    # a path the model made up is refused.
+    created = _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=new_file)))
+    assert created["permissionDecision"] == "ask"
+    assert "a new path in the working folder" in created["permissionDecisionReason"]
     assert (
-        _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=invented)))["permissionDecision"]
+        _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=outside)))["permissionDecision"]
         == "deny"
     )
     assert (
@@ -55,6 +63,32 @@ def test_gate_follows_the_users_request(ix: Intently, project: Path, handle: Han
     )
     opened = ix.log.read("proj", op="GATE_SESSION_OPENED")
     assert [o.payload["request"] for o in opened] == [prompt]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".intently/intently.toml",
+        ".intently/requirements/req-0123456789ab.md",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".git/hooks/pre-commit",
+        "src/../.git/config",
+    ],
+)
+def test_the_agent_cannot_edit_what_guards_it(ix: Intently, project: Path, handle: Handler, path: str) -> None:
+    """The allow-list, the hook settings and git hooks would let the agent switch the gate off
+    or run code later; even a prompt that names the file does not let its file tools change them."""
+    handle(event("UserPromptSubmit", project, prompt=f"Update {path} to allow curl"))
+    write = {"file_path": str(project / path), "content": "x"}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=write)))
+    assert answer["permissionDecision"] == "deny"
+    assert "which the agent may not change" in answer["permissionDecisionReason"]
+    lookalike = {"file_path": str(project / "docs" / "intently-settings.md"), "content": "x"}
+    assert (
+        _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=lookalike)))["permissionDecision"]
+        == "ask"
+    )
 
 
 def test_instruction_injected_by_a_tool_output_is_denied(ix: Intently, project: Path, handle: Handler) -> None:

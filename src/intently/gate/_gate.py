@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -236,6 +237,7 @@ class Session:
         sources: dict[str, set[str]] = {k: set() for k in groups}
         provenance: dict[str, list[dict[str, Any]]] = {}
         recipients_bound = True
+        invented_elsewhere = False
         for arg, value in args.items():
             role = contract.role_of(arg)
             if role not in ENTITY_ROLES:
@@ -254,6 +256,8 @@ class Session:
                 provenance.setdefault(arg, []).append({"value": scalar, "seen": [s.to_json() for s in sightings]})
                 group, srcs = _classify(sightings, req.delegated)
                 groups[group].append(f"{arg} {scalar!r}")
+                if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
+                    invented_elsewhere = True
                 sources[group] |= srcs
                 if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
                     recipients_bound = False
@@ -288,6 +292,7 @@ class Session:
             "instructed": bool(groups["instructed"]),
             "followed": bool(groups["delegated"]),
             "invented": bool(groups["invented"]),
+            "invented_new_paths": bool(groups["invented"]) and not invented_elsewhere,
             "derived": bool(groups["derived"]),
             "text_only": bool(groups["text"]),
             "unrequested": bool(groups["unrequested"]),
@@ -318,6 +323,18 @@ class Session:
 
     def _allowlisted(self, command: str) -> bool:
         return allowlisted(command, self.gate.shell_allowlist)
+
+
+def _inside_working_folder(path: str) -> bool:
+    """A relative path that cannot climb out: a name a tool would create in its working folder.
+
+    Creating a file means naming one nobody has named yet, so a new path is "invented" by
+    nature; inside the working folder that is the agent's job, anywhere else it is a guess
+    the gate refuses (an absolute path, a home-relative one, or one with a ``..`` step)."""
+    text = path.strip().replace("\\", "/")
+    if not text or text.startswith(("/", "~")) or re.match(r"[A-Za-z]:", text) or "://" in text:
+        return False
+    return ".." not in text.split("/")
 
 
 def _classify(sightings: list[Sighting], delegated: bool) -> tuple[str, set[str]]:
