@@ -30,6 +30,37 @@ def test_inference_reads_verbs_nouns_and_argument_names(tools: list[dict[str, An
     assert gate.contract("search_emails").side_effect is SideEffect.NONE  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    ("arg", "role"),
+    [
+        ("filePath", Role.PATH),  # camelCase, as many MCP servers spell it
+        ("file-path", Role.PATH),
+        ("target_path", Role.PATH),  # a qualified name keeps its head's role
+        ("outputFile", Role.PATH),
+        ("callbackUrl", Role.URL),
+        ("repo_url", Role.URL),
+        ("ownerEmail", Role.RECIPIENT),
+        ("userId", Role.TARGET),
+        ("adminPassword", Role.CREDENTIAL),
+        ("sort_key", Role.OTHER),  # "key" is not an unambiguous head
+        ("page_size", Role.OTHER),
+    ],
+)
+def test_argument_names_keep_their_role_however_a_server_spells_them(arg: str, role: Role) -> None:
+    """A name that escaped its role would escape the provenance check: an invented callbackUrl
+    must block like an invented url."""
+    contract = Gate.from_tools([_tool("post_update", "Post an update.", {arg: S, "text": S})]).contract("post_update")
+    assert contract is not None and contract.role_of(arg) is role
+
+
+def test_an_invented_camel_case_url_is_refused() -> None:
+    gate = Gate.from_tools([_tool("send_report", "Send a report.", {"callbackUrl": S, "body": S})])
+    d = gate.session(user_request="Send the weekly report").check(
+        "send_report", {"callbackUrl": "https://collector.example/r", "body": "Weekly report"}
+    )
+    assert d.level is Level.BLOCK and d.rule_ids == ("invented-value",)
+
+
 def test_description_reveals_a_read_that_writes(tools: list[dict[str, Any]]) -> None:
     unread = Gate.from_tools(tools).contract("get_unread_emails")
     assert unread is not None

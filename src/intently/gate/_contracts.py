@@ -19,6 +19,12 @@ from ..core.errors import PolicyError
 from ._values import words
 from ._vocabulary import Vocabulary, stem_all
 
+
+def snake_case(name: str) -> str:
+    """``filePath`` / ``file-path`` / ``File Path`` -> ``file_path`` (``URLPath`` -> ``url_path``)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name.strip())
+    return re.sub(r"[^0-9a-zA-Z]+", "_", spaced).strip("_").lower()
+
 __all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition"]
 
 
@@ -173,6 +179,9 @@ class ContractSet:
                 for e in inf.get("description_effects", [])
             ]
             self._roles = [(re.compile(r["match"], re.IGNORECASE), Role(r["role"])) for r in inf.get("roles", [])]
+            self._role_heads = [
+                (re.compile(r["match"], re.IGNORECASE), Role(r["role"])) for r in inf.get("role_heads", [])
+            ]
             self._money_recipient = Role(inf.get("money_recipient_role", "payee"))
             self._annotations: Mapping[str, Mapping[str, Any]] = inf.get("annotations", {})
             self._explicit: dict[str, Mapping[str, Any]] = dict(data.get("tools", {}) or {})
@@ -268,11 +277,7 @@ class ContractSet:
         required = set(schema.get("required") or [])
         out: dict[str, FieldSpec] = {}
         for arg, spec in props.items():
-            role = Role.OTHER
-            for pattern, r in self._roles:
-                if pattern.fullmatch(arg):
-                    role = r
-                    break
+            role = self._role_of_name(arg)
             if money and role is Role.RECIPIENT:
                 role = self._money_recipient
             typ = (
@@ -282,6 +287,21 @@ class ContractSet:
             )
             out[arg] = FieldSpec(arg, role, typ, arg in required)
         return out
+
+    def _role_of_name(self, arg: str) -> Role:
+        """The role an argument's name gives it. Servers spell one name many ways (``filePath``,
+        ``file-path``, ``file_path``) and qualify it (``target_path``, ``callbackUrl``); a name
+        that escaped its role would escape the provenance check, so the name is read in snake
+        case, whole first, then by its last word for the unambiguous heads (``role_heads``)."""
+        name = snake_case(arg)
+        for pattern, role in self._roles:
+            if pattern.fullmatch(name):
+                return role
+        head = name.rsplit("_", 1)[-1]
+        for pattern, role in self._role_heads:
+            if pattern.fullmatch(head):
+                return role
+        return Role.OTHER
 
     def _apply_explicit(self, name: str, spec: Mapping[str, Any], base: Contract | None) -> Contract:
         fields: dict[str, FieldSpec] = dict(base.fields) if base else {}
