@@ -91,6 +91,24 @@ def test_the_agent_cannot_edit_what_guards_it(ix: Intently, project: Path, handl
     )
 
 
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "expected"),
+    [
+        ("SlashCommand", {"command": "/review-pr 12"}, "allow"),  # expands to prompts; their tools are checked
+        ("Skill", {"command": "pdf"}, "allow"),
+        ("NotebookRead", {"notebook_path": "analysis.ipynb"}, "allow"),
+        ("AskUserQuestion", {"questions": [{"question": "Which branch?"}]}, "allow"),
+        ("TeleportTool", {"target": "prod"}, "deny"),  # a tool intently has no contract for: fail closed
+    ],
+)
+def test_claude_codes_other_tools(
+    project: Path, handle: Handler, tool: str, tool_input: dict[str, object], expected: str
+) -> None:
+    handle(event("UserPromptSubmit", project, prompt="Review the open pull request"))
+    answer = _decision(handle(event("PreToolUse", project, tool_name=tool, tool_input=tool_input)))
+    assert answer["permissionDecision"] == expected, answer["permissionDecisionReason"]
+
+
 def test_instruction_injected_by_a_tool_output_is_denied(ix: Intently, project: Path, handle: Handler) -> None:
     handle(event("UserPromptSubmit", project, prompt="Fix the failing test in tests/test_api.py"))
     target = str(project / "tests" / "test_api.py")
