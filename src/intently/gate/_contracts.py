@@ -25,6 +25,7 @@ def snake_case(name: str) -> str:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name.strip())
     return re.sub(r"[^0-9a-zA-Z]+", "_", spaced).strip("_").lower()
 
+
 __all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition"]
 
 

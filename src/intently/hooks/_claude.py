@@ -42,6 +42,7 @@ from ._gate import (
     gate_open,
     gate_record_approval,
     project_relative,
+    project_relative_output,
 )
 from ._queue import ScanQueue
 from ._record import PendingAsk, clip, session_record
@@ -242,7 +243,11 @@ def _allowlist_hint(ix: Intently, command: Any) -> str:
 def _post_tool(ix: Intently, ev: _Event) -> HookResult:
     assert isinstance(ev, _ToolResult)
     root = Path(ev.cwd) if ev.cwd else ix.home.project_root
-    new = Observation(ev.tool_name, clip(ev.tool_response), project_relative(ev.tool_name, ev.tool_input, root))
+    new = Observation(
+        ev.tool_name,
+        clip(project_relative_output(ev.tool_response, root)),
+        project_relative(ev.tool_name, ev.tool_input, root),
+    )
     with session_record(ix.home.state_dir, ev.session_id) as record:
         before = list(record.observations)
         record.observations.append(new)

@@ -41,6 +41,7 @@ __all__ = [
     "gate_open",
     "gate_record_approval",
     "project_relative",
+    "project_relative_output",
     "shell_allowlist",
 ]
 
@@ -128,6 +129,24 @@ def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> d
             if path.is_relative_to(root):
                 out[name] = path.relative_to(root).as_posix()
     return out
+
+
+def project_relative_output(value: Any, root: Path | None) -> Any:
+    """A tool output with the project's absolute prefix taken off every path in it.
+
+    The gate sees path arguments relative to the project (:func:`project_relative`); the
+    outputs that vouch for them (a Grep's file list, a Glob, a stack trace) must say them the
+    same way, or ``src/parser.py`` found by a search would look like a path nobody named."""
+    if root is None:
+        return value
+    prefix = root.as_posix().rstrip("/") + "/"
+    if isinstance(value, str):
+        return value.replace(prefix, "")
+    if isinstance(value, Mapping):
+        return {k: project_relative_output(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [project_relative_output(v, root) for v in value]
+    return value
 
 
 def _gate_name(tool: str) -> str:
