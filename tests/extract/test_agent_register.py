@@ -109,3 +109,36 @@ def test_prompts_rarely_propose_what_the_labeller_did_not_find(rules: RuleExtrac
         found = {c.type.coarse for c in rules.extract(row.turn())}
         wrong += bool(found - gold)
     assert wrong <= len(rows) / 10, (wrong, len(rows))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's use python instead of bash",
+        "Actually, never mind. Let's continue using bash.",
+        "use `@clack/prompts` instead of bun-promptx",
+        "I want to use langgraph for the planner",
+    ],
+)
+def test_the_user_choosing_the_means_is_a_decision(rules: RuleExtractor, text: str) -> None:
+    """In a prompt to an agent the user directs the work: choosing a tool or an approach is a
+    decision, recorded for review like any other."""
+    assert "DECISION" in _types(rules, text, "claude-code")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "make sampleMd and expectedToc multiline instead of one long line",  # how a change behaves
+        "we could use redis instead of memcached",  # a possibility, not a choice
+        "If we use redis instead of memcached, does latency drop?",
+        "I don't want to use docker for this",
+    ],
+)
+def test_a_described_change_or_a_possibility_is_not_a_decision(rules: RuleExtractor, text: str) -> None:
+    assert "DECISION" not in _types(rules, text, "claude-code")
+
+
+def test_choices_in_conversation_between_people_keep_the_usual_reading(rules: RuleExtractor) -> None:
+    """ "Let's use the remaining time for questions" in a meeting is not a decision of means."""
+    assert "DECISION" not in _types(rules, "Let's use the remaining ten minutes for questions.", "meeting")

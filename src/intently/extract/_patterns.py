@@ -159,6 +159,17 @@ CHOICE_IMPERATIVE = re.compile(
     r"(?:then\s+)?(?:let's\s+|lets\s+|we'll\s+|we\s+will\s+)?(?:go|stick|proceed)\s+with\s+"
     r"(?!(?:me|you|him|her|us|them|my|your|his|their)\b)"
 )
+# In a prompt to a coding agent, the user choosing the means: "let's use python instead of bash",
+# "use @clack/prompts instead of bun-promptx", "lets continue using bash", "I want to use langgraph".
+# There the user directs the work, so a stated choice of tool or approach is a decision. Only
+# "use ... instead of" and first-person choice verbs count: a bare "instead of" mostly describes
+# how a requested change should behave ("make them multiline instead of one line").
+AGENT_CHOICE = re.compile(
+    r"(?:(?:ok|okay|alright|actually|yes|no|so|then|fine)[,.!]?\s+)*"
+    r"(?:(?:let's|lets|let\s+us|we'll|we\s+will|(?:i|we)\s+(?:want|would\s+like|'d\s+like|prefer)\s+to)\s+"
+    r"(?:use|switch\s+to|move\s+to|migrate\s+to|continue\s+(?:using|with)|keep\s+using|stay\s+with)\b"
+    r"|use\s+[^.;:!?\n]{1,60}?\s+instead\s+of\b)"
+)
 # A pseudo-cleft desire: "what we really want is a policy", "what I want here is an RFC".
 CLEFT_DESIRE = re.compile(
     r"\bwhat\s+(?:i|we)\s+(?:really\s+|actually\s+|ultimately\s+)?(?:want|would like|'d like)\s+(?:here\s+|in the end\s+)?is\b"

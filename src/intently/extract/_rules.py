@@ -41,6 +41,7 @@ from ._models import Candidate, CandidateType, Turn
 from ._patterns import (
     ADVERB,
     AGENDA_REMOVAL,
+    AGENT_CHOICE,
     AND_WILL,
     BARE_OUTCOME,
     BARE_QUESTION,
@@ -852,6 +853,7 @@ class RuleExtractor(Extractor):
             or AGENDA_REMOVAL.search(low)
             or BARE_OUTCOME.match(low)
             or CHOICE_IMPERATIVE.match(low, self._question_start(ctx))
+            or (AGENT_CHOICE.match(low, self._question_start(ctx)) if self._to_agent(ctx.turn) else None)
         )
         if hit is None:
             return []
