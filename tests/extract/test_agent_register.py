@@ -118,6 +118,8 @@ def test_prompts_rarely_propose_what_the_labeller_did_not_find(rules: RuleExtrac
         "Actually, never mind. Let's continue using bash.",
         "use `@clack/prompts` instead of bun-promptx",
         "I want to use langgraph for the planner",
+        "for the normalized name, lets use org/project",  # a later clause
+        "Don't use redux, use context instead of it",
     ],
 )
 def test_the_user_choosing_the_means_is_a_decision(rules: RuleExtractor, text: str) -> None:
@@ -133,6 +135,8 @@ def test_the_user_choosing_the_means_is_a_decision(rules: RuleExtractor, text: s
         "we could use redis instead of memcached",  # a possibility, not a choice
         "If we use redis instead of memcached, does latency drop?",
         "I don't want to use docker for this",
+        "If it fails, let's use the old parser",  # a fallback
+        "Should we use sqlite instead of postgres?",  # put to the agent
     ],
 )
 def test_a_described_change_or_a_possibility_is_not_a_decision(rules: RuleExtractor, text: str) -> None:

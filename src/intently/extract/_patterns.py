@@ -160,11 +160,13 @@ CHOICE_IMPERATIVE = re.compile(
     r"(?!(?:me|you|him|her|us|them|my|your|his|their)\b)"
 )
 # In a prompt to a coding agent, the user choosing the means: "let's use python instead of bash",
-# "use @clack/prompts instead of bun-promptx", "lets continue using bash", "I want to use langgraph".
+# "use @clack/prompts instead of bun-promptx", "lets continue using bash", "I want to use langgraph",
+# also as a later clause ("for the name, lets use org/project", "don't use redux, use context instead of it").
 # There the user directs the work, so a stated choice of tool or approach is a decision. Only
 # "use ... instead of" and first-person choice verbs count: a bare "instead of" mostly describes
 # how a requested change should behave ("make them multiline instead of one line").
 AGENT_CHOICE = re.compile(
+    r"(?:^|(?<=[,;:]\s)|(?<=\band\s)|(?<=\bbut\s))"  # where a clause starts
     r"(?:(?:ok|okay|alright|actually|yes|no|so|then|fine)[,.!]?\s+)*"
     r"(?:(?:let's|lets|let\s+us|we'll|we\s+will|(?:i|we)\s+(?:want|would\s+like|'d\s+like|prefer)\s+to)\s+"
     r"(?:use|switch\s+to|move\s+to|migrate\s+to|continue\s+(?:using|with)|keep\s+using|stay\s+with)\b"

@@ -853,8 +853,11 @@ class RuleExtractor(Extractor):
             or AGENDA_REMOVAL.search(low)
             or BARE_OUTCOME.match(low)
             or CHOICE_IMPERATIVE.match(low, self._question_start(ctx))
-            or (AGENT_CHOICE.match(low, self._question_start(ctx)) if self._to_agent(ctx.turn) else None)
         )
+        if hit is None and self._to_agent(ctx.turn):
+            hit = AGENT_CHOICE.search(low, self._question_start(ctx))
+            if hit is not None and lex.conditionals.search(low, 0, hit.start()):
+                return []  # "if it fails, let's use the old parser": a fallback, not the choice made
         if hit is None:
             return []
         c_start = self._clause_start(ctx, hit.start())
