@@ -145,8 +145,9 @@ agent_channels = ["agent", "agent_session", "claude-code"]
 timeout = 30.0
 
 [hooks]
-# Command prefixes Claude Code's Bash may run ("pytest", "git status"), each only after you
-# confirm it; any other command, and any with a shell operator (| ; & > $), is denied.
+# Command prefixes Claude Code's Bash may run, each only after you confirm it; any other
+# command, and any with a shell operator (| ; & > $), is denied. For example:
+# shell_allowlist = ["pytest", "git status", "git diff", "ruff check"]
 shell_allowlist = []
 # Also propose intents found in tool output (they only wait in `intently review`).
 extract_tool_output = false
