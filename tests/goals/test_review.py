@@ -101,6 +101,17 @@ def test_decisions_are_records_not_intents(goals: Goals, clock: ManualClock) -> 
     assert goals.list_intents() == []
 
 
+def test_a_decision_stated_again_is_one_record(ix: Intently, goals: Goals, clock: ManualClock) -> None:
+    """A prompt sent twice, or a choice repeated in a later session, would otherwise be mined by
+    the requirements scan as two rules."""
+    first = goals.record_decision("Use httpx instead of requests", evidence_id="turn-2")
+    clock.advance("1d")
+    again = goals.record_decision("Use httpx  instead of requests", evidence_id="turn-9")
+    assert again.id == first.id and again.evidence_id == "turn-2"
+    assert [d.id for d in goals.decisions()] == [first.id]
+    assert len(ix.log.read(ix.namespace, op="DECISION_RECORDED")) == 1
+
+
 def test_edit_none_leaves_fields_and_clear_empties_them(goals: Goals) -> None:
     intent = goals.add("Ship it", owner="bob", due="2026-04-01", context_note="for the pilot")
     same = goals.edit(intent.id, text=None, owner=None, due=None, context_note=None, priority="HIGH")

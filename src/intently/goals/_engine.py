@@ -293,12 +293,21 @@ class Goals:
     # -- decisions ----------------------------------------------------------------
 
     def record_decision(self, text: str, *, evidence_id: str, span: str | None = None) -> Decision:
-        """A decision that was made: a record (the requirements scan mines these), not an intent."""
+        """A decision that was made: a record (the requirements scan mines these), not an intent.
+
+        The same decision stated again (a prompt sent twice, a choice repeated in a later session)
+        returns the record already made: a second record would be mined as a second rule."""
         clean = clean_text(text, "text")
         if not evidence_id or not evidence_id.strip():
             raise InvalidInput("an evidence id is required", where="evidence_id")
         decision_id = new_id()
         with self._write() as tx:
+            known = tx.one(
+                "SELECT * FROM goals_decisions WHERE namespace = ? AND text = ? ORDER BY created_at, id LIMIT 1",
+                (self._rt.namespace, clean),
+            )
+            if known is not None:
+                return row_to_decision(known)
             emit(
                 self._rt,
                 tx,
