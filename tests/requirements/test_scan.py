@@ -180,3 +180,20 @@ def test_commits_and_transcripts_are_mined_unless_opted_out(project: Path, rix: 
     assert not any("Fridays" in t for t in texts)
     assert not any(t.startswith("Add notes") for t in texts)
     assert report.sources["commits"] == 2 and report.sources["transcripts"] == 1
+
+
+def test_a_decision_made_in_conversation_becomes_a_rule_in_the_imperative(rix: Intently) -> None:
+    """The hook observes "OK, let's use httpx instead of requests for the API client"; the scan
+    turns the recorded decision into a rule that reads as one, and a second identical decision
+    (the prompt sent again) does not make a second rule."""
+    turn = {
+        "speaker": "alice",
+        "text": "OK, let's use httpx instead of requests for the API client",
+        "time": "2026-03-02T10:00:00Z",
+        "channel": "claude-code",
+    }
+    rix.extraction.observe(turn)
+    rix.extraction.observe({**turn, "time": "2026-03-02T11:00:00Z"})
+    rix.requirements.scan()
+    (rule,) = [r for r in rix.requirements.list() if r.meta.provenance.kind == "decision"]
+    assert rule.statement == "Use httpx instead of requests for the API client"

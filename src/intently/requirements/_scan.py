@@ -139,6 +139,16 @@ def _dump_state(state: dict[str, Any]) -> str:
     )
 
 
+# "OK, let's use httpx instead of requests" was the decision; the rule it leaves is the imperative.
+_PROPOSAL = re.compile(r"^(?:(?:ok|okay|so|then|actually|alright|yes)[,.!]?\s+)*(?:let's|lets|let us)\s+", re.I)
+
+
+def _as_rule(text: str) -> str:
+    """A decision's words as a standing rule: a leading "let's" made into the imperative."""
+    rule = _PROPOSAL.sub("", text, count=1)
+    return text if len(rule.split()) < 2 else rule[0].upper() + rule[1:]
+
+
 def _decisions(engine: Requirements, since: str | None) -> list[Source]:
     """Decisions the goals engine recorded, if it offers ``decisions(since=...)``."""
     from .._intently import Intently
@@ -154,7 +164,7 @@ def _decisions(engine: Requirements, since: str | None) -> list[Source]:
     out: list[Source] = []
     for item in found or []:
         data = item if isinstance(item, dict) else getattr(item, "__dict__", {})
-        text = str(data.get("statement") or data.get("text") or data.get("title") or "").strip()
+        text = _as_rule(str(data.get("statement") or data.get("text") or data.get("title") or "").strip())
         ident = str(data.get("id") or "")
         if text:
             out.append(Source("decision", f"decision:{ident}", text, ident, "project", [], "medium", "decision"))
