@@ -19,14 +19,13 @@ from ..core.errors import PolicyError
 from ._values import words
 from ._vocabulary import Vocabulary, stem_all
 
+__all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition"]
+
 
 def snake_case(name: str) -> str:
     """``filePath`` / ``file-path`` / ``File Path`` -> ``file_path`` (``URLPath`` -> ``url_path``)."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name.strip())
     return re.sub(r"[^0-9a-zA-Z]+", "_", spaced).strip("_").lower()
-
-
-__all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition"]
 
 
 class SideEffect(StrEnum):
