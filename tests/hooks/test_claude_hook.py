@@ -52,7 +52,7 @@ def test_gate_follows_the_users_request(ix: Intently, project: Path, handle: Han
     # a path the model made up is refused.
     created = _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=new_file)))
     assert created["permissionDecision"] == "ask"
-    assert "a new path in the working folder" in created["permissionDecisionReason"]
+    assert "a path in the working folder that neither the request" in created["permissionDecisionReason"]
     assert (
         _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=outside)))["permissionDecision"]
         == "deny"
