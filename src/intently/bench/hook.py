@@ -1,0 +1,143 @@
+"""``python -m intently.bench hook [--events N] [--json]``: what one Claude Code hook event costs.
+
+Claude Code starts a new process for every hook event, before every tool call, so the
+figure a user feels is the wall time of that whole process: interpreter start, imports,
+opening the home, replaying the session into the gate, deciding and logging. Measured on a
+real home (a git repository, SQLite file, signed log) with an open session, per event:
+
+- **fast_hook**: ``python -m intently.hooks hook claude``, what ``intently hook install``
+  writes into ``.claude/settings.json``;
+- **cli_hook**: ``intently hook claude`` through the full command-line application;
+- **interpreter_start**: ``python -c pass``, the floor no Python hook can go under.
+
+Each event is one ``PreToolUse`` (a Read, then an Edit of the file the prompt names, in
+turn); every answer must be ``allow``, or the run fails rather than time a refusal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+_PROMPT = "Fix the failing assertion in tests/test_api.py"
+
+
+def _event(project: Path, name: str, **extra: Any) -> str:
+    return json.dumps(
+        {
+            "session_id": "bench-session",
+            "transcript_path": str(project / "transcript.jsonl"),
+            "cwd": str(project),
+            "permission_mode": "default",
+            "hook_event_name": name,
+            **extra,
+        }
+    )
+
+
+def _tool_events(project: Path) -> list[str]:
+    target = str(project / "tests" / "test_api.py")
+    return [
+        _event(project, "PreToolUse", tool_name="Read", tool_input={"file_path": target}),
+        _event(
+            project,
+            "PreToolUse",
+            tool_name="Edit",
+            tool_input={"file_path": target, "old_string": "== 2", "new_string": "== 3"},
+        ),
+    ]
+
+
+def _run(argv: list[str], payload: str, env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(argv, input=payload, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return elapsed, done.stdout
+
+
+def _decision(stdout: str) -> str:
+    if not stdout.strip():
+        return ""
+    return str(json.loads(stdout).get("hookSpecificOutput", {}).get("permissionDecision", ""))
+
+
+def _summary(seconds: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in seconds)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    return {
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(p95, 1),
+        "mean_ms": round(statistics.fmean(ms), 1),
+    }
+
+
+def _project(root: Path) -> Path:
+    from .._intently import Intently
+
+    project = root / "proj"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_api.py").write_text("def test_api():\n    assert 1 + 1 == 2\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    with Intently.init(project, actor="user:bench", name="bench"):
+        pass
+    return project
+
+
+def measure(events: int, root: Path) -> dict[str, Any]:
+    """Time ``events`` PreToolUse events through each command, in one run on one home."""
+    project = _project(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update({"INTENTLY_HOME": str(project / ".intently"), "INTENTLY_ACTOR": "user:bench"})
+    fast = [sys.executable, "-m", "intently.hooks", "hook", "claude"]
+    cli = [sys.executable, "-c", "import sys; from intently.cli import main; sys.exit(main())", "hook", "claude"]
+    _run(fast, _event(project, "UserPromptSubmit", prompt=_PROMPT), env, project)  # opens the session
+    calls = _tool_events(project)
+    timings: dict[str, list[float]] = {"fast_hook": [], "cli_hook": [], "interpreter_start": []}
+    answers: set[str] = set()
+    for i in range(events):
+        payload = calls[i % len(calls)]
+        for name, argv in (("fast_hook", fast), ("cli_hook", cli)):
+            elapsed, out = _run(argv, payload, env, project)
+            timings[name].append(elapsed)
+            answers.add(_decision(out))
+        timings["interpreter_start"].append(_run([sys.executable, "-c", "pass"], "", env, project)[0])
+    if answers != {"allow"}:
+        raise RuntimeError(f"the hook answered {sorted(answers)}, not only allow: this run would time refusals")
+    return {"benchmark": "hook", "events": events, **{k: _summary(v) for k, v in timings.items()}}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m intently.bench hook", description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=40, help="PreToolUse events per command (default 40)")
+    parser.add_argument("--dir", type=Path, default=None, help="where the temporary project goes")
+    parser.add_argument("--json", action="store_true", help="machine output")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.events < 1:
+        parser.error("--events must be at least 1")
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        result = measure(args.events, Path(tmp))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"One Claude Code PreToolUse event, as a new process ({result['events']} events each, wall time):")
+    for name, label in (
+        ("fast_hook", "python -m intently.hooks hook claude (installed)"),
+        ("cli_hook", "intently hook claude (full CLI)"),
+        ("interpreter_start", "python -c pass (baseline: interpreter start)"),
+    ):
+        row = result[name]
+        print(f"  {label:<50} p50 {row['p50_ms']:>7.1f} ms   p95 {row['p95_ms']:>7.1f} ms")
+    return 0
