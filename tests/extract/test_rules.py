@@ -50,6 +50,8 @@ def test_first_person_future_is_a_commitment(extract: Extract, text: str) -> Non
         ("Thanks. I'll be right back.", "immediate action"),
         ("I won't be in work tomorrow.", "negated"),
         ("He said I will regret it.", "reported speech"),
+        ("Basically to get access you need a token.", "a sentence adverb is no owner"),
+        ("Currently to deploy we run the script by hand.", "a sentence adverb is no owner"),
     ],
 )
 def test_not_a_commitment(extract: Extract, text: str, why: str) -> None:
