@@ -69,9 +69,14 @@ def _run(argv: list[str], payload: str, env: dict[str, str], cwd: Path) -> tuple
 
 
 def _decision(stdout: str) -> str:
+    """The hook's answer; an answer with no decision is the gate's allow, deferring to
+    Claude Code's own permission settings."""
     if not stdout.strip():
         return ""
-    return str(json.loads(stdout).get("hookSpecificOutput", {}).get("permissionDecision", ""))
+    answer = json.loads(stdout).get("hookSpecificOutput", {})
+    if answer.get("hookEventName") == "PreToolUse" and "permissionDecision" not in answer:
+        return "allow"
+    return str(answer.get("permissionDecision", ""))
 
 
 def _summary(seconds: list[float]) -> dict[str, float]:

@@ -151,6 +151,9 @@ timeout = 30.0
 shell_allowlist = []
 # Also propose intents found in tool output (they only wait in `intently review`).
 extract_tool_output = false
+# false: a call the gate allows is left to Claude Code's own permission settings (intently only
+# ever adds a prompt or a refusal). true: the gate's allow skips Claude Code's prompt.
+skip_prompt_when_allowed = false
 
 [llm]
 # Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.

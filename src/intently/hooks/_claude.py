@@ -46,6 +46,7 @@ from ._gate import (
 )
 from ._queue import ScanQueue
 from ._record import PendingAsk, clip, session_record
+from ._settings import hook_settings
 
 __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_claude_event"]
 
@@ -214,6 +215,11 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         reason += f" (decision {answer.decision_id})"
     if "command-not-allowlisted" in answer.rules:
         reason += _allowlist_hint(ix, ev.tool_input.get("command"))
+    if decision == "allow" and not hook_settings(ix).skip_prompt_when_allowed:
+        # The gate found nothing wrong: Claude Code's own permission settings decide, as they
+        # would without intently. A guard that answered "allow" would switch off prompts the
+        # user set up; the decision is in the log either way.
+        return _answer({"hookSpecificOutput": {"hookEventName": "PreToolUse"}})
     out = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

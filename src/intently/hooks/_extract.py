@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import engine_method
 from ..core.clock import format_time
-from ..core.errors import InvalidInput
+from ._settings import hook_settings
 
 if TYPE_CHECKING:
     from .._intently import Intently
@@ -32,11 +32,7 @@ MAX_EXTRACT_CHARS = 20_000
 
 def tool_output_extraction(ix: Intently) -> bool:
     """``[hooks] extract_tool_output`` of ``intently.toml`` (default ``false``)."""
-    section = ix.config.extra.get("hooks", {})
-    value = section.get("extract_tool_output", False) if isinstance(section, Mapping) else False
-    if not isinstance(value, bool):
-        raise InvalidInput("must be true or false", where=f"{ix.home.config_path}: hooks.extract_tool_output")
-    return value
+    return hook_settings(ix).extract_tool_output
 
 
 def _text(output: Any) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import engine_method
 from ..core.errors import InvalidInput
+from ._settings import hook_settings
 
 if TYPE_CHECKING:
     from .._intently import Intently
@@ -105,11 +106,7 @@ def claude_tool_contracts() -> dict[str, dict[str, Any]]:
 
 def shell_allowlist(ix: Intently) -> tuple[str, ...]:
     """``[hooks] shell_allowlist`` of ``intently.toml``: commands the gate may let Bash run."""
-    section = ix.config.extra.get("hooks", {})
-    value = section.get("shell_allowlist", []) if isinstance(section, Mapping) else None
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise InvalidInput("must be a list of command prefixes", where=f"{ix.home.config_path}: hooks.shell_allowlist")
-    return tuple(v.strip() for v in value)
+    return hook_settings(ix).shell_allowlist
 
 
 def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> dict[str, Any]:

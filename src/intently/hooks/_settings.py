@@ -1,0 +1,50 @@
+"""The ``[hooks]`` table of ``intently.toml``, read and checked as a whole.
+
+An unknown key is an error naming the file and the key, as everywhere else in the file: a
+typo such as ``shell_alowlist`` would otherwise leave the allow-list empty without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from .._intently import Intently
+
+__all__ = ["HOOK_KEYS", "HookSettings", "hook_settings"]
+
+HOOK_KEYS = ("shell_allowlist", "extract_tool_output", "skip_prompt_when_allowed")
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    """What ``[hooks]`` says; every key has the default ``intently init`` writes."""
+
+    shell_allowlist: tuple[str, ...] = ()
+    extract_tool_output: bool = False
+    skip_prompt_when_allowed: bool = False
+
+
+def hook_settings(ix: Intently) -> HookSettings:
+    """``[hooks]`` of the home's ``intently.toml``; :class:`InvalidInput` names the bad key."""
+    where = f"{ix.home.config_path}: hooks"
+    section = ix.config.extra.get("hooks", {})
+    if not isinstance(section, Mapping):
+        raise InvalidInput("must be a table", where=where)
+    unknown = sorted(set(section) - set(HOOK_KEYS))
+    if unknown:
+        raise InvalidInput(f"unknown key (known: {', '.join(HOOK_KEYS)})", where=f"{where}.{unknown[0]}")
+    allow = section.get("shell_allowlist", [])
+    if not isinstance(allow, list) or not all(isinstance(v, str) and v.strip() for v in allow):
+        raise InvalidInput("must be a list of command prefixes", where=f"{where}.shell_allowlist")
+    flags: dict[str, bool] = {}
+    for key in ("extract_tool_output", "skip_prompt_when_allowed"):
+        value = section.get(key, False)
+        if not isinstance(value, bool):
+            raise InvalidInput("must be true or false", where=f"{where}.{key}")
+        flags[key] = value
+    return HookSettings(shell_allowlist=tuple(v.strip() for v in allow), **flags)
