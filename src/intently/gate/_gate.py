@@ -238,6 +238,9 @@ class Session:
         provenance: dict[str, list[dict[str, Any]]] = {}
         recipients_bound = True
         invented_elsewhere = False
+        # Opening an address is sending to it, even for a tool that only reads: the request
+        # (its host, path and query) reaches whoever owns the address.
+        addresses: list[str] = []
         for arg, value in args.items():
             role = contract.role_of(arg)
             if role not in ENTITY_ROLES:
@@ -261,6 +264,10 @@ class Session:
                 sources[group] |= srcs
                 if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
                     recipients_bound = False
+                if role is Role.URL and group in ("instructed", "invented"):
+                    addresses.append(
+                        f"{arg} {scalar!r} ({'from an instruction in ' + ', '.join(sorted(srcs)) if srcs else 'made up'})"
+                    )
         copied = 0
         content_instruction = False
         content_fields: list[str] = []
@@ -297,6 +304,8 @@ class Session:
             "text_only": bool(groups["text"]),
             "unrequested": bool(groups["unrequested"]),
             "recipients_bound": recipients_bound,
+            "address_suspect": bool(addresses),
+            "address_values": "; ".join(addresses),
             "leaves_home": contract.side_effect in _LEAVES_HOME,
             "content_instruction": content_instruction,
             "content_fields": ", ".join(content_fields) or "content",

@@ -46,6 +46,7 @@ class Vocabulary:
     quantifiers: frozenset[str] = frozenset()
     raw_kinds: frozenset[tuple[str, ...]] = frozenset()
     raw_fillers: frozenset[str] = frozenset()
+    raw_address_verbs: frozenset[tuple[str, ...]] = frozenset()
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], *, where: str = "vocabulary") -> Vocabulary:
@@ -66,6 +67,7 @@ class Vocabulary:
                 quantifiers=frozenset(x for w in data.get("quantifiers", []) for x in _phrase(str(w))),
                 raw_kinds=frozenset(tuple(words(str(p))) for v in data["kinds"].values() for p in v["phrases"]),
                 raw_fillers=frozenset(x for w in data.get("fillers", []) for x in words(str(w))),
+                raw_address_verbs=frozenset(tuple(words(str(p))) for p in data.get("address_verbs", [])),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc
@@ -96,6 +98,8 @@ class Vocabulary:
             i += 1
         if i >= len(tokens):
             return False
+        if any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_address_verbs):
+            return True
         hit = any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_kinds)
         return hit and not self._noun_start(stem_all(tokens), i)
 
