@@ -25,7 +25,7 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import words
+from ._values import addresses_in, words
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
@@ -271,6 +271,7 @@ class Session:
         copied = 0
         content_instruction = False
         content_fields: list[str] = []
+        content_addresses: list[str] = []
         for arg, value in args.items():
             if contract.role_of(arg) is Role.CONTENT and isinstance(value, str):
                 n, repeated = self.ledger.copied_from_tools(value)
@@ -280,6 +281,14 @@ class Session:
                 if repeated:
                     content_instruction = True
                     content_fields.append(arg)
+                # A link or address carried in the message is a destination for whoever reads
+                # it: one that only an instruction in a tool output gave is the attacker's.
+                for address in addresses_in(value):
+                    group, srcs = _classify(self.ledger.trace(address), req.delegated)
+                    if group == "instructed":
+                        content_addresses.append(
+                            f"{address!r} in {arg} (from an instruction in {', '.join(sorted(srcs))})"
+                        )
         commands = [str(v) for a, v in args.items() if contract.role_of(a) is Role.COMMAND]
         texts = [str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL)]
         secret = any(sec in t for sec in self.gate.secrets for t in texts)
@@ -309,6 +318,8 @@ class Session:
             "leaves_home": contract.side_effect in _LEAVES_HOME,
             "content_instruction": content_instruction,
             "content_fields": ", ".join(content_fields) or "content",
+            "content_address_instructed": bool(content_addresses),
+            "content_address_values": "; ".join(content_addresses),
             "content_copied_words": copied,
             "command": commands[0] if commands else "",
             "content_secret": secret,

@@ -91,6 +91,12 @@ def atoms_of(text: str) -> set[str]:
     return found
 
 
+def addresses_in(text: str) -> list[str]:
+    """The email addresses and links written inside ``text`` (a message body), as written."""
+    found = [m.group(0) for m in EMAIL.finditer(text)]
+    return found + [m.group(0).rstrip("/.,;)") for m in URL.finditer(text)]
+
+
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
