@@ -66,6 +66,7 @@ def test_description_reveals_a_read_that_writes(tools: list[dict[str, Any]]) -> 
     assert unread is not None
     assert unread.side_effect is SideEffect.LOCAL_WRITE
     assert any("marked as read" in n for n in unread.notes)
+    assert unread.risk == "medium"  # a side effect the name hides is not a low-risk call
 
 
 def test_annotations_only_make_a_contract_stricter() -> None:

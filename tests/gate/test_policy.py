@@ -192,6 +192,19 @@ def test_a_message_may_not_pass_on_a_link_only_an_instruction_gave(gate: Gate) -
     assert "instructed-address-in-content" not in quoted.rule_ids
 
 
+def test_a_search_query_is_checked_for_secrets_like_a_message() -> None:
+    search = _tool("web_search", "Search the web.", {"query": S})
+    gate = Gate.from_tools(
+        [search],
+        overrides={"web_search": {"side_effect": "egress", "risk": "low", "fields": {"query": "query"}}},
+        secrets=["sk-live-0123456789"],
+    )
+    s = gate.session(user_request="Search the web for why my key is rejected")
+    assert s.check("web_search", {"query": "stripe key rejected"}).level is not Level.BLOCK
+    leak = s.check("web_search", {"query": "stripe sk-live-0123456789 rejected"})
+    assert leak.level is Level.BLOCK and leak.rule_ids == ("secret-exposure",)
+
+
 def test_negated_action_is_blocked(gate: Gate) -> None:
     s = gate.session(user_request="Summarize the thread with bob@example.com but don't email anyone")
     d = s.check("send_email", {"recipients": ["bob@example.com"], "subject": "s", "body": "b"})

@@ -129,6 +129,18 @@ def test_a_page_the_user_linked_is_fetched_and_a_made_up_one_is_not(project: Pat
     assert _decision(handle(unasked))["permissionDecision"] == "deny"
 
 
+def test_a_web_search_the_prompt_did_not_ask_for_is_asked_not_refused(project: Path, handle: Handler) -> None:
+    """Agents search the web for docs on their own; the query leaves, so the user is asked."""
+    handle(event("UserPromptSubmit", project, prompt="Why does the parser test fail on Python 3.13?"))
+    search = {"query": "python 3.13 ast.Str removed"}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="WebSearch", tool_input=search)))
+    assert answer["permissionDecision"] == "ask", answer["permissionDecisionReason"]
+    named = {"session_id": "web-session"}
+    handle(event("UserPromptSubmit", project, prompt="Search the web for the 3.13 changelog", **named))
+    asked = event("PreToolUse", project, tool_name="WebSearch", tool_input=search, **named)
+    assert _decision(handle(asked))["permissionDecision"] == "defer"
+
+
 def test_a_file_found_by_a_search_can_be_edited_and_one_a_readme_asks_for_cannot(
     ix: Intently, project: Path, handle: Handler
 ) -> None:

@@ -258,6 +258,8 @@ class ContractSet:
                 if "raise_to" in change and effect is not SideEffect.NONE:
                     effect = _stricter(effect, SideEffect(change["raise_to"]))
                     notes.append(f"annotation {hint}")
+        if effect is not SideEffect.NONE and risk == "low" and SideEffect(rule["side_effect"]) is SideEffect.NONE:
+            risk = "medium"  # a read whose description reveals a side effect is not a low-risk call
         fields = self._fields(tool.input_schema, money)
         objects = self._vocab.objects_in(stems[1:]) or self._vocab.objects_in(stem_all(words(tool.description))[:12])
         confirm = "unless_bound" if effect is not SideEffect.NONE else "never"

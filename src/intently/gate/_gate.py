@@ -290,7 +290,10 @@ class Session:
                             f"{address!r} in {arg} (from an instruction in {', '.join(sorted(srcs))})"
                         )
         commands = [str(v) for a, v in args.items() if contract.role_of(a) is Role.COMMAND]
-        texts = [str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL)]
+        # Whatever leaves with the call: a search's query reaches the search engine.
+        texts = [
+            str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL, Role.QUERY)
+        ]
         secret = any(sec in t for sec in self.gate.secrets for t in texts)
         violations = contract.violations(args)
         facts: dict[str, Any] = {
