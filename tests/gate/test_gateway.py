@@ -247,3 +247,19 @@ def test_an_accepted_answer_is_bound_to_its_own_action(tools: list[dict[str, Any
         f"intently gate: the user declined send_money ({', '.join(other.decision.rule_ids)}); "
         f"it did not run. Decision {other.decision.id}."
     )
+
+
+def test_a_tool_listed_without_hints_is_open_world_as_the_mcp_spec_defaults() -> None:
+    """A server that leaves openWorldHint out gets the specification's default (true): its
+    writes land wherever it reaches, so they are held to the rules for what leaves. A server
+    that says false keeps a local write local; no hint can loosen a contract."""
+    from intently.gate import SideEffect
+    from intently.gate._gateway import _open_world_by_default
+
+    schema = {"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}
+    silent = {"name": "create_issue", "description": "Create an issue.", "inputSchema": schema}
+    local = {**silent, "annotations": {"openWorldHint": False}}
+    silent_contract = Gate.from_tools([_open_world_by_default(silent)]).contract("create_issue")
+    local_contract = Gate.from_tools([_open_world_by_default(local)]).contract("create_issue")
+    assert silent_contract is not None and silent_contract.side_effect is SideEffect.EXTERNAL_COMM
+    assert local_contract is not None and local_contract.side_effect is SideEffect.LOCAL_WRITE

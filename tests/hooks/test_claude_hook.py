@@ -141,6 +141,30 @@ def test_a_web_search_the_prompt_did_not_ask_for_is_asked_not_refused(project: P
     assert _decision(handle(asked))["permissionDecision"] == "defer"
 
 
+def test_an_mcp_write_is_held_to_the_rules_for_what_leaves(ix: Intently, project: Path, handle: Handler) -> None:
+    """An MCP server's create_issue posts to wherever the server reaches (GitHub), so copying a
+    file's text into it is asked about, as for an email; a short issue of one's own words is not."""
+    handle(event("UserPromptSubmit", project, prompt="File an issue about the flaky parser test"))
+    notes = " ".join(f"internal{i}" for i in range(80))
+    read = event(
+        "PostToolUse",
+        project,
+        tool_name="Read",
+        tool_input={"file_path": str(project / "NOTES.md")},
+        tool_response={"type": "text", "file": {"filePath": str(project / "NOTES.md"), "content": notes}},
+    )
+    assert handle(read).exit_code == 0
+    issue = {"owner": "acme", "repo": "app", "title": "Flaky parser test"}
+    short = event(
+        "PreToolUse", project, tool_name="mcp__github__create_issue", tool_input={**issue, "body": "Fails 1 in 5."}
+    )
+    assert _decision(handle(short))["permissionDecision"] == "defer"
+    copied = {**issue, "body": notes}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="mcp__github__create_issue", tool_input=copied)))
+    assert answer["permissionDecision"] == "ask", answer["permissionDecisionReason"]
+    assert "copied" in answer["permissionDecisionReason"]
+
+
 def test_a_file_found_by_a_search_can_be_edited_and_one_a_readme_asks_for_cannot(
     ix: Intently, project: Path, handle: Handler
 ) -> None:

@@ -249,7 +249,9 @@ async def _serve(command: list[str], make_gateway: Any) -> None:
     async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
         await upstream.initialize()
         listed = await upstream.list_tools()
-        definitions = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+        definitions = [
+            _open_world_by_default(t.model_dump(by_alias=True, exclude_none=True, mode="json")) for t in listed.tools
+        ]
         gateway: Gateway = make_gateway(definitions)
 
         async def on_list_tools(ctx: Any, params: Any) -> Any:
@@ -283,6 +285,15 @@ def _maybe_json(texts: list[str]) -> Any:
         except json.JSONDecodeError:
             return texts[0]
     return texts
+
+
+def _open_world_by_default(definition: dict[str, Any]) -> dict[str, Any]:
+    """The MCP specification's default: a tool that does not say otherwise may reach an open
+    world of external entities (``openWorldHint`` true). A server that leaves the hint out
+    gets the default, so its writes are held to the rules for what leaves."""
+    annotations = dict(definition.get("annotations") or {})
+    annotations.setdefault("openWorldHint", True)
+    return {**definition, "annotations": annotations}
 
 
 def run_gateway(

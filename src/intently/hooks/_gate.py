@@ -9,7 +9,8 @@ decision, and any approval bound to that session and exact action, live in the l
 
 Claude Code's own tools get the explicit contracts in ``claude_tools.yaml``; an MCP tool
 ``mcp__server__tool`` is checked under its own name ``tool``, with a contract inferred
-from that name and its argument names (the gate never trusts the server's hints).
+from that name and its argument names, and open-world by the MCP default (Claude Code passes
+no annotations; the gate would not trust them to loosen anything anyway).
 
 Fail closed: a gate that is not built yet, an answer the bridge cannot read, or an outcome
 it does not know all come back as ``block`` with the reason, never as ``allow``.
@@ -168,8 +169,18 @@ def _json_type(value: Any) -> str:
 
 
 def _definition(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A definition for a tool Claude Code names but does not describe (an MCP server's).
+
+    Claude Code passes no annotations, so the MCP specification's default stands for the one
+    that decides where data goes: ``openWorldHint`` is true unless a server says otherwise.
+    A write by such a tool (``create_issue``) lands on whatever the server reaches, so it is
+    held to the rules for what leaves, not to those for a local file."""
     props = {k: {"type": _json_type(v)} for k, v in args.items()}
-    return {"name": tool, "inputSchema": {"type": "object", "properties": props}}
+    return {
+        "name": tool,
+        "inputSchema": {"type": "object", "properties": props},
+        "annotations": {"openWorldHint": True},
+    }
 
 
 def _build(
