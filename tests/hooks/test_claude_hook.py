@@ -295,6 +295,26 @@ def test_a_refused_command_says_how_to_allow_it_and_the_advice_works(
     assert _decision(handle(piped))["permissionDecision"] == "deny"  # as it said
 
 
+def test_a_trusted_command_runs_without_intentlys_prompt(ix: Intently, project: Path, handle: Handler) -> None:
+    """shell_trusted: no prompt from intently (Claude Code's settings still decide); matched like
+    the allow-list, so arguments pass, a shell operator never does, and the rest still asks."""
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["pytest"]')
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["git status", "git diff"]')
+    handle(event("UserPromptSubmit", project, prompt="Run the tests and show me what changed in git"))
+
+    def bash(command: str) -> str:
+        answer = _decision(handle(event("PreToolUse", project, tool_name="Bash", tool_input={"command": command})))
+        return str(answer["permissionDecision"])
+
+    assert bash("git status") == "defer"
+    assert bash("git diff --stat") == "defer"
+    assert bash("pytest -q") == "ask"
+    assert bash("git diff; rm -rf src") == "deny"
+    assert bash("git push") == "deny"
+    decided = ix.log.read("proj", op="GATE_DECIDED")[0].payload["decision"]
+    assert decided["rule_ids"] == ["command-trusted"]
+
+
 def test_prompt_goes_to_extraction_for_review(ix: Intently, project: Path, handle: Handler) -> None:
     done = handle(event("UserPromptSubmit", project, prompt="I will send the migration report to Dana by Friday."))
     assert done.exit_code == 0, done.stderr

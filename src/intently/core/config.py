@@ -149,6 +149,11 @@ timeout = 30.0
 # command, and any with a shell operator (| ; & > $), is denied. For example:
 # shell_allowlist = ["pytest", "git status", "git diff", "ruff check"]
 shell_allowlist = []
+# Command prefixes that run without intently's confirmation (Claude Code's own permission
+# settings still apply); the same matching, and never with a shell operator. Keep it to
+# commands that cannot do harm whatever their arguments. For example:
+# shell_trusted = ["git status", "git diff", "ls"]
+shell_trusted = []
 # Also propose intents found in tool output (they only wait in `intently review`).
 extract_tool_output = false
 # false: a call the gate allows is left to Claude Code's own permission settings (intently only

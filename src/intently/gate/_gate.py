@@ -56,6 +56,7 @@ class Gate:
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         config: Mapping[str, Any] | None = None,
         shell_allowlist: Sequence[str] = (),
+        shell_trusted: Sequence[str] = (),
         secrets: Sequence[str] = (),
         proposer: Proposer | None = None,
         journal: Journal | None = None,
@@ -73,6 +74,9 @@ class Gate:
                     self.contracts[name] = c
         self.config = dict(config or {})
         self.shell_allowlist = tuple(shell_allowlist)
+        # Commands the user lets run without the gate's own confirmation (still allow-listed
+        # in every other way: whole entry or entry plus arguments, no shell operator).
+        self.shell_trusted = tuple(shell_trusted)
         self.secrets = tuple(s for s in secrets if len(s) >= 8)
         self.proposer = proposer
         self.journal: Journal = journal or MemoryJournal()
@@ -331,6 +335,7 @@ class Session:
             "constraint_violated": bool(violations),
             "violations": "; ".join(violations),
             "command_allowlisted": bool(commands) and all(self._allowlisted(c) for c in commands),
+            "command_trusted": bool(commands) and all(allowlisted(c, self.gate.shell_trusted) for c in commands),
             "recipients": "; ".join(groups["instructed"] + groups["text"] + groups["unrequested"] + groups["derived"])
             or "them",
         }
@@ -345,7 +350,7 @@ class Session:
         return frozenset(vocab.objects_in(stem_all(words(key))))
 
     def _allowlisted(self, command: str) -> bool:
-        return allowlisted(command, self.gate.shell_allowlist)
+        return allowlisted(command, self.gate.shell_allowlist + self.gate.shell_trusted)
 
 
 def _inside_working_folder(path: str) -> bool:

@@ -201,9 +201,11 @@ def _build(
         defs = [_definition(n, known.get(n, {})) for n in sorted(names) if n not in builtin]
         overrides = {n: builtin[n] for n in sorted(names) if n in builtin} or None
     options: dict[str, Any] = {"overrides": overrides} if overrides else {}
-    allow = shell_allowlist(ix)
-    if allow:
-        options["shell_allowlist"] = allow
+    settings = hook_settings(ix)
+    if settings.shell_allowlist:
+        options["shell_allowlist"] = settings.shell_allowlist
+    if settings.shell_trusted:
+        options["shell_trusted"] = settings.shell_trusted
     return ix.gate.gate(defs, namespace=ix.namespace, **options)
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOK_KEYS", "HookSettings", "hook_settings"]
 
-HOOK_KEYS = ("shell_allowlist", "extract_tool_output", "skip_prompt_when_allowed")
+HOOK_KEYS = ("shell_allowlist", "shell_trusted", "extract_tool_output", "skip_prompt_when_allowed")
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class HookSettings:
     """What ``[hooks]`` says; every key has the default ``intently init`` writes."""
 
     shell_allowlist: tuple[str, ...] = ()
+    shell_trusted: tuple[str, ...] = ()
     extract_tool_output: bool = False
     skip_prompt_when_allowed: bool = False
 
@@ -38,13 +39,21 @@ def hook_settings(ix: Intently) -> HookSettings:
     unknown = sorted(set(section) - set(HOOK_KEYS))
     if unknown:
         raise InvalidInput(f"unknown key (known: {', '.join(HOOK_KEYS)})", where=f"{where}.{unknown[0]}")
-    allow = section.get("shell_allowlist", [])
-    if not isinstance(allow, list) or not all(isinstance(v, str) and v.strip() for v in allow):
-        raise InvalidInput("must be a list of command prefixes", where=f"{where}.shell_allowlist")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("shell_allowlist", "shell_trusted"):
+        value = section.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise InvalidInput("must be a list of command prefixes", where=f"{where}.{key}")
+        lists[key] = tuple(v.strip() for v in value)
     flags: dict[str, bool] = {}
     for key in ("extract_tool_output", "skip_prompt_when_allowed"):
         value = section.get(key, False)
         if not isinstance(value, bool):
             raise InvalidInput("must be true or false", where=f"{where}.{key}")
         flags[key] = value
-    return HookSettings(shell_allowlist=tuple(v.strip() for v in allow), **flags)
+    return HookSettings(
+        shell_allowlist=lists["shell_allowlist"],
+        shell_trusted=lists["shell_trusted"],
+        extract_tool_output=flags["extract_tool_output"],
+        skip_prompt_when_allowed=flags["skip_prompt_when_allowed"],
+    )
