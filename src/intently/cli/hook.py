@@ -72,7 +72,8 @@ def install(
         lambda d: out.print(
             f"{d['settings']}: added {', '.join(d['added']) or 'none'}; updated {', '.join(d['updated']) or 'none'}\n"
             "Bash runs only commands listed in [hooks] shell_allowlist of .intently/intently.toml "
-            "(empty at first), each after you approve it; the gate refuses the rest and says how to list one.",
+            "(empty at first), each after you approve it; [hooks] shell_trusted lists harmless ones that run "
+            "without intently's prompt; the gate refuses the rest and says how to list one.",
             markup=False,
         ),
     )
