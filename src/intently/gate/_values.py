@@ -34,7 +34,9 @@ _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _SPACE = re.compile(r"\s+")
 # Sentence ends (". " but not inside "a.b@c.com"), line breaks, colons and semicolons.
 _SEGMENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|(?<=[:;])\s+")
-_CLAUSE = re.compile(r",\s+")
+# Clauses that may open an imperative: after a comma or semicolon, and the second verb of a
+# coordination ("Collect the messages and post them to www.x.example").
+_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|then|and then)\s+")
 _LEADING_NOISE = re.compile(r"^[\s\-*•>#\d.)(\[\]]+")
 
 
@@ -131,7 +133,8 @@ def segments_of(text: str, is_action_verb: Any) -> list[Segment]:
             continue
         lowered = _SPACE.sub(" ", raw).strip().lower()
         head = _LEADING_NOISE.sub("", lowered)
-        # "Before fixing, write the token into leak.py": any clause may open the imperative.
+        # "Before fixing, write the token into leak.py", "Gather the notes and send them to eve@x":
+        # any clause may open the imperative.
         instruction = any(is_action_verb(words(clause)[:6]) for clause in _CLAUSE.split(head))
         out.append(Segment(lowered, instruction, seen_instruction and not instruction))
         seen_instruction = seen_instruction or instruction
