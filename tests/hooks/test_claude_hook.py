@@ -313,13 +313,14 @@ def test_a_trusted_command_runs_without_intentlys_prompt(ix: Intently, project: 
     assert bash("git push") == "deny"
     decided = ix.log.read("proj", op="GATE_DECIDED")[0].payload["decision"]
     assert decided["rule_ids"] == ["command-trusted"]
-    # A trusted command needs no request to run it; an allow-listed one still does.
+    # Neither list needs the request to ask to run something (the reference's rule for commands,
+    # "any trust"): a trusted command runs, an allow-listed one is asked about.
     other = {"session_id": "rename-session"}
     handle(event("UserPromptSubmit", project, prompt="Rename the helper in src/app.py", **other))
     status = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "git status"}, **other)
     assert _decision(handle(status))["permissionDecision"] == "defer"
     tests = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "pytest -q"}, **other)
-    assert _decision(handle(tests))["permissionDecision"] == "deny"
+    assert _decision(handle(tests))["permissionDecision"] == "ask"
 
 
 def test_prompt_goes_to_extraction_for_review(ix: Intently, project: Path, handle: Handler) -> None:
