@@ -162,3 +162,15 @@ def test_validate_trains_without_each_held_out_file(capsys: pytest.CaptureFixtur
     assert report["rules"]["rfc4"] == expected  # pooled over the held-out files as one
     assert set(report["types"]) == set(EVAL_TYPES) and set(report["types"]["GOAL"]) == {"rules", "rules+model"}
     assert set(SentenceModel.from_path(out).trained_on["files"]) == {"holdout-third.jsonl", *(p.name for p in held)}
+
+
+def test_the_training_command_takes_the_layers_types_and_refuses_unknown_ones(shared_dir: Path, tmp_path: Path) -> None:
+    """``--types`` is how the validation in docs/extraction.md sweeps GOAL and RISK in and out."""
+    from intently.extract.train import main
+
+    dev = shared_dir / "datasets" / "extraction-dev.jsonl"
+    out = tmp_path / "model.json"
+    assert main([str(dev), "--types", "GOAL,RISK", "--out", str(out)]) == 0
+    assert [t.value for t in SentenceModel.from_path(out).types] == ["GOAL", "RISK"]
+    with pytest.raises(SystemExit):
+        main([str(dev), "--types", "GOAL,WISH", "--out", str(out)])

@@ -26,8 +26,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the trained model here")
     parser.add_argument("--validate", nargs="+", type=Path, default=[], help="leave-one-file-out on these files")
     parser.add_argument("--threshold", type=float, default=TrainSettings.threshold)
+    parser.add_argument(
+        "--types",
+        default=",".join(TrainSettings.types),
+        help="comma-separated types the layer proposes (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
-    settings = TrainSettings(threshold=args.threshold)
+    types = tuple(t.strip() for t in args.types.split(",") if t.strip())
+    unknown = [t for t in types if t not in EVAL_TYPES]
+    if unknown or not types:
+        parser.error(f"--types: unknown type {unknown[0] if unknown else '(none)'}; known: {', '.join(EVAL_TYPES)}")
+    settings = TrainSettings(threshold=args.threshold, types=types)
     if args.validate:
         names = {p.resolve() for p in args.validate}
         pool = [p for p in args.files if p.resolve() not in names]
