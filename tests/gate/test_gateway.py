@@ -263,3 +263,28 @@ def test_a_tool_listed_without_hints_is_open_world_as_the_mcp_spec_defaults() ->
     local_contract = Gate.from_tools([_open_world_by_default(local)]).contract("create_issue")
     assert silent_contract is not None and silent_contract.side_effect is SideEffect.EXTERNAL_COMM
     assert local_contract is not None and local_contract.side_effect is SideEffect.LOCAL_WRITE
+
+
+def test_a_question_nobody_answers_refuses_the_call_after_the_timeout(ix: Intently, home: Path, tmp_path: Path) -> None:
+    """A client that declared elicitation and never replies cannot keep a call waiting for ever:
+    after --ask-timeout the call is refused with the approval command, and nothing runs."""
+    done = tmp_path / "done.jsonl"
+    asked: list[str] = []
+
+    async def never_answers(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        await anyio.sleep(30)
+
+    async def drive() -> tuple[bool, str]:
+        request = ["--request", PAY_REQUEST, "--ask-timeout", "1"]
+        async with _client(home, done, request, never_answers) as client:
+            await _call(client, "search_emails", {"query": "bill"})
+            with anyio.fail_after(20):
+                return await _call(client, "send_money", BILL)
+
+    refused, text = anyio.run(drive)
+    decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
+    assert len(asked) == 1
+    assert refused is True and f"intently gate approve {decided[-1]['id']}" in text
+    assert _done(done) == []
+    assert ix.log.read("proj", op="GATE_APPROVED") == []

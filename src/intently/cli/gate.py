@@ -217,6 +217,14 @@ def gateway(
     no_home: Annotated[
         bool, typer.Option("--no-home", help="Keep decisions in memory instead of the home's log.")
     ] = False,
+    ask_timeout: Annotated[
+        float,
+        typer.Option(
+            "--ask-timeout",
+            min=0.1,
+            help="Seconds a call waits for the user's answer to a confirmation question; then it is refused.",
+        ),
+    ] = 600.0,
 ) -> None:
     """Proxy an MCP server over stdio with the gate on every call."""
     from ..gate._gateway import run_gateway
@@ -227,7 +235,7 @@ def gateway(
     if not command:
         raise InvalidInput("usage: intently gateway [--request TEXT] -- <upstream MCP server command>", where="command")
     if no_home:
-        run_gateway(ctx, command, request=request, request_file=request_file)
+        run_gateway(ctx, command, request=request, request_file=request_file, ask_timeout=ask_timeout)
         return
     with open_home(ctx) as ix:
-        run_gateway(ctx, command, request=request, request_file=request_file, home=ix)
+        run_gateway(ctx, command, request=request, request_file=request_file, home=ix, ask_timeout=ask_timeout)

@@ -39,6 +39,9 @@ __all__ = ["CONFIRM_KEY", "CONFIRM_SCHEMA", "Answer", "Checked", "Gateway", "run
 
 Answer = Literal["accept", "decline", "cancel"]
 
+#: Seconds a call waits for an answer to ``elicitation/create`` before it is refused.
+ASK_TIMEOUT = 600.0
+
 #: The elicitation form: nothing to fill in, the answer is the action (accept/decline/cancel).
 #: Any content a client sends back is ignored: it cannot change what runs.
 CONFIRM_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -67,8 +70,18 @@ class Checked:
 class Gateway:
     """The gate side of the proxy, independent of the transport (tested directly and over stdio)."""
 
-    def __init__(self, gate: Gate, *, request: str = "", request_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        gate: Gate,
+        *,
+        request: str = "",
+        request_file: Path | None = None,
+        ask_timeout: float = ASK_TIMEOUT,
+    ) -> None:
         self.gate = gate
+        # How long a call waits for the user's answer to an elicitation; after it the call is
+        # refused like one the client could not ask about (with the approval command).
+        self.ask_timeout = ask_timeout
         self._request = request
         self._file = request_file
         self._session: Session | None = None
@@ -189,15 +202,21 @@ def _returned_answer(params: Any) -> Answer | None:
 
 
 async def _ask(ctx: Any, gateway: Gateway, checked: Checked) -> Answer | None:
-    """Ask the user through elicitation; ``None`` when the client could not answer."""
+    """Ask the user through elicitation; ``None`` when the client could not answer, or did not
+    within ``gateway.ask_timeout`` (a call must not wait for ever on a client that never replies)."""
+    import anyio
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
 
+    result = None
     try:
-        result = await ctx.session.elicit_form(
-            gateway.question(checked.decision), CONFIRM_SCHEMA, related_request_id=ctx.request_id
-        )
+        with anyio.move_on_after(gateway.ask_timeout):
+            result = await ctx.session.elicit_form(
+                gateway.question(checked.decision), CONFIRM_SCHEMA, related_request_id=ctx.request_id
+            )
     except (MCPError, ValidationError):
+        return None
+    if result is None:
         return None
     action: Answer = result.action
     return action
@@ -303,13 +322,14 @@ def run_gateway(
     request: str = "",
     request_file: Path | None = None,
     home: Intently | None = None,
+    ask_timeout: float = ASK_TIMEOUT,
 ) -> None:
     """Serve until the client disconnects; decisions go to ``home``'s log when given."""
     import anyio
 
     def make(definitions: list[dict[str, Any]]) -> Gateway:
         gate = home.gate.gate(definitions) if home is not None else Gate.from_tools(definitions)
-        return Gateway(gate, request=request, request_file=request_file)
+        return Gateway(gate, request=request, request_file=request_file, ask_timeout=ask_timeout)
 
     del ctx
     anyio.run(_serve, command, make)
