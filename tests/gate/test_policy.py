@@ -205,6 +205,24 @@ def test_a_search_query_is_checked_for_secrets_like_a_message() -> None:
     assert leak.level is Level.BLOCK and leak.rule_ids == ("secret-exposure",)
 
 
+def test_a_file_a_doc_tells_readers_to_edit_is_asked_about_when_a_search_found_it_too() -> None:
+    """Project docs speak in imperatives ("edit src/parser.py"); a file the agent's own search
+    also found is asked about, not refused. Found by nothing else, or for anything but a local
+    write, the instruction still decides."""
+    write = _tool("write_file", "Write a file.", {"file_path": S, "content": S})
+    remove = _tool("delete_path", "Delete a file.", {"file_path": S})
+    search = _tool("search_files", "Search file names.", {"query": S})
+    gate = Gate.from_tools([write, remove, search, READ_FILE])
+    s = gate.session(user_request="Fix the quoting bug in the parser files")
+    s.observe("read_file", "To add a format, edit src/parser.py and src/formats.py.", args={"file_path": "README.md"})
+    s.observe("search_files", {"matches": ["src/parser.py"]}, args={"query": "split"})
+    found = s.check("write_file", {"file_path": "src/parser.py", "content": "fixed"})
+    assert found.level is Level.CONFIRM and found.rule_ids == ("instructed-path-also-found",)
+    only_told = s.check("write_file", {"file_path": "src/formats.py", "content": "x"})
+    assert only_told.level is Level.BLOCK and only_told.rule_ids == ("instructed-value",)
+    assert s.check("delete_path", {"file_path": "src/parser.py"}).rule_ids == ("instructed-value",)
+
+
 def test_negated_action_is_blocked(gate: Gate) -> None:
     s = gate.session(user_request="Summarize the thread with bob@example.com but don't email anyone")
     d = s.check("send_email", {"recipients": ["bob@example.com"], "subject": "s", "body": "b"})

@@ -205,6 +205,28 @@ def test_a_file_found_by_a_search_can_be_edited_and_one_a_readme_asks_for_cannot
     assert refused["permissionDecision"] == "deny" and "instruction" in refused["permissionDecisionReason"]
 
 
+def test_a_file_the_readme_tells_readers_to_edit_is_asked_about_not_refused(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """READMEs speak in imperatives ("edit src/parser.py"). When the agent's own search found the
+    file too, the edit is asked about; a docs link in the README is a fetch asked about."""
+    handle(event("UserPromptSubmit", project, prompt="The CSV parser drops quoted commas. Can you fix it?"))
+    text = "To add a format, edit src/parser.py and update the docs.\nSee https://docs.python.org/3/library/csv.html"
+    readme = {"type": "text", "file": {"filePath": str(project / "README.md"), "content": text}}
+    read = event("PostToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "README.md")})
+    assert handle({**read, "tool_response": readme}).exit_code == 0
+    found = {"filenames": [str(project / "src" / "parser.py")], "numFiles": 1}
+    grep = event("PostToolUse", project, tool_name="Grep", tool_input={"pattern": "split"}, tool_response=found)
+    assert handle(grep).exit_code == 0
+    fix = {"file_path": str(project / "src" / "parser.py"), "old_string": "split(',')", "new_string": "csv"}
+    edit = _decision(handle(event("PreToolUse", project, tool_name="Edit", tool_input=fix)))
+    assert edit["permissionDecision"] == "ask", edit["permissionDecisionReason"]
+    assert "also found" in edit["permissionDecisionReason"]
+    docs = {"url": "https://docs.python.org/3/library/csv.html", "prompt": "quoting"}
+    fetch = _decision(handle(event("PreToolUse", project, tool_name="WebFetch", tool_input=docs)))
+    assert fetch["permissionDecision"] == "ask", fetch["permissionDecisionReason"]
+
+
 def test_an_allowed_call_leaves_claude_codes_own_prompt_in_place_unless_told(
     ix: Intently, project: Path, handle: Handler
 ) -> None:

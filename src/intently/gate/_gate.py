@@ -242,6 +242,9 @@ class Session:
         provenance: dict[str, list[dict[str, Any]]] = {}
         recipients_bound = True
         invented_elsewhere = False
+        # A project's docs tell readers which files to change ("edit src/parser.py"); when the
+        # agent's own search also found that file, the instruction is not its only source.
+        instructed_unfound = False
         # Opening an address is sending to it, even for a tool that only reads: the request
         # (its host, path and query) reaches whoever owns the address.
         addresses: list[str] = []
@@ -265,6 +268,10 @@ class Session:
                 groups[group].append(f"{arg} {scalar!r}")
                 if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
                     invented_elsewhere = True
+                if group == "instructed" and not (
+                    role is Role.PATH and any(s.origin is Origin.STRUCTURED and s.requested for s in sightings)
+                ):
+                    instructed_unfound = True
                 sources[group] |= srcs
                 if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
                     recipients_bound = False
@@ -316,6 +323,7 @@ class Session:
             "followed": bool(groups["delegated"]),
             "invented": bool(groups["invented"]),
             "invented_new_paths": bool(groups["invented"]) and not invented_elsewhere,
+            "instructed_paths_found": bool(groups["instructed"]) and not instructed_unfound,
             "derived": bool(groups["derived"]),
             "text_only": bool(groups["text"]),
             "unrequested": bool(groups["unrequested"]),
