@@ -227,6 +227,22 @@ def test_a_file_the_readme_tells_readers_to_edit_is_asked_about_not_refused(
     assert fetch["permissionDecision"] == "ask", fetch["permissionDecisionReason"]
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    ["Add a --verbose flag to the CLI", "Remove the unused helper from the CLI", "Refactor the CLI entry point"],
+)
+def test_a_coding_request_lets_the_agent_edit_what_it_found(project: Path, handle: Handler, prompt: str) -> None:
+    """Prompts to a coding agent rarely name files or say "edit": adding, removing or refactoring
+    something in the code is editing the files the agent's own listing found."""
+    handle(event("UserPromptSubmit", project, prompt=prompt))
+    listing = {"filenames": [str(project / "src" / "cli.py")], "numFiles": 1}
+    glob = event("PostToolUse", project, tool_name="Glob", tool_input={"pattern": "**/*.py"}, tool_response=listing)
+    assert handle(glob).exit_code == 0
+    change = {"file_path": str(project / "src" / "cli.py"), "old_string": "a", "new_string": "b"}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="Edit", tool_input=change)))
+    assert answer["permissionDecision"] == "defer", answer.get("permissionDecisionReason")
+
+
 def test_an_allowed_call_leaves_claude_codes_own_prompt_in_place_unless_told(
     ix: Intently, project: Path, handle: Handler
 ) -> None:

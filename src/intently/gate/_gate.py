@@ -8,6 +8,7 @@ grants a single-use approval bound to the hash of that exact action.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -57,6 +58,7 @@ class Gate:
         config: Mapping[str, Any] | None = None,
         shell_allowlist: Sequence[str] = (),
         shell_trusted: Sequence[str] = (),
+        context_objects: Sequence[str] = (),
         secrets: Sequence[str] = (),
         proposer: Proposer | None = None,
         journal: Journal | None = None,
@@ -77,6 +79,9 @@ class Gate:
         # Commands the user lets run without the gate's own confirmation (still allow-listed
         # in every other way: whole entry or entry plus arguments, no shell operator).
         self.shell_trusted = tuple(shell_trusted)
+        # What every request in this deployment is about without saying so: a prompt to a
+        # coding agent concerns the repository it works in ("add a --verbose flag" names none).
+        self.context_objects = frozenset(context_objects)
         self.secrets = tuple(s for s in secrets if len(s) >= 8)
         self.proposer = proposer
         self.journal: Journal = journal or MemoryJournal()
@@ -118,7 +123,10 @@ class Session:
         self.id = session_id or new_id("run_", now=gate.clock.now())
         self.namespace = namespace
         vocab = gate.bundle.vocabulary
-        self.request: ResolvedRequest = resolve(user_request, vocab, gate.proposer)
+        resolved = resolve(user_request, vocab, gate.proposer)
+        if gate.context_objects - resolved.objects:
+            resolved = dataclasses.replace(resolved, objects=resolved.objects | gate.context_objects)
+        self.request: ResolvedRequest = resolved
         self.ledger = Ledger(vocab.opens_with_action)
         self._executed: dict[str, int] = {}
         self.ledger.add_declared(Origin.USER, "request", user_request)

@@ -201,6 +201,10 @@ def _build(
         defs = [_definition(n, known.get(n, {})) for n in sorted(names) if n not in builtin]
         overrides = {n: builtin[n] for n in sorted(names) if n in builtin} or None
     options: dict[str, Any] = {"overrides": overrides} if overrides else {}
+    if tools is None:
+        # Claude Code works in a repository: every prompt is about it, so the agent's reads of
+        # the project are reads the request called for, named or not.
+        options["context_objects"] = ("repository",)
     settings = hook_settings(ix)
     if settings.shell_allowlist:
         options["shell_allowlist"] = settings.shell_allowlist
