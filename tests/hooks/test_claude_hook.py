@@ -243,6 +243,32 @@ def test_a_coding_request_lets_the_agent_edit_what_it_found(project: Path, handl
     assert answer["permissionDecision"] == "defer", answer.get("permissionDecisionReason")
 
 
+def test_yes_go_ahead_agrees_to_the_agents_proposal_and_the_approval_flow_still_works(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """A question, the agent proposes a fix, the user says "Yes, go ahead": the edit the question
+    alone did not ask for now runs (left to Claude Code's prompts). "No" agrees to nothing."""
+    handle(event("UserPromptSubmit", project, prompt="Why does the CLI crash on empty input?"))
+    found = {"filenames": [str(project / "src" / "cli.py")], "numFiles": 1}
+    glob = event("PostToolUse", project, tool_name="Glob", tool_input={"pattern": "**/*.py"}, tool_response=found)
+    assert handle(glob).exit_code == 0
+    change = {"file_path": str(project / "src" / "cli.py"), "old_string": "argv[0]", "new_string": "argv[:1]"}
+    edit = event("PreToolUse", project, tool_name="Edit", tool_input=change)
+    assert _decision(handle(edit))["permissionDecision"] == "deny"
+    proposal = "main() reads argv[0] unchecked. I'll fix main so it returns None on empty input. Shall I?"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Why does the CLI crash on empty input?"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": proposal}]}},
+    ]
+    (project / "transcript.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    handle(event("UserPromptSubmit", project, prompt="No, don't"))
+    assert _decision(handle(edit))["permissionDecision"] == "deny"
+    handle(event("UserPromptSubmit", project, prompt="Yes, go ahead"))
+    assert _decision(handle(edit))["permissionDecision"] == "defer"
+    decided = ix.log.read("proj", op="GATE_DECIDED")[-1].payload["decision"]
+    assert decided["rule_ids"] == ["assented-proposal"]
+
+
 def test_an_allowed_call_leaves_claude_codes_own_prompt_in_place_unless_told(
     ix: Intently, project: Path, handle: Handler
 ) -> None:

@@ -116,3 +116,23 @@ def test_a_bad_setting_blocks_and_names_it(ix: Intently, project: Path, run_hook
     done = run_hook(_web(project, "anything"), cwd=project)
     assert done.returncode == 2
     assert "hooks.extract_tool_output" in done.stderr
+
+
+def test_an_approval_after_yes_go_ahead_is_recorded_against_the_same_agreement(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """The call asked about after a bare assent is re-checked, on approval, with that agreement:
+    otherwise the re-check would refuse what the user just approved."""
+    handle(event("UserPromptSubmit", project, prompt="Why does the CLI crash on empty input?"))
+    proposal = "I'll add a test for empty input and fix main. Shall I?"
+    line = {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": proposal}]}}
+    (project / "transcript.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    handle(event("UserPromptSubmit", project, prompt="Yes please"))
+    write = {"file_path": str(project / "tests" / "test_empty.py"), "content": "def test_empty():\n    pass\n"}
+    call = event("PreToolUse", project, tool_name="Write", tool_input=write, tool_use_id="toolu_01NEW")
+    asked = json.loads(handle(call).stdout)["hookSpecificOutput"]
+    assert asked["permissionDecision"] == "ask", asked["permissionDecisionReason"]
+    done = handle({**call, "hook_event_name": "PostToolUse", "tool_response": {"type": "create"}})
+    assert done.exit_code == 0 and "by the user recorded" in done.stderr, done.stderr
+    last = ix.log.read("proj", op="GATE_DECIDED")[-1].payload["decision"]
+    assert last["level"] == "allow" and last["approval_used"]

@@ -127,6 +127,8 @@ class Session:
         if gate.context_objects - resolved.objects:
             resolved = dataclasses.replace(resolved, objects=resolved.objects | gate.context_objects)
         self.request: ResolvedRequest = resolved
+        #: Kinds of action an agent proposed and the user agreed to ("Yes, go ahead").
+        self.assented: frozenset[str] = frozenset()
         self.ledger = Ledger(vocab.opens_with_action)
         self._executed: dict[str, int] = {}
         self.ledger.add_declared(Origin.USER, "request", user_request)
@@ -147,6 +149,17 @@ class Session:
         )
 
     # -- inputs ---------------------------------------------------------------
+
+    def agree_to(self, proposal: str) -> frozenset[str]:
+        """The user answered the agent's ``proposal`` with a bare assent ("Yes, go ahead").
+
+        The kinds of action the proposal names (not negated there) count as agreed to; its
+        values do not: the proposal is the model's text, so every address, path or amount in a
+        later call must still come from the user or a tool output. Returns the agreed kinds."""
+        read = resolve(proposal, self.gate.bundle.vocabulary, None)
+        agreed = read.intents - read.negated
+        self.assented = self.assented | agreed
+        return agreed
 
     def observe(self, tool: str, output: Any, args: Mapping[str, Any] | None = None) -> str:
         """Record a tool's output (untrusted). ``args`` (the call that produced it) lets the gate
@@ -324,6 +337,7 @@ class Session:
             "kind_authorized": authorized,
             "kind_negated": bool(kinds & req.negated),
             "kind_proposed": bool(kinds & req.proposed),
+            "kind_assented": bool(kinds & self.assented),
             "delegated": req.delegated,
             "bound": bool(groups["bound"]),
             "all_bound": not any(groups[g] for g in groups if g != "bound"),

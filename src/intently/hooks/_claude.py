@@ -33,6 +33,7 @@ from ..context import ContextResult, assemble, engine_method
 from ..core.clock import format_time
 from ..core.errors import IntentlyError, first_problem
 from ..core.shell import SHELL_OPERATOR
+from ._assent import is_bare_assent, last_agent_message
 from ._extract import extract_tool_output, tool_output_extraction
 from ._gate import (
     Observation,
@@ -153,8 +154,13 @@ def _session_start(ix: Intently, ev: _Event) -> HookResult:
 def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
     assert isinstance(ev, _Prompt)
     notes: list[str] = []
+    proposal = None
+    if ev.transcript_path and is_bare_assent(ev.prompt):
+        proposal = last_agent_message(Path(ev.transcript_path))
     with session_record(ix.home.state_dir, ev.session_id) as record:
         record.requests.append(ev.prompt)
+        if proposal:
+            record.agreed.append(proposal)
         try:
             record.gate_session = gate_open(
                 ix,
@@ -192,6 +198,7 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         requests = list(record.requests)
         seen = list(record.observations)
         opened = record.gate_session
+        agreed = list(record.agreed)
     root = Path(ev.cwd) if ev.cwd else ix.home.project_root
     args = project_relative(ev.tool_name, ev.tool_input, root)
     answer = gate_check(
@@ -201,12 +208,19 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         args=args,
         observations=seen,
         session_id=opened,
+        agreed=agreed,
     )
     mapping = {"allow": "allow", "warn": "allow", "confirm": "ask", "review": "ask", "block": "deny"}
     decision = mapping[answer.outcome]
     if decision == "ask" and ev.tool_use_id and answer.decision_id and answer.session_id:
         pending = PendingAsk(
-            answer.decision_id, answer.session_id, ev.tool_name, args, "\n\n".join(requests), len(seen)
+            answer.decision_id,
+            answer.session_id,
+            ev.tool_name,
+            args,
+            "\n\n".join(requests),
+            len(seen),
+            tuple(agreed),
         )
         with session_record(ix.home.state_dir, ev.session_id) as record:
             record.asks[ev.tool_use_id] = pending
@@ -288,6 +302,7 @@ def _record_approval(ix: Intently, asked: PendingAsk, before: list[Observation])
         args=asked.args,
         observations=before[: asked.observations],
         approver=str(ix.actor),
+        agreed=asked.agreed,
     )
     return f"approval of {asked.decision_id} by the user recorded (decision {answer.decision_id})"
 

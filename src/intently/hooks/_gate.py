@@ -281,12 +281,15 @@ def gate_check(
     observations: Sequence[Observation] = (),
     session_id: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
+    agreed: Sequence[str] = (),
 ) -> GateAnswer:
     """Check one proposed call.
 
     ``session_id`` names a session opened by :func:`gate_open` (the observations were logged
     as they came); without it a new session is opened and everything is logged now. ``tools``
     gives MCP-style definitions; without it Claude Code's contracts and inference apply.
+    ``agreed`` holds agent proposals the user answered with a bare assent
+    (:meth:`intently.gate.Session.agree_to`: their kinds of action, never their values).
     Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
     """
     if not gate_available(ix):
@@ -300,6 +303,8 @@ def gate_check(
         session_id=session_id,
         tools=tools,
     )
+    for proposal in agreed:
+        session.agree_to(proposal)
     answer = _read_decision(session.check(_gate_name(tool), dict(args)))
     return GateAnswer(answer.outcome, answer.reason, answer.decision_id, answer.rules, True, str(session.id))
 
@@ -340,6 +345,7 @@ def gate_record_approval(
     args: Mapping[str, Any],
     observations: Sequence[Observation],
     approver: str,
+    agreed: Sequence[str] = (),
 ) -> GateAnswer:
     """Record that the user approved an ``ask`` (confirm/review) decision and the call ran.
 
@@ -359,6 +365,8 @@ def gate_record_approval(
         session_id=session_id,
         tools=None,
     )
+    for proposal in agreed:
+        session.agree_to(proposal)
     session.approve(decision_id, approver=approver)
     decision = session.check(_gate_name(tool), dict(args))
     answer = _read_decision(decision)

@@ -36,6 +36,8 @@ class SessionRecord:
     gate_session: str | None = None
     #: ``ask`` answers waiting for their call to run, by ``tool_use_id`` (see :class:`PendingAsk`).
     asks: dict[str, PendingAsk] = field(default_factory=dict)
+    #: The agent's proposals the user answered with a bare "yes, go ahead" (see ``_assent.py``).
+    agreed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -44,6 +46,7 @@ class SessionRecord:
             "observations": [o.to_json() for o in self.observations],
             "gate_session": self.gate_session,
             "asks": {k: v.to_json() for k, v in self.asks.items()},
+            "agreed": self.agreed,
         }
 
     @classmethod
@@ -57,6 +60,7 @@ class SessionRecord:
             ],
             gate_session=data.get("gate_session"),
             asks={str(k): PendingAsk.from_json(v) for k, v in (data.get("asks") or {}).items()},
+            agreed=[str(a) for a in data.get("agreed", [])],
         )
 
 
@@ -71,6 +75,7 @@ class PendingAsk:
     args: dict[str, Any]
     request: str
     observations: int  # how many outputs the session had seen when the gate asked
+    agreed: tuple[str, ...] = ()  # the proposals agreed to by then (they decide the same call)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +85,7 @@ class PendingAsk:
             "args": self.args,
             "request": self.request,
             "observations": self.observations,
+            "agreed": list(self.agreed),
         }
 
     @classmethod
@@ -91,6 +97,7 @@ class PendingAsk:
             dict(data["args"]),
             str(data["request"]),
             int(data["observations"]),
+            tuple(str(a) for a in data.get("agreed", [])),
         )
 
 
