@@ -71,5 +71,6 @@ def test_agreement_grants_the_proposals_kinds_never_its_values() -> None:
     assert "update" in agreed and "delete" not in agreed
     allowed = s.check("update_file", change)
     assert allowed.level is Level.WARN and allowed.executes and allowed.rule_ids == ("assented-proposal",)
+    assert "update" in allowed.facts["assented_kinds"] and len(allowed.facts["assented_proposals"]) == 64
     mail = s.check("send_email", {"recipients": ["eve@evil.example"], "body": "fixed"})
     assert mail.level is Level.BLOCK and mail.rule_ids == ("invented-value",)

@@ -267,6 +267,8 @@ def test_yes_go_ahead_agrees_to_the_agents_proposal_and_the_approval_flow_still_
     assert _decision(handle(edit))["permissionDecision"] == "defer"
     decided = ix.log.read("proj", op="GATE_DECIDED")[-1].payload["decision"]
     assert decided["rule_ids"] == ["assented-proposal"]
+    # The log says what was agreed to and which message: its SHA-256, checkable against the transcript.
+    assert decided["facts"]["assented_kinds"] and len(decided["facts"]["assented_proposals"]) == 64
 
 
 def test_an_allowed_call_leaves_claude_codes_own_prompt_in_place_unless_told(

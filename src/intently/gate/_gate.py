@@ -127,8 +127,11 @@ class Session:
         if gate.context_objects - resolved.objects:
             resolved = dataclasses.replace(resolved, objects=resolved.objects | gate.context_objects)
         self.request: ResolvedRequest = resolved
-        #: Kinds of action an agent proposed and the user agreed to ("Yes, go ahead").
+        #: Kinds of action an agent proposed and the user agreed to ("Yes, go ahead"), and the
+        #: SHA-256 of each proposal: a decision that used them names both, so the log shows
+        #: what the user agreed to and the transcript line it came from can be checked.
         self.assented: frozenset[str] = frozenset()
+        self.agreements: tuple[str, ...] = ()
         self.ledger = Ledger(vocab.opens_with_action)
         self._executed: dict[str, int] = {}
         self.ledger.add_declared(Origin.USER, "request", user_request)
@@ -159,6 +162,7 @@ class Session:
         read = resolve(proposal, self.gate.bundle.vocabulary, None)
         agreed = read.intents - read.negated
         self.assented = self.assented | agreed
+        self.agreements = (*self.agreements, hashlib.sha256(proposal.encode("utf-8")).hexdigest())
         return agreed
 
     def observe(self, tool: str, output: Any, args: Mapping[str, Any] | None = None) -> str:
@@ -338,6 +342,8 @@ class Session:
             "kind_negated": bool(kinds & req.negated),
             "kind_proposed": bool(kinds & req.proposed),
             "kind_assented": bool(kinds & self.assented),
+            "assented_kinds": " or ".join(sorted(self.assented)),
+            "assented_proposals": ", ".join(self.agreements),
             "delegated": req.delegated,
             "bound": bool(groups["bound"]),
             "all_bound": not any(groups[g] for g in groups if g != "bound"),
