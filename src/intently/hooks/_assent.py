@@ -57,6 +57,7 @@ _ASSENT = (
 )
 _POLITE = ("please", "thanks", "thank you", "thx", "then", "and", "just", "that", "sounds", "plan", "the")
 _WORDS = sorted(set(_ASSENT + _POLITE), key=len, reverse=True)
+_ASSENT_WORD = re.compile(r"\b(?:" + "|".join(re.escape(a) for a in _ASSENT) + r")\b")
 _PIECE = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in _WORDS) + r")\b")
 _MAX_WORDS = 8
 #: The agent's message is the proposal; a very long one is cut (its head carries the plan).
@@ -70,7 +71,7 @@ def is_bare_assent(prompt: str) -> bool:
     text = prompt.lower().replace("’", "'")
     if len(text.split()) > _MAX_WORDS:
         return False
-    if not re.search(r"\b(?:" + "|".join(re.escape(a) for a in _ASSENT) + r")\b", text):
+    if not _ASSENT_WORD.search(text):
         return False
     rest = _PIECE.sub(" ", text)
     return not re.sub(r"[\s.,!?:;()\-👍]+", "", rest)
