@@ -8,7 +8,8 @@ import pytest
 
 from intently import Intently, InvalidInput
 from intently.hooks import gate_check
-from intently.hooks._gate import project_relative, shell_allowlist
+from intently.hooks._gate import project_relative
+from intently.hooks._settings import hook_settings
 from tests._config import set_config
 
 
@@ -49,5 +50,5 @@ def test_bad_shell_allowlist_is_refused_with_its_place(ix: Intently) -> None:
     config = ix.home.config_path
     set_config(config, "hooks", "shell_allowlist", '"pytest"')
     with Intently.open(ix.home.path, actor="user:alice") as fresh, pytest.raises(InvalidInput) as info:
-        shell_allowlist(fresh)
+        hook_settings(fresh)
     assert "hooks.shell_allowlist" in str(info.value)

@@ -44,7 +44,6 @@ __all__ = [
     "gate_record_approval",
     "project_relative",
     "project_relative_output",
-    "shell_allowlist",
 ]
 
 #: The gate's five outcomes. Anything else is read as ``block``.
@@ -103,11 +102,6 @@ def claude_tool_contracts() -> dict[str, dict[str, Any]]:
     text = resources.files("intently.hooks").joinpath("claude_tools.yaml").read_text(encoding="utf-8")
     data = yaml12.load(text)
     return {str(k): dict(v) for k, v in data["tools"].items()}
-
-
-def shell_allowlist(ix: Intently) -> tuple[str, ...]:
-    """``[hooks] shell_allowlist`` of ``intently.toml``: commands the gate may let Bash run."""
-    return hook_settings(ix).shell_allowlist
 
 
 def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> dict[str, Any]:
