@@ -254,13 +254,13 @@ def test_a_tool_listed_without_hints_is_open_world_as_the_mcp_spec_defaults() ->
     writes land wherever it reaches, so they are held to the rules for what leaves. A server
     that says false keeps a local write local; no hint can loosen a contract."""
     from intently.gate import SideEffect
-    from intently.gate._gateway import _open_world_by_default
+    from intently.gate._contracts import open_world_by_default
 
     schema = {"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}
     silent = {"name": "create_issue", "description": "Create an issue.", "inputSchema": schema}
     local = {**silent, "annotations": {"openWorldHint": False}}
-    silent_contract = Gate.from_tools([_open_world_by_default(silent)]).contract("create_issue")
-    local_contract = Gate.from_tools([_open_world_by_default(local)]).contract("create_issue")
+    silent_contract = Gate.from_tools([open_world_by_default(silent)]).contract("create_issue")
+    local_contract = Gate.from_tools([open_world_by_default(local)]).contract("create_issue")
     assert silent_contract is not None and silent_contract.side_effect is SideEffect.EXTERNAL_COMM
     assert local_contract is not None and local_contract.side_effect is SideEffect.LOCAL_WRITE
 

@@ -19,7 +19,17 @@ from ..core.errors import PolicyError
 from ._values import words
 from ._vocabulary import Vocabulary, stem_all
 
-__all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition"]
+__all__ = ["Contract", "ContractSet", "FieldSpec", "Role", "SideEffect", "ToolDefinition", "open_world_by_default"]
+
+
+def open_world_by_default(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """An MCP tool definition with the specification's default for the hint that decides where
+    data goes: a tool that does not say otherwise may reach an open world of external entities
+    (``openWorldHint`` true). A write by such a tool (``create_issue``) lands wherever its server
+    reaches, so it is held to the rules for what leaves; ``openWorldHint: false`` keeps it local."""
+    annotations = dict(definition.get("annotations") or {})
+    annotations.setdefault("openWorldHint", True)
+    return {**definition, "annotations": annotations}
 
 
 def snake_case(name: str) -> str:

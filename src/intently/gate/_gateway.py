@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from ..core.errors import InvalidTransition
-from ._contracts import SideEffect
+from ._contracts import SideEffect, open_world_by_default
 from ._decision import Decision
 from ._gate import Gate, Session
 
@@ -269,7 +269,7 @@ async def _serve(command: list[str], make_gateway: Any) -> None:
         await upstream.initialize()
         listed = await upstream.list_tools()
         definitions = [
-            _open_world_by_default(t.model_dump(by_alias=True, exclude_none=True, mode="json")) for t in listed.tools
+            open_world_by_default(t.model_dump(by_alias=True, exclude_none=True, mode="json")) for t in listed.tools
         ]
         gateway: Gateway = make_gateway(definitions)
 
@@ -304,15 +304,6 @@ def _maybe_json(texts: list[str]) -> Any:
         except json.JSONDecodeError:
             return texts[0]
     return texts
-
-
-def _open_world_by_default(definition: dict[str, Any]) -> dict[str, Any]:
-    """The MCP specification's default: a tool that does not say otherwise may reach an open
-    world of external entities (``openWorldHint`` true). A server that leaves the hint out
-    gets the default, so its writes are held to the rules for what leaves."""
-    annotations = dict(definition.get("annotations") or {})
-    annotations.setdefault("openWorldHint", True)
-    return {**definition, "annotations": annotations}
 
 
 def run_gateway(

@@ -164,17 +164,12 @@ def _json_type(value: Any) -> str:
 
 def _definition(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """A definition for a tool Claude Code names but does not describe (an MCP server's).
+    Claude Code passes no annotations, so the MCP specification's defaults stand
+    (:func:`intently.gate._contracts.open_world_by_default`)."""
+    from ..gate._contracts import open_world_by_default
 
-    Claude Code passes no annotations, so the MCP specification's default stands for the one
-    that decides where data goes: ``openWorldHint`` is true unless a server says otherwise.
-    A write by such a tool (``create_issue``) lands on whatever the server reaches, so it is
-    held to the rules for what leaves, not to those for a local file."""
     props = {k: {"type": _json_type(v)} for k, v in args.items()}
-    return {
-        "name": tool,
-        "inputSchema": {"type": "object", "properties": props},
-        "annotations": {"openWorldHint": True},
-    }
+    return open_world_by_default({"name": tool, "inputSchema": {"type": "object", "properties": props}})
 
 
 def _build(
