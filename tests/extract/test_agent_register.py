@@ -1,4 +1,5 @@
-"""Prompts to a coding agent are read in their own register (``RuleExtractor.agent_channels``).
+"""Registers where a question is answered in the next turn: prompts to a coding agent
+(``RuleExtractor.agent_channels``) and one-to-one dialogue (``dialogue_channels``).
 
 What ``intently hook claude`` observes is what a developer types to an agent: mostly requests
 and questions the agent answers in its next reply. Read as people talking to people, those
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from intently import Intently
-from intently.extract import AGENT_CHANNELS, RuleExtractor, Turn
+from intently.extract import AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor, Turn
 from intently.extract._models import CandidateType
 from intently.extract._scoring import load_labelled
 
@@ -146,3 +147,44 @@ def test_a_described_change_or_a_possibility_is_not_a_decision(rules: RuleExtrac
 def test_choices_in_conversation_between_people_keep_the_usual_reading(rules: RuleExtractor) -> None:
     """ "Let's use the remaining time for questions" in a meeting is not a decision of means."""
     assert "DECISION" not in _types(rules, "Let's use the remaining ten minutes for questions.", "meeting")
+
+
+# -- one-to-one dialogue ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Steven, shall we go shopping tomorrow?",
+        "Take a seat, please. How about a cup of tea?",
+        "By the way, what kind of stores do we need to go to?",
+    ],
+)
+def test_a_question_to_the_listener_is_settled_in_the_next_turn(rules: RuleExtractor, text: str) -> None:
+    """In a conversation between two people the listener answers in the next turn: a question
+    there is no open question, whatever its form (the dev and blind DailyDialog sets label 4 of
+    their 740 turns as open questions)."""
+    assert "OPEN_QUESTION" not in _types(rules, text, "casual_dialogue")
+    assert "OPEN_QUESTION" not in _types(RuleExtractor(model=model_rating_all(10.0)), text, "dm")
+
+
+def test_in_dialogue_a_stated_pending_decision_stays_open_and_the_rest_is_read(rules: RuleExtractor) -> None:
+    assert "OPEN_QUESTION" in _types(rules, "We still haven't decided whether to sell the house.", "dialogue")
+    assert _types(rules, "Next week I'll book the tickets for our trip.", "dialogue") == {"COMMITMENT"}
+    assert "OPEN_QUESTION" in _types(rules, "Should we split the monolith or keep it?", "chat")
+
+
+def test_dialogue_channels_are_configurable(ix: Intently) -> None:
+    extractor = ix.extraction.extractor
+    assert isinstance(extractor, RuleExtractor) and extractor.dialogue_channels == DIALOGUE_CHANNELS
+    path = ix.home.config_path
+    text = path.read_text(encoding="utf-8")
+    assert 'dialogue_channels = ["casual_dialogue", "dialogue", "dm", "direct_message"]' in text
+    path.write_text(text.replace('"casual_dialogue", "dialogue", "dm", "direct_message"', '"sms"'), encoding="utf-8")
+    question = "Should we split the monolith or keep it?"
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        extractor = again.extraction.extractor
+        assert isinstance(extractor, RuleExtractor) and extractor.dialogue_channels == frozenset({"sms"})
+        for channel, stays_open in (("sms", False), ("dm", True)):
+            turn = Turn(speaker="user", text=question, time=WEDNESDAY, channel=channel)
+            assert (CandidateType.OPEN_QUESTION in {c.type for c in extractor.extract(turn)}) is stays_open

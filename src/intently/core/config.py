@@ -141,6 +141,9 @@ model = true
 # Channels whose turns are prompts to a coding agent (`intently hook claude` uses "claude-code"):
 # there a question is put to the agent, so only a stated pending decision becomes an open question.
 agent_channels = ["agent", "agent_session", "claude-code"]
+# Channels of one-to-one conversation between people: a question there is put to the listener,
+# who answers it in the next turn, so again only a stated pending decision is an open question.
+dialogue_channels = ["casual_dialogue", "dialogue", "dm", "direct_message"]
 # Seconds for one call to the [llm] endpoint when extractor = "llm".
 timeout = 30.0
 

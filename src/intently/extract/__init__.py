@@ -16,11 +16,12 @@ from ._lexicon import Lexicon, load_lexicon
 from ._llm import REPLY_SCHEMA, ExtractionRejected, LLMExtractor
 from ._model import SentenceModel, load_model
 from ._models import Candidate, CandidateType, Turn
-from ._rules import AGENT_CHANNELS, RuleExtractor
+from ._rules import AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor
 from ._scoring import EVAL_TYPES, RFC4_TYPES, LabelledTurn, Score, load_labelled, score
 
 __all__ = [
     "AGENT_CHANNELS",
+    "DIALOGUE_CHANNELS",
     "EVAL_TYPES",
     "REPLY_SCHEMA",
     "RFC4_TYPES",

@@ -26,7 +26,7 @@ from ..log import register_applier
 from ._base import Extractor
 from ._llm import ExtractionRejected, LLMExtractor
 from ._models import Candidate, CandidateType, Turn
-from ._rules import AGENT_CHANNELS, RuleExtractor
+from ._rules import AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -49,6 +49,8 @@ class ExtractionSettings(BaseModel):
     model: bool = True
     # Channels whose turns are prompts to a coding agent: read in that register (see RuleExtractor).
     agent_channels: list[str] = Field(default_factory=lambda: sorted(AGENT_CHANNELS))
+    # Channels of one-to-one conversation: a question there is settled by the listener's reply.
+    dialogue_channels: list[str] = Field(default_factory=lambda: sorted(DIALOGUE_CHANNELS))
     timeout: float = 30.0
 
 
@@ -118,7 +120,11 @@ class Extraction:
     def _configured(self) -> Extractor:
         settings = self.settings
         if settings.extractor == "rules":
-            return RuleExtractor(model=settings.model, agent_channels=settings.agent_channels)
+            return RuleExtractor(
+                model=settings.model,
+                agent_channels=settings.agent_channels,
+                dialogue_channels=settings.dialogue_channels,
+            )
         llm = self._rt.config.llm
         if not llm.base_url or not llm.model:
             raise InvalidInput(

@@ -116,6 +116,8 @@ _FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
 #: Channels whose turns are prompts to a coding agent (or its replies), not people talking to
 #: people: ``intently hook claude`` observes prompts as ``claude-code``.
 AGENT_CHANNELS: frozenset[str] = frozenset({"claude-code", "agent", "agent_session"})
+# One-to-one conversation: the listener answers a question in the next turn.
+DIALOGUE_CHANNELS: frozenset[str] = frozenset({"casual_dialogue", "dialogue", "dm", "direct_message"})
 # The agent's own speaker names on those channels: what it says it will do is the work under way.
 _AGENT_SPEAKERS = frozenset({"assistant", "agent"})
 
@@ -132,6 +134,11 @@ class RuleExtractor(Extractor):
     pending decision ("we still need to decide ...") makes an open question, and a stated desire
     is no goal unless it names one ("our goal is ..."). The recall layer, trained on people
     talking to people, is not asked (on prompts it reads requests to the agent as undertakings).
+
+    A turn on one of ``dialogue_channels`` is one side of a conversation between two people.
+    A question there is put to the listener, who settles it in the next turn ("shall we go
+    shopping tomorrow?", "how about a cup of tea?"), so, as for an agent, only a stated pending
+    decision makes an open question; everything else is read as anywhere else.
     """
 
     name = "rules"
@@ -142,10 +149,12 @@ class RuleExtractor(Extractor):
         *,
         model: SentenceModel | bool = True,
         agent_channels: Iterable[str] = AGENT_CHANNELS,
+        dialogue_channels: Iterable[str] = DIALOGUE_CHANNELS,
     ) -> None:
         self.lex = lexicon or load_lexicon()
         self.model: SentenceModel | None = load_model() if model is True else (model or None)
         self.agent_channels = frozenset(agent_channels)
+        self.dialogue_channels = frozenset(dialogue_channels)
         future = self.lex.future.alternation()
         self._first_person = re.compile(
             rf"(?<!\w)(?P<subj>i|we)(?:\s+\([^()]{{1,30}}\))?(?:\s+{ADVERB}){{0,2}}\s*(?P<mod>{future})(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})",
@@ -186,6 +195,11 @@ class RuleExtractor(Extractor):
         """Whether the turn is a prompt to a coding agent (or its reply): see ``agent_channels``."""
         return turn.channel in self.agent_channels
 
+    def _answered_next(self, turn: Turn) -> bool:
+        """Whether a question in the turn is put to someone who answers it in the next turn:
+        the agent on an agent channel, the listener in a one-to-one dialogue."""
+        return turn.channel in self.agent_channels or turn.channel in self.dialogue_channels
+
     def extract(self, turn: Turn) -> list[Candidate]:
         norm = normalize(turn.text)
         if self.lex.chat.is_reaction(norm.text):
@@ -194,6 +208,7 @@ class RuleExtractor(Extractor):
         own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any
         found: dict[tuple[CandidateType, int], Candidate] = {}
         to_agent = self._to_agent(turn)
+        answered_next = self._answered_next(turn)
         for index in range(len(sents)):
             if sents[index].start < own:
                 continue
@@ -202,7 +217,7 @@ class RuleExtractor(Extractor):
             commitments = self._commitments(ctx)
             # A question whose content is a possible failure is read as the risk it raises;
             # a pending-decision word inside an undertaking is the object of the task.
-            asked = ctx.sent.is_question and (bool(risks) or to_agent)  # a question to the agent is answered next
+            asked = ctx.sent.is_question and (bool(risks) or answered_next)  # the agent or listener answers next
             questions = [] if asked else self._questions(ctx, bool(commitments))
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
@@ -342,7 +357,11 @@ class RuleExtractor(Extractor):
                 )
             )  # fmt: skip
         if kind is CandidateType.OPEN_QUESTION:  # an answer ("Yes, the team agreed") settles, it does not ask
-            return self._not_pending(ctx) or lex.answer_openers.match_at(low, 0) is not None
+            return (
+                self._not_pending(ctx)
+                or lex.answer_openers.match_at(low, 0) is not None
+                or self._answered_next(ctx.turn)  # the rules read the stated pending decisions there
+            )
         if kind is CandidateType.RISK:
             polite = lex.politeness.match_at(low, 0)
             return ctx.sent.is_question or lex.risk_negated.search(low) is not None or polite is not None
@@ -628,8 +647,9 @@ class RuleExtractor(Extractor):
         low = ctx.low
         out: list[Candidate] = []
         # "find out how to add layouts", "check whether we should cache": in a prompt to an agent,
-        # the agent's task now; only a stated pending decision stays open there.
-        deliberating = not self._to_agent(ctx.turn)
+        # the agent's task now; "let's decide which suit looks best" in a dialogue is settled
+        # together now. Only a stated pending decision stays open there.
+        deliberating = not self._answered_next(ctx.turn)
         marker = (
             lex.open_markers.search(low)
             or self._waiting.search(low)
