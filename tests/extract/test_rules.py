@@ -52,6 +52,8 @@ def test_first_person_future_is_a_commitment(extract: Extract, text: str) -> Non
         ("He said I will regret it.", "reported speech"),
         ("Basically to get access you need a token.", "a sentence adverb is no owner"),
         ("Currently to deploy we run the script by hand.", "a sentence adverb is no owner"),
+        ("I need to cancel that.", "a need, not an undertaking"),
+        ("I have to exchange some money.", "a need, not an undertaking"),
     ],
 )
 def test_not_a_commitment(extract: Extract, text: str, why: str) -> None:
@@ -61,6 +63,12 @@ def test_not_a_commitment(extract: Extract, text: str, why: str) -> None:
 def test_immediate_verb_with_a_due_date_is_a_commitment(extract: Extract) -> None:
     """ "I'll check" is in-conversation, but "I'll check the logs tomorrow" is a promise."""
     assert "COMMITMENT" in types(extract("I'll check the release logs tomorrow."))
+
+
+def test_a_need_with_a_due_date_is_a_commitment(extract: Extract) -> None:
+    """The RFC's "I need to" with its "by [date]": a need placed in time is an obligation taken on."""
+    found = [c for c in extract("I need to send the report to Alice by Friday.") if c.type.value == "COMMITMENT"]
+    assert [(c.rule, c.due_text) for c in found] == [("first-person-obligation", "by Friday")]
 
 
 @pytest.mark.parametrize(
@@ -164,6 +172,9 @@ def test_goals(extract: Extract, text: str) -> None:
 
 def test_discourse_wants_are_not_goals(extract: Extract) -> None:
     assert extract("I just want to mention that the latest justified is still relevant.") == []
+    assert "GOAL" not in types(extract("I'd like to at least hear where the strong opposition is."))
+    assert "GOAL" not in types(extract("I would like to interject here."))
+    assert "GOAL" in types(extract("I'd like to at least ship the parser this year."))
 
 
 def test_decisions_made_and_not_made(extract: Extract) -> None:

@@ -388,7 +388,11 @@ class RuleExtractor(Extractor):
             verb = match.group("verb").lower()
             if self.lex.discourse_verbs.match_at(verb, 0) or verb in ("go", "be", "leave", "admit", "confess"):
                 continue
-            out.extend(self._speaker_commitment(ctx, match, confidence=0.55, rule="first-person-obligation"))
+            # "I need to cancel that", "I have to exchange some money": a need stated on its own
+            # is what the speaker asks for or must do, not an undertaking (1 of the 6 the rule read
+            # on blind sets was labelled one); "I need to send the report by Friday" schedules one.
+            found = self._speaker_commitment(ctx, match, confidence=0.55, rule="first-person-obligation")
+            out.extend(cand for cand in found if cand.due_text is not None)
         for match in self._subjectless.finditer(text):
             if match.group("verb").lower() in ("you", "we", "it", "this", "that", "they", "there", "he", "she"):
                 continue
@@ -576,7 +580,10 @@ class RuleExtractor(Extractor):
             [] if self._to_agent(ctx.turn) else [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]
         )
         for match in wanted:
-            if lex.discourse_verbs.match_at(low, match.start("verb")) and not find_due(
+            # "I'd like to at least hear where the opposition is": a discourse verb after adverbs
+            said = re.match(rf"(?:(?:at least|{ADVERB}|briefly|quickly|first)\s+)*", low[match.start("verb") :])
+            verb_at = match.start("verb") + (said.end() if said else 0)
+            if lex.discourse_verbs.match_at(low, verb_at) and not find_due(
                 ctx.sent.text, match.start("verb"), len(low), ctx.turn.time
             ):
                 continue  # "I want to mention": a speech act now, unless placed later ("present next meeting")
