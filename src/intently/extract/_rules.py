@@ -116,7 +116,7 @@ _FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
 #: Channels whose turns are prompts to a coding agent (or its replies), not people talking to
 #: people: ``intently hook claude`` observes prompts as ``claude-code``.
 AGENT_CHANNELS: frozenset[str] = frozenset({"claude-code", "agent", "agent_session"})
-# One-to-one conversation: the listener answers a question in the next turn.
+#: Channels of one-to-one conversation between people: the listener answers a question in the next turn.
 DIALOGUE_CHANNELS: frozenset[str] = frozenset({"casual_dialogue", "dialogue", "dm", "direct_message"})
 # The agent's own speaker names on those channels: what it says it will do is the work under way.
 _AGENT_SPEAKERS = frozenset({"assistant", "agent"})
