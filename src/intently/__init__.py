@@ -2,27 +2,58 @@
 
 One store and one tamper-evident log under four engines: goals, requirements, standing
 intents and the tool-call gate. Start with :class:`Intently`.
+
+The names below are loaded on first use (PEP 562), so that ``import intently.hooks`` in the
+Claude Code hook client, which runs before every tool call, does not pay for the engines it
+hands the event to.
 """
 
 from __future__ import annotations
 
-from ._intently import Intently
-from .access import Permission
-from .core.actors import Actor, ActorKind
-from .core.clock import Clock, ManualClock, SystemClock
-from .core.errors import (
-    ConflictError,
-    IntentlyError,
-    InvalidInput,
-    InvalidTransition,
-    LogIntegrityError,
-    NotFound,
-    PermissionDenied,
-    PolicyError,
-    StoreError,
-)
+from typing import TYPE_CHECKING
+
+from .core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._intently import Intently
+    from .access import Permission
+    from .core.actors import Actor, ActorKind
+    from .core.clock import Clock, ManualClock, SystemClock
+    from .core.errors import (
+        ConflictError,
+        IntentlyError,
+        InvalidInput,
+        InvalidTransition,
+        LogIntegrityError,
+        NotFound,
+        PermissionDenied,
+        PolicyError,
+        StoreError,
+    )
 
 __version__ = "0.1.0"
+
+_ERRORS = (
+    "ConflictError",
+    "IntentlyError",
+    "InvalidInput",
+    "InvalidTransition",
+    "LogIntegrityError",
+    "NotFound",
+    "PermissionDenied",
+    "PolicyError",
+    "StoreError",
+)
+_WHERE: dict[str, str] = {
+    "Intently": "._intently",
+    "Permission": ".access",
+    "Actor": ".core.actors",
+    "ActorKind": ".core.actors",
+    "Clock": ".core.clock",
+    "ManualClock": ".core.clock",
+    "SystemClock": ".core.clock",
+    **dict.fromkeys(_ERRORS, ".core.errors"),
+}
 
 __all__ = [
     "Actor",
@@ -43,3 +74,6 @@ __all__ = [
     "SystemClock",
     "__version__",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals(), __all__)

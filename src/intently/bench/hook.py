@@ -8,6 +8,8 @@ real home (a git repository, SQLite file, signed log) with an open session, per 
 - **fast_hook**: ``python -m intently.hooks hook claude``, what ``intently hook install``
   writes into ``.claude/settings.json``;
 - **cli_hook**: ``intently hook claude`` through the full command-line application;
+- **served_hook**: the same installed command while ``intently hook serve`` runs for the home
+  (the event is handed to the server, which keeps the imports loaded);
 - **interpreter_start**: ``python -c pass``, the floor no Python hook can go under.
 
 Each event is one ``PreToolUse`` (a Read, then an Edit of the file the prompt names, in
@@ -119,9 +121,42 @@ def measure(events: int, root: Path) -> dict[str, Any]:
             timings[name].append(elapsed)
             answers.add(_decision(out))
         timings["interpreter_start"].append(_run([sys.executable, "-c", "pass"], "", env, project)[0])
+    timings["served_hook"] = _served(fast, calls, events, env, project, answers)
     if answers != {"allow"}:
         raise RuntimeError(f"the hook answered {sorted(answers)}, not only allow: this run would time refusals")
     return {"benchmark": "hook", "events": events, **{k: _summary(v) for k, v in timings.items()}}
+
+
+def _served(
+    fast: list[str], calls: list[str], events: int, env: dict[str, str], project: Path, answers: set[str]
+) -> list[float]:
+    """The installed command again, with a hook server running for the home."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from intently.cli import main; sys.exit(main())", "hook", "serve"],
+        env=env,
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        ready = server.stdout.readline()  # printed once hooks can connect
+        if not ready.startswith("Serving"):
+            raise RuntimeError(f"intently hook serve did not start: {ready}{server.stdout.read()}")
+        _run(fast, calls[0], env, project)  # the server's first event pays its lazy set-up once
+        timings = []
+        for i in range(events):
+            elapsed, out = _run(fast, calls[i % len(calls)], env, project)
+            timings.append(elapsed)
+            answers.add(_decision(out))
+    finally:
+        server.terminate()
+        log, _ = server.communicate(timeout=30)
+    served = log.count("answered PreToolUse")
+    if served != events + 1:  # a declined event is answered in-process: it would time the wrong thing
+        raise RuntimeError(f"the server answered {served} of {events + 1} events:\n{log}")
+    return timings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, label in (
         ("fast_hook", "python -m intently.hooks hook claude (installed)"),
         ("cli_hook", "intently hook claude (full CLI)"),
+        ("served_hook", "the installed command, intently hook serve running"),
         ("interpreter_start", "python -c pass (baseline: interpreter start)"),
     ):
         row = result[name]

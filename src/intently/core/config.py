@@ -16,13 +16,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import InvalidInput, NotFound, first_problem
+from .homedir import CONFIG_FILE, HOME_DIRNAME, locate_home
 
 __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 
-HOME_DIRNAME = ".intently"
 # Tables an engine validates itself (read from ``Config.extra``); any other unknown table is an error.
 ENGINE_TABLES = ("extract", "hooks")
-CONFIG_FILE = "intently.toml"
 
 
 class _Section(BaseModel):
@@ -288,15 +287,8 @@ def find_home(start: Path | None = None, explicit: str | Path | None = None) -> 
 
     Naming a project folder instead of its ``.intently/`` works too.
     """
-    chosen = explicit or os.environ.get("INTENTLY_HOME")
-    if chosen:
-        path = Path(chosen).expanduser()
-        if path.name != HOME_DIRNAME and (path / HOME_DIRNAME).is_dir():
-            path = path / HOME_DIRNAME
-        return Home(path)
+    found = locate_home(start, explicit)
+    if found is not None:
+        return Home(found)
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / HOME_DIRNAME
-        if (candidate / CONFIG_FILE).is_file():
-            return Home(candidate)
     raise NotFound(f"no {HOME_DIRNAME}/ found in {here} or above; run `intently init` or pass --home")

@@ -7,6 +7,10 @@ opens the same home and answers with the same handler (:func:`handle_claude_even
 behaviour is identical, minus that start-up. The words ``hook claude`` are kept so the
 command line ends like the CLI's (``intently hook install`` recognises its entries by it).
 
+When ``intently hook serve`` runs for the event's home, the event is handed to it (see
+``_wire``): the same handler answers, without this process importing it. Otherwise the event
+is answered here.
+
 Home, actor and namespace come from ``INTENTLY_HOME``, ``INTENTLY_ACTOR`` and
 ``INTENTLY_NAMESPACE``, as for the CLI. Fail closed: anything that goes wrong, including
 a wrong command line, exits 2 with the reason on stderr (any other failure code would let
@@ -15,9 +19,13 @@ Claude Code proceed).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
+
+from ..core.homedir import locate_home
+from ._wire import Answer, forward
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         raw = sys.stdin.read()
+        served = _served(raw)
+        if served is not None:
+            sys.stdout.write(served.stdout)
+            sys.stderr.write(served.stderr)
+            sys.stdout.flush()
+            return served.exit_code
         from .._intently import Intently
         from ._claude import handle_claude_event
     except BaseException as exc:  # unreadable input or a broken install must block, not fail open
@@ -48,6 +62,18 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.write(result.stderr)
     sys.stdout.flush()
     return result.exit_code
+
+
+def _served(raw: str) -> Answer | None:
+    """The answer of a running ``intently hook serve`` for this event's home, if one takes it."""
+    cwd: Path | None = None
+    try:
+        data = json.loads(raw)
+        if isinstance(data, dict) and isinstance(data.get("cwd"), str) and data["cwd"]:
+            cwd = Path(data["cwd"])
+    except ValueError:
+        return None  # not JSON: the in-process handler says so
+    return forward(raw, locate_home(cwd))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,177 @@
+"""The hook server's socket and wire format, and the client side, with the standard library only.
+
+Claude Code starts a process for every hook event. Most of that process's time is imports
+(docs/integrations.md, "Hook speed"), so ``intently hook serve`` keeps them loaded: the
+client (``python -m intently.hooks hook claude``) hands the event over a Unix socket and
+prints the answer. This module is all the client imports before it knows whether a server is
+there.
+
+The rules that keep that safe:
+
+- **Same answer or no answer.** The server answers only a client whose home, package,
+  version and ``INTENTLY_*`` environment equal its own; otherwise it declines and the client
+  answers in-process, as it does when no server runs. Either way the same function
+  (:func:`handle_claude_event`) decides.
+- **Fail closed.** Once the event is handed over, a server that dies or answers garbage is a
+  block (exit 2), never a silent pass: the event may already have been acted on.
+- **Only its owner can talk to it.** The socket lives in a per-user directory (mode 0700,
+  owned by the user, checked on both sides) under ``$XDG_RUNTIME_DIR`` or the temp folder; its
+  name is a hash of the home's path, so short enough for any socket path limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "PROTOCOL",
+    "Answer",
+    "forward",
+    "package_dir",
+    "read_message",
+    "runtime_dir",
+    "socket_path",
+    "write_message",
+]
+
+PROTOCOL = 1
+# Bytes of one message at most: a hook event carries a tool's input or output, which can be large.
+MAX_MESSAGE = 64 * 1024 * 1024
+CONNECT_TIMEOUT_S = 1.0
+# Shorter than the 30 s Claude Code gives the hook (``hook install``): a stuck server blocks
+# the call here rather than letting Claude Code time the hook out.
+ANSWER_TIMEOUT_S = 25.0
+
+
+class Answer:
+    """What the process prints and exits with, as :class:`HookResult` has it. (A plain class:
+    ``dataclasses`` alone would add a tenth to the client's start-up.)"""
+
+    __slots__ = ("exit_code", "stderr", "stdout")
+
+    def __init__(self, stdout: str, stderr: str, exit_code: int) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_code = exit_code
+
+
+def package_dir() -> str:
+    """The installed ``intently`` package's folder: a server answers only clients of the same install."""
+    return str(Path(__file__).resolve().parent.parent)
+
+
+def intently_env(environ: dict[str, str] | os._Environ[str] | None = None) -> dict[str, str]:
+    """The ``INTENTLY_*`` variables, which choose home, actor, namespace and database."""
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items() if k.startswith("INTENTLY_")}
+
+
+def runtime_dir() -> Path:
+    """This user's private folder for hook sockets (not created here): under
+    ``$XDG_RUNTIME_DIR``, else ``$TMPDIR``, else ``/tmp`` (server and client use this one rule)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    return Path(base) / f"intently-{os.getuid()}"
+
+
+def private_dir_ok(folder: Path) -> bool:
+    """Whether ``folder`` is a real directory owned by this user that nobody else can enter."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
+
+
+def socket_path(home: Path) -> Path:
+    """The socket of the server for ``home`` (a hash of its resolved path, so always short)."""
+    digest = hashlib.sha256(str(home.resolve()).encode("utf-8")).hexdigest()[:16]
+    return runtime_dir() / f"{digest}.sock"
+
+
+def write_message(conn: socket.socket, message: dict[str, Any]) -> None:
+    """One JSON object, length-prefixed (8 bytes, big-endian)."""
+    body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+    conn.sendall(len(body).to_bytes(8, "big") + body)
+
+
+def _read_exact(conn: socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        chunk = conn.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the other side closed the connection mid-message")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(conn: socket.socket) -> dict[str, Any]:
+    """The next message; ``ValueError`` when it is not one JSON object within the size limit."""
+    size = int.from_bytes(_read_exact(conn, 8), "big")
+    if size > MAX_MESSAGE:
+        raise ValueError(f"message of {size} bytes is over the {MAX_MESSAGE}-byte limit")
+    data = json.loads(_read_exact(conn, size).decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("message is not a JSON object")
+    return data
+
+
+def request(raw: str, home: Path, cwd: str) -> dict[str, Any]:
+    from .. import __version__
+
+    return {
+        "protocol": PROTOCOL,
+        "version": __version__,
+        "package": package_dir(),
+        "home": str(home.resolve()),
+        "env": intently_env(),
+        "cwd": cwd,
+        "stdin": raw,
+    }
+
+
+def forward(raw: str, home: Path | None) -> Answer | None:
+    """Hand one event to the server for ``home``: its answer, or ``None`` when the caller must
+    answer in-process (no server, a server for another install or environment, no Unix sockets).
+
+    After the event is sent, anything but a well-formed answer is a block (exit 2).
+    """
+    if home is None or not hasattr(socket, "AF_UNIX"):
+        return None
+    path = socket_path(home)
+    if not private_dir_ok(path.parent) or not path.exists():
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(CONNECT_TIMEOUT_S)
+        try:
+            conn.connect(str(path))
+        except OSError:
+            return None  # a stale socket of a server that stopped: answer in-process
+        conn.settimeout(ANSWER_TIMEOUT_S)
+        try:
+            write_message(conn, request(raw, home, os.getcwd()))
+            reply = read_message(conn)
+        except (OSError, ValueError) as exc:
+            return Answer("", _blocked(f"{type(exc).__name__}: {exc}"), 2)
+    finally:
+        conn.close()
+    if reply.get("status") == "declined":
+        return None
+    out, err, code = reply.get("stdout"), reply.get("stderr"), reply.get("exit_code")
+    if reply.get("status") != "answered" or not (
+        isinstance(out, str) and isinstance(err, str) and isinstance(code, int) and not isinstance(code, bool)
+    ):
+        return Answer("", _blocked(f"malformed answer {sorted(reply)}"), 2)
+    return Answer(out, err, code)
+
+
+def _blocked(why: str) -> str:
+    return f"intently: the hook server took the event but gave no answer ({why}); blocked to fail closed\n"

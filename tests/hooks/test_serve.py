@@ -1,0 +1,208 @@
+"""``intently hook serve``: the installed hook hands its event to a running server, gets the
+same answer, and falls back or fails closed whenever the server cannot be trusted to give it.
+
+Everything is real: the server is ``intently hook serve`` in its own process, the client is
+the command ``intently hook install`` writes, and they talk over a Unix socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from intently import Intently
+from intently.hooks._wire import read_message, socket_path
+
+from .conftest import INTENTLY, event, run_command
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="the hook server needs Unix sockets")
+
+
+@pytest.fixture(autouse=True)
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Sockets of this test only (server, client and this process all read XDG_RUNTIME_DIR),
+    in a short folder: a socket path has a length limit pytest's own folders can exceed."""
+    folder = Path(tempfile.mkdtemp(prefix="ih-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen[str], path: Path) -> None:
+        self.process = process
+        self.path = path
+
+    def stop(self) -> str:
+        """Stop it (SIGTERM, as a service manager does) and return everything it printed."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        out, _ = self.process.communicate(timeout=30)
+        return out
+
+
+def start_server(project: Path, *extra: str, actor: str = "user:alice") -> Server:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_ACTOR"] = actor
+    process = subprocess.Popen(
+        [INTENTLY, "hook", "serve", *extra],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()  # printed once clients can connect
+    if not first.startswith("Serving Claude Code hook events"):
+        raise AssertionError(f"hook serve did not start: {first}{process.communicate()[0]}")
+    return Server(process, socket_path(project / ".intently"))
+
+
+@pytest.fixture
+def server(ix: Intently, project: Path) -> Iterator[Server]:
+    running = start_server(project)
+    yield running
+    running.stop()
+
+
+def installed_hook(payload: dict[str, object], *, actor: str = "user:alice") -> subprocess.CompletedProcess[str]:
+    return run_command([sys.executable, "-m", "intently.hooks", "hook", "claude"], payload, actor=actor)
+
+
+def decision(done: subprocess.CompletedProcess[str]) -> str:
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    return str(answer.get("permissionDecision", "allow"))
+
+
+def test_the_installed_hook_hands_events_to_the_server_and_gets_the_in_process_answer(
+    ix: Intently, project: Path, server: Server
+) -> None:
+    (project / "notes.md").write_text("# notes\n", encoding="utf-8")
+    prompt = event("UserPromptSubmit", project, prompt="Summarise notes.md for me")
+    read = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "notes.md")})
+    wipe = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+
+    served = [installed_hook(p) for p in (prompt, read, wipe)]
+    assert [d.returncode for d in served] == [0, 0, 0], [d.stderr for d in served]
+    assert "additionalContext" in json.loads(served[0].stdout)["hookSpecificOutput"]
+    assert [decision(d) for d in served[1:]] == ["allow", "deny"]
+
+    # the same events answered in-process by the CLI, which never forwards
+    in_process = [run_command([INTENTLY, "hook", "claude"], p) for p in (read, wipe)]
+    assert [decision(d) for d in in_process] == ["allow", "deny"]
+    reasons = [
+        json.loads(d.stdout)["hookSpecificOutput"].get("permissionDecisionReason", "")
+        for d in (served[2], in_process[1])
+    ]
+    assert reasons[0].split(" (decision ")[0] == reasons[1].split(" (decision ")[0]
+
+    log = server.stop()
+    assert log.count("answered PreToolUse exit 0") == 2 and "answered UserPromptSubmit exit 0" in log
+    assert not server.path.exists()  # removed on the way out
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        assert len(again.log.read("proj", op="GATE_DECIDED")) == 4  # every decision logged, served or not
+        assert again.log.verify().ok
+
+
+def test_a_hook_with_another_environment_is_declined_and_answers_itself(
+    ix: Intently, project: Path, server: Server
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update({"INTENTLY_ACTOR": "user:alice", "INTENTLY_NAMESPACE": "proj"})  # the server has no namespace set
+    payload = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+    done = subprocess.run(
+        [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+        input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and decision(done) == "deny"
+    assert "declined: different INTENTLY_* environment" in server.stop()
+
+
+def test_without_a_server_or_with_a_stale_socket_the_hook_answers_itself(ix: Intently, project: Path) -> None:
+    payload = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+    assert decision(installed_hook(payload)) == "deny"  # nothing listening
+    path = socket_path(project / ".intently")
+    path.parent.mkdir(mode=0o700)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()  # a socket file nobody listens on, as a killed server leaves it
+    done = installed_hook(payload)
+    assert done.returncode == 0 and decision(done) == "deny"
+    fresh = start_server(project)  # and a new server clears it
+    try:
+        assert decision(installed_hook(payload)) == "deny"
+    finally:
+        assert "answered PreToolUse exit 0" in fresh.stop()
+
+
+def test_a_server_that_takes_the_event_and_gives_no_answer_blocks(ix: Intently, project: Path) -> None:
+    path = socket_path(project / ".intently")
+    path.parent.mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    got: list[dict[str, object]] = []
+
+    def take_and_drop() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            got.append(read_message(conn))  # reads the event, then hangs up without answering
+
+    thread = threading.Thread(target=take_and_drop)
+    thread.start()
+    try:
+        payload = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "a.txt")})
+        done = installed_hook(payload)
+    finally:
+        thread.join(timeout=30)
+        listener.close()
+    assert got and got[0]["stdin"] == json.dumps(payload)
+    assert done.returncode == 2 and "blocked to fail closed" in done.stderr
+
+
+def test_a_socket_folder_others_can_enter_is_never_used(ix: Intently, project: Path) -> None:
+    folder = socket_path(project / ".intently").parent
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    refused = subprocess.run(
+        [INTENTLY, "hook", "serve"], cwd=project, capture_output=True, text=True, timeout=60,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}, "INTENTLY_ACTOR": "user:alice"},
+    )  # fmt: skip
+    assert refused.returncode != 0 and "mode 0700" in refused.stderr and str(folder) in refused.stderr
+    payload = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+    assert decision(installed_hook(payload)) == "deny"  # the client ignores the folder and answers itself
+
+
+def test_one_server_per_home_and_it_stops_when_idle(ix: Intently, project: Path) -> None:
+    first = start_server(project, "--idle-timeout", "2")
+    try:
+        second = subprocess.run(
+            [INTENTLY, "hook", "serve"], cwd=project, capture_output=True, text=True, timeout=60,
+            env={**{k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}, "INTENTLY_ACTOR": "user:alice"},
+        )  # fmt: skip
+        assert second.returncode != 0 and "already answers" in second.stderr
+        assert first.process.wait(timeout=30) == 0  # idle for 2 s: stopped by itself
+        assert "Stopped: 0 answered, 0 declined" in first.stop()
+        assert not first.path.exists()
+    finally:
+        first.stop()
+
+
+def test_a_stuck_server_blocks_before_claude_code_gives_up_on_the_hook() -> None:
+    """Claude Code treats a hook that times out as a non-blocking error (the call would go on):
+    the client must give up on the server, and block, first."""
+    from intently.hooks._install import _TIMEOUT_S
+    from intently.hooks._wire import ANSWER_TIMEOUT_S
+
+    assert ANSWER_TIMEOUT_S < _TIMEOUT_S
