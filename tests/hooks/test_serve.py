@@ -206,3 +206,23 @@ def test_a_stuck_server_blocks_before_claude_code_gives_up_on_the_hook() -> None
     from intently.hooks._wire import ANSWER_TIMEOUT_S
 
     assert ANSWER_TIMEOUT_S < _TIMEOUT_S
+
+
+def test_after_an_upgrade_the_server_declines_and_stops(ix: Intently, project: Path) -> None:
+    """A server must not answer with the code it loaded before intently's files changed."""
+    import intently.hooks._wire as wire
+
+    running = start_server(project)
+    payload = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+    target = Path(wire.__file__)
+    before = target.stat()
+    try:
+        assert decision(installed_hook(payload)) == "deny"
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))  # as an upgrade rewrites it
+        assert decision(installed_hook(payload)) == "deny"  # answered in-process
+        assert running.process.wait(timeout=30) == 0
+    finally:
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        log = running.stop()
+    assert "answered PreToolUse exit 0" in log and "declined: intently's code changed" in log
+    assert not running.path.exists()

@@ -6,7 +6,8 @@ what the server keeps is the imported code, which is most of a one-shot hook's t
 are answered one at a time, in arrival order, in the client's working directory.
 
 Optional: with no server running, the hook answers in-process as before. The server stops
-after ``idle_timeout`` seconds without an event, and removes its socket.
+after ``idle_timeout`` seconds without an event, and removes its socket; it also stops, after
+declining the event, when intently's installed files change under it (an upgrade).
 """
 
 from __future__ import annotations
@@ -75,6 +76,20 @@ def _prepare(path: Path) -> None:
             raise InvalidInput("a hook server already answers for this home", where=str(path))
         finally:
             probe.close()
+
+
+def code_fingerprint() -> tuple[tuple[str, int], ...]:
+    """Every source and data file of the installed package with its modification time: an
+    upgrade (or an edit to a development install) changes it, and a server must then not answer
+    with the code it loaded before."""
+    root = Path(package_dir())
+    found: list[tuple[str, int]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".yaml", ".json", ".toml")):
+                found.append((os.path.join(folder, name), os.stat(os.path.join(folder, name)).st_mtime_ns))
+    return tuple(found)
 
 
 def _refusal(message: dict[str, Any], home: Path) -> str | None:
@@ -147,6 +162,7 @@ def serve_hooks(
         server.settimeout(ACCEPT_TICK_S)
         if on_ready is not None:
             on_ready(path)
+        loaded = code_fingerprint()
         last = time.monotonic()
         while time.monotonic() - last < idle_timeout and not (should_stop and should_stop()):
             try:
@@ -154,9 +170,12 @@ def serve_hooks(
             except TimeoutError:
                 continue
             last = time.monotonic()
+            stale = code_fingerprint() != loaded
             with conn:
-                _serve_one(conn, home, report, on_event)
+                _serve_one(conn, home, report, on_event, stale=stale)
             os.chdir(start_dir)
+            if stale:
+                break  # the hooks answer in-process until a server with the new code starts
     finally:
         server.close()
         path.unlink(missing_ok=True)
@@ -164,7 +183,12 @@ def serve_hooks(
 
 
 def _serve_one(
-    conn: socket.socket, home: Path, report: ServeReport, on_event: Callable[[str, float], None] | None
+    conn: socket.socket,
+    home: Path,
+    report: ServeReport,
+    on_event: Callable[[str, float], None] | None,
+    *,
+    stale: bool = False,
 ) -> None:
     began = time.perf_counter()
     conn.settimeout(10.0)
@@ -172,7 +196,7 @@ def _serve_one(
         message = read_message(conn)
     except (OSError, ValueError):
         return  # the client gave up or sent garbage before handing over an event: it answers itself
-    why = _refusal(message, home)
+    why = "intently's code changed since the server started; restart it" if stale else _refusal(message, home)
     if why is not None:
         reply: dict[str, Any] = {"status": "declined", "reason": why}
         report.declined += 1
