@@ -20,7 +20,6 @@ Claude Code proceed).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -43,21 +42,12 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(served.stderr)
             sys.stdout.flush()
             return served.exit_code
-        from .._intently import Intently
-        from ._claude import handle_claude_event
+        from ._claude import handle_claude_event, open_from_environment
     except BaseException as exc:  # unreadable input or a broken install must block, not fail open
         sys.stderr.write(f"intently: cannot start the hook, blocked to fail closed: {type(exc).__name__}: {exc}\n")
         return 2
 
-    def opener(cwd: Path | None) -> Intently:
-        return Intently.open(
-            os.environ.get("INTENTLY_HOME") or None,
-            actor=os.environ.get("INTENTLY_ACTOR") or None,
-            namespace=os.environ.get("INTENTLY_NAMESPACE") or None,
-            start=cwd,
-        )
-
-    result = handle_claude_event(raw, opener)
+    result = handle_claude_event(raw, open_from_environment)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     sys.stdout.flush()

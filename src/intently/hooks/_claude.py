@@ -21,6 +21,7 @@ event and any internal error become exit 2 with a one-line reason on stderr.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,18 @@ __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_clau
 MAX_CONTEXT_CHARS = 9_500
 
 Opener = Callable[[Path | None], Intently]
+
+
+def open_from_environment(start: Path | None) -> Intently:
+    """The home a hook process opens: ``INTENTLY_HOME`` or the nearest one above ``start`` (the
+    event's working directory), as ``INTENTLY_ACTOR`` in ``INTENTLY_NAMESPACE``. The one-shot
+    hook and the hook server both open through this, so they answer alike."""
+    return Intently.open(
+        os.environ.get("INTENTLY_HOME") or None,
+        actor=os.environ.get("INTENTLY_ACTOR") or None,
+        namespace=os.environ.get("INTENTLY_NAMESPACE") or None,
+        start=start,
+    )
 
 
 class _Event(BaseModel):

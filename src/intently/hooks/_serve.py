@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .._intently import Intently
 from ..core.errors import InvalidInput
 from ..core.homedir import CONFIG_FILE
-from ._claude import handle_claude_event
+from ._claude import handle_claude_event, open_from_environment
 from ._wire import PROTOCOL, intently_env, package_dir, private_dir_ok, read_message, socket_path, write_message
 
 __all__ = ["ServeReport", "serve_hooks"]
@@ -113,15 +112,7 @@ def _answer(message: dict[str, Any]) -> dict[str, Any]:
     if cwd.is_dir():
         os.chdir(cwd)
 
-    def opener(start: Path | None) -> Intently:
-        return Intently.open(
-            os.environ.get("INTENTLY_HOME") or None,
-            actor=os.environ.get("INTENTLY_ACTOR") or None,
-            namespace=os.environ.get("INTENTLY_NAMESPACE") or None,
-            start=start,
-        )
-
-    result = handle_claude_event(message["stdin"], opener)
+    result = handle_claude_event(message["stdin"], open_from_environment)
     return {"status": "answered", "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code}
 
 
