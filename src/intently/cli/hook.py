@@ -90,10 +90,9 @@ def serve(
     ] = 1800.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer this home's Claude Code hook events from one process (they start ~8x faster).
+    """Answer this home's Claude Code hook events from one long-lived process (about 6x faster).
 
-    Optional: without it, each hook answers in-process. Events reach it only from hooks with
-    the same install, home and INTENTLY_* environment; any other hook answers itself.
+    Optional: with no server, each hook answers in-process. Only hooks of the same install, home and INTENTLY_* environment are served.
     """
     from ..core.config import find_home
     from ..core.errors import InvalidInput
