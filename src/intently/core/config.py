@@ -156,6 +156,10 @@ shell_allowlist = []
 # commands that cannot do harm whatever their arguments. For example:
 # shell_trusted = ["git status", "git diff", "ls"]
 shell_trusted = []
+# Sites where the agent may open an address it made up for a lookup (WebFetch of the docs it
+# knows); a host admits its subdomains. Addresses an instruction gave stay refused. For example:
+# web_trusted = ["docs.python.org", "developer.mozilla.org"]
+web_trusted = []
 # Also propose intents found in tool output (they only wait in `intently review`).
 extract_tool_output = false
 # false: a call the gate allows is left to Claude Code's own permission settings (intently only

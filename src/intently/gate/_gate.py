@@ -26,7 +26,7 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import addresses_in, words
+from ._values import addresses_in, on_site, words
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
@@ -58,6 +58,7 @@ class Gate:
         config: Mapping[str, Any] | None = None,
         shell_allowlist: Sequence[str] = (),
         shell_trusted: Sequence[str] = (),
+        web_trusted: Sequence[str] = (),
         context_objects: Sequence[str] = (),
         secrets: Sequence[str] = (),
         proposer: Proposer | None = None,
@@ -79,6 +80,10 @@ class Gate:
         # Commands the user lets run without the gate's own confirmation (still allow-listed
         # in every other way: whole entry or entry plus arguments, no shell operator).
         self.shell_trusted = tuple(shell_trusted)
+        # Sites whose addresses the model may make up for a lookup (docs it knows by heart):
+        # each entry is a host name and admits its subdomains. Addresses an instruction gave
+        # stay suspect whatever their host.
+        self.web_trusted = tuple(h.strip().lower().strip(".") for h in web_trusted if h.strip().strip("."))
         # What every request in this deployment is about without saying so: a prompt to a
         # coding agent concerns the repository it works in ("add a --verbose flag" names none).
         self.context_objects = frozenset(context_objects)
@@ -261,7 +266,8 @@ class Session:
         else:
             authorized = bool(contract.objects & req.objects) and contract.name_words <= req.stems
         groups: dict[str, list[str]] = {
-            k: [] for k in ("bound", "instructed", "delegated", "invented", "derived", "text", "unrequested")
+            k: []
+            for k in ("bound", "instructed", "delegated", "invented", "trusted_site", "derived", "text", "unrequested")
         }
         sources: dict[str, set[str]] = {k: set() for k in groups}
         provenance: dict[str, list[dict[str, Any]]] = {}
@@ -273,6 +279,11 @@ class Session:
         # Opening an address is sending to it, even for a tool that only reads: the request
         # (its host, path and query) reaches whoever owns the address.
         addresses: list[str] = []
+        # A trusted site vouches for an address the model made up only when the call reads or
+        # looks something up there; a write or a message to a made-up address stays refused.
+        lookup = contract.side_effect is SideEffect.NONE or (
+            contract.side_effect is SideEffect.EGRESS and contract.risk == "low"
+        )
         for arg, value in args.items():
             role = contract.role_of(arg)
             if role not in ENTITY_ROLES:
@@ -290,6 +301,8 @@ class Session:
                     ]
                 provenance.setdefault(arg, []).append({"value": scalar, "seen": [s.to_json() for s in sightings]})
                 group, srcs = _classify(sightings, req.delegated)
+                if group == "invented" and role is Role.URL and lookup and on_site(str(scalar), self.gate.web_trusted):
+                    group = "trusted_site"  # made up, for a read or lookup, on a site the user trusts
                 groups[group].append(f"{arg} {scalar!r}")
                 if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
                     invented_elsewhere = True
@@ -351,6 +364,7 @@ class Session:
             "followed": bool(groups["delegated"]),
             "invented": bool(groups["invented"]),
             "invented_new_paths": bool(groups["invented"]) and not invented_elsewhere,
+            "trusted_site": bool(groups["trusted_site"]),
             "instructed_paths_found": bool(groups["instructed"]) and not instructed_unfound,
             "derived": bool(groups["derived"]),
             "text_only": bool(groups["text"]),

@@ -10,10 +10,11 @@ instruction in a tool output is suspect whoever wrote it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = [
     "Segment",
@@ -97,6 +98,21 @@ def addresses_in(text: str) -> list[str]:
     """The email addresses and links written inside ``text`` (a message body), as written."""
     found = [m.group(0) for m in EMAIL.finditer(text)]
     return found + [m.group(0).rstrip("/.,;)") for m in URL.finditer(text)]
+
+
+def on_site(url: str, hosts: Sequence[str]) -> bool:
+    """Whether ``url`` is an http(s) address on one of ``hosts`` or their subdomains
+    (``python.org`` admits ``docs.python.org``, not ``evilpython.org``)."""
+    if not hosts:
+        return False
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    if parts.scheme.lower() not in ("http", "https") or not host or parts.username or parts.password:
+        return False
+    return any(host == h or host.endswith("." + h) for h in hosts)
 
 
 def words(text: str) -> list[str]:

@@ -199,6 +199,8 @@ def _build(
         options["shell_allowlist"] = settings.shell_allowlist
     if settings.shell_trusted:
         options["shell_trusted"] = settings.shell_trusted
+    if settings.web_trusted:
+        options["web_trusted"] = settings.web_trusted
     return ix.gate.gate(defs, namespace=ix.namespace, **options)
 
 

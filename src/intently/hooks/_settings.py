@@ -6,6 +6,7 @@ typo such as ``shell_alowlist`` would otherwise leave the allow-list empty witho
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOK_KEYS", "HookSettings", "hook_settings"]
 
-HOOK_KEYS = ("shell_allowlist", "shell_trusted", "extract_tool_output", "skip_prompt_when_allowed")
+HOOK_KEYS = ("shell_allowlist", "shell_trusted", "web_trusted", "extract_tool_output", "skip_prompt_when_allowed")
+# A bare host name: "docs.python.org" (no scheme, path, port or wildcard).
+_HOST = re.compile(r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class HookSettings:
 
     shell_allowlist: tuple[str, ...] = ()
     shell_trusted: tuple[str, ...] = ()
+    web_trusted: tuple[str, ...] = ()
     extract_tool_output: bool = False
     skip_prompt_when_allowed: bool = False
 
@@ -45,6 +49,13 @@ def hook_settings(ix: Intently) -> HookSettings:
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise InvalidInput("must be a list of command prefixes", where=f"{where}.{key}")
         lists[key] = tuple(v.strip() for v in value)
+    sites = section.get("web_trusted", [])
+    if not isinstance(sites, list) or not all(isinstance(v, str) and _HOST.match(v.strip().lower()) for v in sites):
+        raise InvalidInput(
+            'must be a list of host names such as "docs.python.org" (no scheme, path or wildcard; '
+            "a host admits its subdomains)",
+            where=f"{where}.web_trusted",
+        )
     flags: dict[str, bool] = {}
     for key in ("extract_tool_output", "skip_prompt_when_allowed"):
         value = section.get(key, False)
@@ -54,6 +65,7 @@ def hook_settings(ix: Intently) -> HookSettings:
     return HookSettings(
         shell_allowlist=lists["shell_allowlist"],
         shell_trusted=lists["shell_trusted"],
+        web_trusted=tuple(v.strip().lower() for v in sites),
         extract_tool_output=flags["extract_tool_output"],
         skip_prompt_when_allowed=flags["skip_prompt_when_allowed"],
     )
