@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 
 from intently import Intently
 from intently.hooks._wire import read_message, socket_path
+from tests._config import set_config
 
 from .conftest import INTENTLY, event, run_command
 
@@ -226,3 +228,29 @@ def test_after_an_upgrade_the_server_declines_and_stops(ix: Intently, project: P
         log = running.stop()
     assert "answered PreToolUse exit 0" in log and "declined: intently's code changed" in log
     assert not running.path.exists()
+
+
+def test_with_server_true_the_first_hook_starts_one_and_later_hooks_use_it(ix: Intently, project: Path) -> None:
+    set_config(ix.home.config_path, "hooks", "server", "true")
+    payload = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+    assert decision(installed_hook(payload)) == "deny"  # answered in-process, while a server starts
+    path = socket_path(project / ".intently")
+    log = project / ".intently" / "state" / "hook-serve.log"
+    for _ in range(600):
+        if path.exists() and "Serving" in log.read_text(encoding="utf-8"):
+            break
+        time.sleep(0.05)
+    first = log.read_text(encoding="utf-8").splitlines()[0]
+    pid = int(first.split("(pid ")[1].split(";")[0])
+    try:
+        assert decision(installed_hook(payload)) == "deny"
+        assert decision(installed_hook(payload)) == "deny"
+    finally:
+        os.kill(pid, 15)
+    for _ in range(600):
+        if not path.exists():
+            break
+        time.sleep(0.05)
+    text = log.read_text(encoding="utf-8")
+    assert text.count("answered PreToolUse exit 0") == 2, text
+    assert not path.exists()

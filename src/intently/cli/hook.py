@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import sys
@@ -99,7 +100,6 @@ def serve(
     from ..hooks import serve_hooks
 
     st = state(ctx)
-    import os
 
     if (st.actor or None) != (os.environ.get("INTENTLY_ACTOR") or None) or (st.namespace or None) != (
         os.environ.get("INTENTLY_NAMESPACE") or None
@@ -114,8 +114,8 @@ def serve(
     def ready(path: Path) -> None:
         if not as_json:
             out.print(
-                f"Serving Claude Code hook events for {home} on {path} "
-                f"(stops after {idle_timeout:g} s idle; Ctrl-C stops now)",
+                f"Serving Claude Code hook events for {home} on {path} (pid {os.getpid()}; "
+                f"stops after {idle_timeout:g} s idle; Ctrl-C or SIGTERM stops now)",
                 markup=False,
             )
             sys.stdout.flush()  # whoever started it in the background may wait for this line

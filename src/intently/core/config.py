@@ -165,6 +165,9 @@ extract_tool_output = false
 # false: a call the gate allows is left to Claude Code's own permission settings (intently only
 # ever adds a prompt or a refusal). true: the gate's allow skips Claude Code's prompt.
 skip_prompt_when_allowed = false
+# true: the first hook that finds no `intently hook serve` running starts one in the background
+# (output in state/hook-serve.log; it stops after 30 idle minutes); later hooks answer through it.
+server = false
 
 [llm]
 # Optional OpenAI-compatible endpoint for proposers (extraction, vocabulary). Never decides.

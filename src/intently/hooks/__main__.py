@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from ..core.homedir import locate_home
-from ._wire import Answer, forward
+from ._wire import Answer, forward, start_wanted
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +63,11 @@ def _served(raw: str) -> Answer | None:
             cwd = Path(data["cwd"])
     except ValueError:
         return None  # not JSON: the in-process handler says so
-    return forward(raw, locate_home(cwd))
+    home = locate_home(cwd)
+    answer = forward(raw, home)
+    if answer is None and home is not None:
+        start_wanted(home)  # [hooks] server = true: the next events go to a server
+    return answer
 
 
 if __name__ == "__main__":

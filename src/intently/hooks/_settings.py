@@ -18,7 +18,14 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOK_KEYS", "HookSettings", "hook_settings"]
 
-HOOK_KEYS = ("shell_allowlist", "shell_trusted", "web_trusted", "extract_tool_output", "skip_prompt_when_allowed")
+HOOK_KEYS = (
+    "shell_allowlist",
+    "shell_trusted",
+    "web_trusted",
+    "extract_tool_output",
+    "skip_prompt_when_allowed",
+    "server",
+)
 # A bare host name: "docs.python.org" (no scheme, path, port or wildcard).
 _HOST = re.compile(r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
 
@@ -32,6 +39,7 @@ class HookSettings:
     web_trusted: tuple[str, ...] = ()
     extract_tool_output: bool = False
     skip_prompt_when_allowed: bool = False
+    server: bool = False
 
 
 def hook_settings(ix: Intently) -> HookSettings:
@@ -57,7 +65,7 @@ def hook_settings(ix: Intently) -> HookSettings:
             where=f"{where}.web_trusted",
         )
     flags: dict[str, bool] = {}
-    for key in ("extract_tool_output", "skip_prompt_when_allowed"):
+    for key in ("extract_tool_output", "skip_prompt_when_allowed", "server"):
         value = section.get(key, False)
         if not isinstance(value, bool):
             raise InvalidInput("must be true or false", where=f"{where}.{key}")
@@ -68,4 +76,5 @@ def hook_settings(ix: Intently) -> HookSettings:
         web_trusted=tuple(v.strip().lower() for v in sites),
         extract_tool_output=flags["extract_tool_output"],
         skip_prompt_when_allowed=flags["skip_prompt_when_allowed"],
+        server=flags["server"],
     )

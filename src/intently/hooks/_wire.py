@@ -26,6 +26,7 @@ import json
 import os
 import socket
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "read_message",
     "runtime_dir",
     "socket_path",
+    "start_wanted",
     "write_message",
 ]
 
@@ -171,6 +173,55 @@ def forward(raw: str, home: Path | None) -> Answer | None:
     ):
         return Answer("", _blocked(f"malformed answer {sorted(reply)}"), 2)
     return Answer(out, err, code)
+
+
+# A server that cannot start is not started again for this long (each hook would try).
+RESPAWN_AFTER_S = 30.0
+
+
+def start_wanted(home: Path) -> bool:
+    """Start a server in the background if ``[hooks] server = true`` and none is listening.
+
+    Returns whether one was started. The event at hand is still answered in-process; the next
+    ones go to the server once it is up. Its output goes to ``state/hook-serve.log``.
+    """
+    path = socket_path(home)
+    if path.exists() or not hasattr(socket, "AF_UNIX") or not _server_wanted(home):
+        return False
+    state = home / "state"
+    marker = state / "hook-serve.started"
+    try:
+        if time.time() - marker.stat().st_mtime < RESPAWN_AFTER_S:
+            return False  # one is starting, or failed a moment ago: see hook-serve.log
+    except FileNotFoundError:
+        pass
+    import subprocess
+    import sys
+
+    state.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    with open(state / "hook-serve.log", "ab") as log:
+        subprocess.Popen(
+            [sys.executable, "-c", "import sys; from intently.cli import main; sys.exit(main())", "hook", "serve"],
+            cwd=home.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives this hook process, and its terminal's signals
+        )
+    return True
+
+
+def _server_wanted(home: Path) -> bool:
+    """``[hooks] server`` of the home's ``intently.toml`` is ``true`` (anything unreadable: no)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads((home / "intently.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # the in-process hook reports a broken config
+    hooks = data.get("hooks")
+    return isinstance(hooks, dict) and hooks.get("server") is True
 
 
 def _blocked(why: str) -> str:
