@@ -14,6 +14,9 @@ from ._values import words
 
 __all__ = ["Vocabulary", "stem_all"]
 
+# Words a link leaves among a sentence's words (``words`` splits "https://www.x.org" into them).
+_LINK_WORDS = frozenset({"http", "https", "www"})
+
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
@@ -47,6 +50,7 @@ class Vocabulary:
     raw_kinds: frozenset[tuple[str, ...]] = frozenset()
     raw_fillers: frozenset[str] = frozenset()
     raw_address_verbs: frozenset[tuple[str, ...]] = frozenset()
+    raw_link_verbs: frozenset[tuple[str, ...]] = frozenset()
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], *, where: str = "vocabulary") -> Vocabulary:
@@ -68,6 +72,7 @@ class Vocabulary:
                 raw_kinds=frozenset(tuple(words(str(p))) for v in data["kinds"].values() for p in v["phrases"]),
                 raw_fillers=frozenset(x for w in data.get("fillers", []) for x in words(str(w))),
                 raw_address_verbs=frozenset(tuple(words(str(p))) for p in data.get("address_verbs", [])),
+                raw_link_verbs=frozenset(tuple(words(str(p))) for p in data.get("link_verbs", [])),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc
@@ -100,6 +105,8 @@ class Vocabulary:
             return False
         if any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_address_verbs):
             return True
+        if any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_link_verbs) and _LINK_WORDS & set(tokens[i:]):
+            return True  # "Open https://…": sends the reader to the link that follows
         hit = any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_kinds)
         return hit and not self._noun_start(stem_all(tokens), i)
 
