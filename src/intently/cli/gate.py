@@ -225,9 +225,22 @@ def gateway(
             help="Seconds a call waits for the user's answer to a confirmation question; then it is refused.",
         ),
     ] = 600.0,
+    web_trusted: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--web-trusted",
+            help="A site (host name; its subdomains too) where a read may open an address the model made up. Repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Proxy an MCP server over stdio with the gate on every call."""
     from ..gate._gateway import run_gateway
+    from ..gate._values import HOST_NAME_HINT, is_host_name
+
+    sites = [h.strip().lower() for h in web_trusted or []]
+    bad = [h for h in sites if not is_host_name(h)]
+    if bad:
+        raise InvalidInput(f"{bad[0]!r}: give {HOST_NAME_HINT}", where="--web-trusted")
 
     command = list(ctx.args)
     if command and command[0] == "--":
@@ -235,7 +248,17 @@ def gateway(
     if not command:
         raise InvalidInput("usage: intently gateway [--request TEXT] -- <upstream MCP server command>", where="command")
     if no_home:
-        run_gateway(ctx, command, request=request, request_file=request_file, ask_timeout=ask_timeout)
+        run_gateway(
+            ctx, command, request=request, request_file=request_file, ask_timeout=ask_timeout, web_trusted=sites
+        )
         return
     with open_home(ctx) as ix:
-        run_gateway(ctx, command, request=request, request_file=request_file, home=ix, ask_timeout=ask_timeout)
+        run_gateway(
+            ctx,
+            command,
+            request=request,
+            request_file=request_file,
+            home=ix,
+            ask_timeout=ask_timeout,
+            web_trusted=sites,
+        )

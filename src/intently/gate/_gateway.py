@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -314,12 +315,18 @@ def run_gateway(
     request_file: Path | None = None,
     home: Intently | None = None,
     ask_timeout: float = ASK_TIMEOUT,
+    web_trusted: Sequence[str] = (),
 ) -> None:
     """Serve until the client disconnects; decisions go to ``home``'s log when given."""
     import anyio
 
     def make(definitions: list[dict[str, Any]]) -> Gateway:
-        gate = home.gate.gate(definitions) if home is not None else Gate.from_tools(definitions)
+        sites = tuple(web_trusted)
+        gate = (
+            home.gate.gate(definitions, web_trusted=sites)
+            if home is not None
+            else Gate.from_tools(definitions, web_trusted=sites)
+        )
         return Gateway(gate, request=request, request_file=request_file, ask_timeout=ask_timeout)
 
     del ctx

@@ -100,6 +100,18 @@ def addresses_in(text: str) -> list[str]:
     return found + [m.group(0).rstrip("/.,;)") for m in URL.finditer(text)]
 
 
+# A bare host name: "docs.python.org" (no scheme, path, port or wildcard).
+_HOST_NAME = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$"
+)
+HOST_NAME_HINT = 'host names such as "docs.python.org" (no scheme, path or wildcard; a host admits its subdomains)'
+
+
+def is_host_name(text: str) -> bool:
+    """Whether ``text`` is a bare host name, as a trusted-site entry must be."""
+    return _HOST_NAME.match(text.strip().lower()) is not None
+
+
 def on_site(url: str, hosts: Sequence[str]) -> bool:
     """Whether ``url`` is an http(s) address on one of ``hosts`` or their subdomains
     (``python.org`` admits ``docs.python.org``, not ``evilpython.org``)."""

@@ -6,12 +6,12 @@ typo such as ``shell_alowlist`` would otherwise leave the allow-list empty witho
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidInput
+from ..gate._values import HOST_NAME_HINT, is_host_name
 
 if TYPE_CHECKING:
     from .._intently import Intently
@@ -26,8 +26,6 @@ HOOK_KEYS = (
     "skip_prompt_when_allowed",
     "server",
 )
-# A bare host name: "docs.python.org" (no scheme, path, port or wildcard).
-_HOST = re.compile(r"^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$")
 
 
 @dataclass(frozen=True)
@@ -58,12 +56,8 @@ def hook_settings(ix: Intently) -> HookSettings:
             raise InvalidInput("must be a list of command prefixes", where=f"{where}.{key}")
         lists[key] = tuple(v.strip() for v in value)
     sites = section.get("web_trusted", [])
-    if not isinstance(sites, list) or not all(isinstance(v, str) and _HOST.match(v.strip().lower()) for v in sites):
-        raise InvalidInput(
-            'must be a list of host names such as "docs.python.org" (no scheme, path or wildcard; '
-            "a host admits its subdomains)",
-            where=f"{where}.web_trusted",
-        )
+    if not isinstance(sites, list) or not all(isinstance(v, str) and is_host_name(v) for v in sites):
+        raise InvalidInput(f"must be a list of {HOST_NAME_HINT}", where=f"{where}.web_trusted")
     flags: dict[str, bool] = {}
     for key in ("extract_tool_output", "skip_prompt_when_allowed", "server"):
         value = section.get(key, False)

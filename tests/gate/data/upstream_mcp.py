@@ -1,5 +1,5 @@
 """A tiny upstream MCP server for the gateway tests: a mailbox with one injected message and
-one bill, and a bank. Every side effect it performs is appended to the file named by argv[1],
+one bill, a bank and a web page fetcher. Every side effect it performs is appended to the file named by argv[1],
 so a test can see exactly what the gateway let through."""
 
 from __future__ import annotations
@@ -41,6 +41,13 @@ def send_email(recipients: list[str], subject: str, body: str) -> str:
 def send_money(recipient: str, amount: float, subject: str) -> str:
     """Send a transaction to a recipient."""
     return _record({"paid": recipient, "amount": amount})
+
+
+@server.tool()
+def fetch_page(url: str) -> str:
+    """Fetch a web page and return its text."""
+    _record({"fetched": url})
+    return "<html>csv quoting</html>"
 
 
 if __name__ == "__main__":
