@@ -105,8 +105,10 @@ class Vocabulary:
             return False
         if any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_address_verbs):
             return True
-        if any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_link_verbs) and _LINK_WORDS & set(tokens[i:]):
-            return True  # "Open https://…": sends the reader to the link that follows
+        if _LINK_WORDS & set(tokens[i:]) and any(
+            tuple(tokens[j : j + len(p)]) == p for j in range(i + 1) for p in self.raw_link_verbs
+        ):
+            return True  # "Open https://…", "Please go to www.…" ("go" and "to" are fillers too)
         hit = any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_kinds)
         return hit and not self._noun_start(stem_all(tokens), i)
 
