@@ -254,3 +254,22 @@ def test_with_server_true_the_first_hook_starts_one_and_later_hooks_use_it(ix: I
     text = log.read_text(encoding="utf-8")
     assert text.count("answered PreToolUse exit 0") == 2, text
     assert not path.exists()
+
+
+def test_hook_status_says_whether_a_server_answers_and_what_it_did(ix: Intently, project: Path) -> None:
+    def status() -> dict[str, object]:
+        done = run_command([INTENTLY, "hook", "status", "--json"], "", cwd=project)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    assert status()["running"] is False
+    running = start_server(project)
+    try:
+        payload = event("PreToolUse", project, tool_name="Bash", tool_input={"command": "rm -rf build"})
+        assert decision(installed_hook(payload)) == "deny"
+        now = status()
+        assert now["running"] is True and now["pid"] == running.process.pid
+        assert (now["answered"], now["declined"]) == (1, 0)
+    finally:
+        running.stop()
+    assert status()["running"] is False

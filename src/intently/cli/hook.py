@@ -140,6 +140,35 @@ def serve(
     )
 
 
+@hook_app.command("status")
+def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Say whether an `intently hook serve` answers this home's hooks (pid, events answered)."""
+    from ..core.config import find_home
+    from ..hooks._wire import ping, socket_path
+
+    home = find_home(None, state(ctx).home).path.resolve()
+    alive = ping(home)
+    data: dict[str, Any] = {"home": str(home), "socket": str(socket_path(home)), "running": alive is not None}
+    if alive is not None:
+        data |= {k: alive.get(k) for k in ("pid", "version", "answered", "declined", "reasons")}
+
+    def render(d: dict[str, Any]) -> None:
+        if d["running"]:
+            out.print(
+                f"A hook server answers for {d['home']} (pid {d['pid']}): {d['answered']} answered, "
+                f"{d['declined']} declined, on {d['socket']}",
+                markup=False,
+            )
+        else:
+            out.print(
+                f"No hook server for {d['home']}: hooks answer in-process. Start one with `intently hook serve`, "
+                "or set [hooks] server = true.",
+                markup=False,
+            )
+
+    emit(data, as_json, render)
+
+
 @hook_app.command("scan-queue")
 def scan_queue(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Scan the queued transcripts for requirements (one scan per project at a time).

@@ -187,6 +187,11 @@ def _serve_one(
         message = read_message(conn)
     except (OSError, ValueError):
         return  # the client gave up or sent garbage before handing over an event: it answers itself
+    if message.get("ping") is True and message.get("protocol") == PROTOCOL:  # `intently hook status`
+        alive = {"status": "alive", "pid": os.getpid(), "version": __version__, **report.to_json()}
+        with contextlib.suppress(OSError):
+            write_message(conn, alive)
+        return
     why = "intently's code changed since the server started; restart it" if stale else _refusal(message, home)
     if why is not None:
         reply: dict[str, Any] = {"status": "declined", "reason": why}

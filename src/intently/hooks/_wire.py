@@ -35,6 +35,7 @@ __all__ = [
     "Answer",
     "forward",
     "package_dir",
+    "ping",
     "read_message",
     "runtime_dir",
     "socket_path",
@@ -173,6 +174,27 @@ def forward(raw: str, home: Path | None) -> Answer | None:
     ):
         return Answer("", _blocked(f"malformed answer {sorted(reply)}"), 2)
     return Answer(out, err, code)
+
+
+def ping(home: Path) -> dict[str, Any] | None:
+    """What the server for ``home`` says about itself (pid, counts), or ``None`` if none answers."""
+    if not hasattr(socket, "AF_UNIX"):
+        return None
+    path = socket_path(home)
+    if not private_dir_ok(path.parent) or not path.exists():
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(CONNECT_TIMEOUT_S)
+        conn.connect(str(path))
+        conn.settimeout(ANSWER_TIMEOUT_S)
+        write_message(conn, {"protocol": PROTOCOL, "ping": True})
+        reply = read_message(conn)
+    except (OSError, ValueError):
+        return None
+    finally:
+        conn.close()
+    return reply if reply.get("status") == "alive" else None
 
 
 # A server that cannot start is not started again for this long (each hook would try).
