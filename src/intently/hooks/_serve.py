@@ -26,7 +26,16 @@ from .. import __version__
 from ..core.errors import InvalidInput
 from ..core.homedir import CONFIG_FILE
 from ._claude import handle_claude_event, open_from_environment
-from ._wire import PROTOCOL, intently_env, package_dir, private_dir_ok, read_message, socket_path, write_message
+from ._wire import (
+    PROTOCOL,
+    connect,
+    intently_env,
+    package_dir,
+    private_dir_ok,
+    read_message,
+    socket_path,
+    write_message,
+)
 
 __all__ = ["ServeReport", "serve_hooks"]
 
@@ -55,7 +64,7 @@ class ServeReport:
         }
 
 
-def _prepare(path: Path) -> None:
+def _prepare(home: Path, path: Path) -> None:
     """Create the private folder (or refuse one that is not private) and clear a stale socket."""
     folder = path.parent
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -64,17 +73,12 @@ def _prepare(path: Path) -> None:
             "the socket folder must be a directory owned by you with mode 0700; remove it or fix it",
             where=str(folder),
         )
+    live = connect(home)
+    if live is not None:
+        live.close()
+        raise InvalidInput("a hook server already answers for this home", where=str(path))
     if path.exists() or path.is_symlink():
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.settimeout(1.0)
-            probe.connect(str(path))
-        except OSError:
-            path.unlink()  # left by a server that did not stop cleanly
-        else:
-            raise InvalidInput("a hook server already answers for this home", where=str(path))
-        finally:
-            probe.close()
+        path.unlink()  # left by a server that did not stop cleanly
 
 
 def code_fingerprint() -> tuple[tuple[str, int], ...]:
@@ -139,7 +143,7 @@ def serve_hooks(
             f"socket path is over {_MAX_SOCKET_PATH} bytes; set XDG_RUNTIME_DIR (for the hooks too) to a shorter folder",
             where=str(path),
         )
-    _prepare(path)
+    _prepare(home, path)
     report = ServeReport(home=str(home), socket=str(path))
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     start_dir = os.getcwd()

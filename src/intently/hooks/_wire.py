@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "PROTOCOL",
     "Answer",
+    "connect",
     "forward",
     "package_dir",
     "ping",
@@ -140,13 +141,11 @@ def request(raw: str, home: Path, cwd: str) -> dict[str, Any]:
     }
 
 
-def forward(raw: str, home: Path | None) -> Answer | None:
-    """Hand one event to the server for ``home``: its answer, or ``None`` when the caller must
-    answer in-process (no server, a server for another install or environment, no Unix sockets).
-
-    After the event is sent, anything but a well-formed answer is a block (exit 2).
-    """
-    if home is None or not hasattr(socket, "AF_UNIX"):
+def connect(home: Path) -> socket.socket | None:
+    """A connection to the server for ``home``, its answer timeout set; ``None`` when there is
+    none to reach (no Unix sockets, no private folder or socket, or nobody listening: a stale
+    socket of a server that stopped)."""
+    if not hasattr(socket, "AF_UNIX"):
         return None
     path = socket_path(home)
     if not private_dir_ok(path.parent) or not path.exists():
@@ -154,16 +153,30 @@ def forward(raw: str, home: Path | None) -> Answer | None:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_TIMEOUT_S)
-        try:
-            conn.connect(str(path))
-        except OSError:
-            return None  # a stale socket of a server that stopped: answer in-process
-        conn.settimeout(ANSWER_TIMEOUT_S)
-        try:
-            write_message(conn, request(raw, home, os.getcwd()))
-            reply = read_message(conn)
-        except (OSError, ValueError) as exc:
-            return Answer("", _blocked(f"{type(exc).__name__}: {exc}"), 2)
+        conn.connect(str(path))
+    except OSError:
+        conn.close()
+        return None
+    conn.settimeout(ANSWER_TIMEOUT_S)
+    return conn
+
+
+def forward(raw: str, home: Path | None) -> Answer | None:
+    """Hand one event to the server for ``home``: its answer, or ``None`` when the caller must
+    answer in-process (no server, a server for another install or environment, no Unix sockets).
+
+    After the event is sent, anything but a well-formed answer is a block (exit 2).
+    """
+    if home is None:
+        return None
+    conn = connect(home)
+    if conn is None:
+        return None
+    try:
+        write_message(conn, request(raw, home, os.getcwd()))
+        reply = read_message(conn)
+    except (OSError, ValueError) as exc:
+        return Answer("", _blocked(f"{type(exc).__name__}: {exc}"), 2)
     finally:
         conn.close()
     if reply.get("status") == "declined":
@@ -178,16 +191,10 @@ def forward(raw: str, home: Path | None) -> Answer | None:
 
 def ping(home: Path) -> dict[str, Any] | None:
     """What the server for ``home`` says about itself (pid, counts), or ``None`` if none answers."""
-    if not hasattr(socket, "AF_UNIX"):
+    conn = connect(home)
+    if conn is None:
         return None
-    path = socket_path(home)
-    if not private_dir_ok(path.parent) or not path.exists():
-        return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.settimeout(CONNECT_TIMEOUT_S)
-        conn.connect(str(path))
-        conn.settimeout(ANSWER_TIMEOUT_S)
         write_message(conn, {"protocol": PROTOCOL, "ping": True})
         reply = read_message(conn)
     except (OSError, ValueError):
