@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -61,6 +61,7 @@ class _ModelFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: int = Field(ge=MODEL_FORMAT, le=MODEL_FORMAT)
     threshold: float = Field(gt=0.0, lt=1.0)
+    thresholds: dict[CandidateType, Annotated[float, Field(gt=0.0, lt=1.0)]] = Field(default_factory=dict)
     types: dict[CandidateType, _TypeFile]
     trained_on: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
@@ -68,17 +69,26 @@ class _ModelFile(BaseModel):
 
 @dataclass(frozen=True)
 class SentenceModel:
-    """Per-type weights and the probability a sentence must reach to propose that type."""
+    """Per-type weights and the probability a sentence must reach to propose that type.
+
+    ``threshold`` is the default bar; ``thresholds`` overrides it per type, because the types'
+    precision-recall curves differ (docs/extraction.md, "Per-type thresholds").
+    """
 
     threshold: float
     bias: dict[CandidateType, float]
     weights: dict[CandidateType, dict[str, float]]
     trained_on: dict[str, Any]
     settings: dict[str, Any]
+    thresholds: dict[CandidateType, float] = field(default_factory=dict)
 
     @property
     def types(self) -> tuple[CandidateType, ...]:
         return tuple(self.weights)
+
+    def threshold_for(self, kind: CandidateType) -> float:
+        """The probability a sentence must reach for the layer to propose ``kind``."""
+        return self.thresholds.get(kind, self.threshold)
 
     def probability(self, kind: CandidateType, features: list[str]) -> float:
         """P(type | sentence); ``features`` sorted, as :func:`sentence_features` returns them."""
@@ -92,6 +102,7 @@ class SentenceModel:
         return {
             "format": MODEL_FORMAT,
             "threshold": self.threshold,
+            **({"thresholds": {kind.value: t for kind, t in self.thresholds.items()}} if self.thresholds else {}),
             "trained_on": self.trained_on,
             "settings": self.settings,
             "types": {
@@ -112,6 +123,7 @@ class SentenceModel:
             raise InvalidInput(message, where=f"{where}: {field}") from exc
         return cls(
             threshold=data.threshold,
+            thresholds=dict(data.thresholds),
             bias={kind: t.bias for kind, t in data.types.items()},
             weights={kind: t.weights for kind, t in data.types.items()},
             trained_on=data.trained_on,

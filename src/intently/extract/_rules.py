@@ -112,6 +112,12 @@ class _Ctx:
 
 
 _FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
+# "be" as a state ("be late", "be fine"), not an activity or a role ("be sending", "be there").
+_STATE = re.compile(r"be\b(?!\s+(?:able|responsible|there|here|\w+ing\b))")
+# ... but a passive or "out" is something someone will do ("will be started", "10.7 will be out").
+_PLANNED_BE = re.compile(r"be\s+(?:\w+ed|done|made|sent|held|out|set up|given|taken|shown|written)\b")
+# A future and the verb it governs, on lower-cased text ("will be late", "'ll probably send").
+_FUTURE_VERB = re.compile(rf"(?:\bwill|'ll|\bshall|\bgoing to|\bgonna)(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})")
 
 #: Channels whose turns are prompts to a coding agent (or its replies), not people talking to
 #: people: ``intently hook claude`` observes prompts as ``claude-code``.
@@ -250,8 +256,9 @@ class RuleExtractor(Extractor):
         out: list[Candidate] = []
         for kind in missing:
             rated = sorted(((model.probability(kind, features), -index) for index, features in scored), reverse=True)
+            bar = model.threshold_for(kind)
             for probability, earliest in rated:  # likeliest first; on a tie, the earliest
-                if probability < model.threshold:
+                if probability < bar:
                     break
                 ctx = _Ctx(turn, norm, sents, -earliest, self.lex)
                 if self._vetoed(ctx, kind):
@@ -332,7 +339,8 @@ class RuleExtractor(Extractor):
 
     def _vetoed(self, ctx: _Ctx, kind: CandidateType) -> bool:
         """The hard cases hold for what the model proposes too: a hedged, conditional, negated,
-        past, reported or idiomatic undertaking is no commitment; a question answered on the spot,
+        past, reported or idiomatic undertaking is no commitment, nor a sentence whose only future
+        is a state ("he will be late"); a question answered on the spot,
         a clarification or a request is not pending; a negated worry is no risk; a decision asked
         about or negated was not made."""
         lex = ctx.lex
@@ -347,6 +355,7 @@ class RuleExtractor(Extractor):
                 ctx.sent.is_question
                 or negated
                 or immediate
+                or self._only_states_ahead(ctx)
                 or lex.immediate_adverbs.search(low) is not None
                 or any(
                     words.search(low) is not None
@@ -428,6 +437,21 @@ class RuleExtractor(Extractor):
             ctx, CandidateType.COMMITMENT, match, confidence=confidence, rule=rule, owner=ctx.speaker
         )
 
+    def _only_states_ahead(self, ctx: _Ctx) -> bool:
+        """Every future in the sentence is a state or a bad outcome ("he will be late", "we'll run
+        out of time"): a prediction, with no act for anyone to undertake."""
+        low = ctx.low
+        futures = list(_FUTURE_VERB.finditer(low))
+        return bool(futures) and all(
+            (
+                _STATE.match(low, m.start("verb")) is not None
+                and _PLANNED_BE.match(low, m.start("verb")) is None
+                and not low[: m.start()].endswith("there ")  # "there will be a presentation": an event ahead
+            )
+            or ctx.lex.bad_outcomes.match_at(low, m.start("verb")) is not None
+            for m in futures
+        )
+
     @staticmethod
     def _not_an_action(ctx: _Ctx, verb_start: int) -> bool:
         """ "we'll need to", "we will choose": a necessity or a pending choice, not an undertaking;
@@ -437,7 +461,7 @@ class RuleExtractor(Extractor):
             return True  # a necessity, a thought or an outcome ("we'll end up with"), not an act
         if ctx.lex.bad_outcomes.match_at(low, verb_start):
             return True  # "we'll run out of time": a prediction, not an undertaking
-        if re.match(r"be\b(?!\s+(?:able|responsible|there|here|\w+ing\b))", low[verb_start:]):
+        if _STATE.match(low, verb_start):
             return True
         return ctx.lex.decide_verbs.match_at(low, verb_start) is not None
 

@@ -31,6 +31,8 @@ class TrainSettings:
 
     types: tuple[str, ...] = ("COMMITMENT", "OPEN_QUESTION", "DECISION")
     threshold: float = 0.8
+    # Per-type bars where a type's curve differs from the default: measured in docs/extraction.md.
+    thresholds: tuple[tuple[str, float], ...] = (("COMMITMENT", 0.65), ("OPEN_QUESTION", 0.7))
     l2: float = 5.0
     steps: int = 300
     learning_rate: float = 0.5
@@ -104,10 +106,12 @@ def train(
         }
     return SentenceModel(
         threshold=s.threshold,
+        thresholds={CandidateType(name): bar for name, bar in s.thresholds if name in s.types},
         bias=bias,
         weights=weights,
         trained_on={**trained_on, "sentences": len(data), "turns": len(rows)},
-        settings={k: v for k, v in s.__dict__.items() if k != "types"} | {"types": list(s.types)},
+        settings={k: v for k, v in s.__dict__.items() if k not in ("types", "thresholds")}
+        | {"types": list(s.types), "thresholds": [list(pair) for pair in s.thresholds]},
     )
 
 
