@@ -32,6 +32,7 @@ def types(cands: list[Candidate]) -> set[str]:
     [
         'Replying to "Ok so conclusion:\n\nwe ship..."\n\nWhat about the CL side?',
         'Antwoord verzenden naar "We agreed to ship..."\n\nlol',
+        'Replying to "We agreed to ship..." What about the CL side?',  # the reply on the quote's line
         'Reacted to "I\'ll send the PR tomorrow" with 👍',
         'Heeft gereageerd op "We decided to wait" met ➕',
     ],
@@ -41,8 +42,12 @@ def test_quoted_and_reacted_words_are_not_the_speakers(extract: Extract, text: s
 
 
 def test_the_reply_itself_is_still_read(extract: Extract) -> None:
-    found = extract('Replying to "Can you take this?"\n\nSure, I\'ll send a PR tomorrow.')
-    assert [(c.type.value, c.span) for c in found] == [("COMMITMENT", "I'll send a PR tomorrow")]
+    for text in (
+        'Replying to "Can you take this?"\n\nSure, I\'ll send a PR tomorrow.',
+        "Replying to \"I'm looking into it...\" Sure, I'll send a PR tomorrow.",
+    ):
+        found = extract(text)
+        assert [(c.type.value, c.span) for c in found] == [("COMMITMENT", "I'll send a PR tomorrow")], text
 
 
 # -- minutes formats ----------------------------------------------------------------------

@@ -136,10 +136,19 @@ def test_not_an_open_question(extract: Extract, text: str, why: str) -> None:
         "I'm worried that the release will slip past the deadline.",
         "Not sure if most zkVMs can provide more than 1GB of memory.",
         "I don't know if we have space in the fork.",
+        # "a while" is not the conjunction "while": the clause goes on to the outcome
+        "This may take a while.",
+        "The next devnet might take a while to get stable.",
+        "The proposed condition will cause some code to be rewritten.",
     ],
 )
 def test_risks(extract: Extract, text: str) -> None:
     assert "RISK" in types(extract(text))
+
+
+def test_while_as_a_conjunction_still_ends_a_clause(extract: Extract) -> None:
+    spans = {c.type.value: c.span for c in extract("I will send the draft while you review the tests.")}
+    assert spans["COMMITMENT"] == "I will send the draft"
 
 
 @pytest.mark.parametrize(
@@ -164,10 +173,28 @@ def test_not_a_risk(extract: Extract, text: str) -> None:
         "It would be nice for NLL to be stable this cycle.",
         # without its dummy subject, after a lead-in (the anchored pattern missed this)
         "Also, would be good if we can take these actions in under a week.",
+        # a desire for someone or something else to act
+        "We want the code that is authored to be the code that executes.",
+        "I would love for this to become the default in an edition.",
+        "I do want us to be clear on what trajectory we expect to be on.",
+        "We are interested in seeing this space move forward.",
     ],
 )
 def test_goals(extract: Extract, text: str) -> None:
     assert "GOAL" in types(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("I want you to send me the file.", "a request to the listener"),
+        ("I don't want the parser to change.", "negated"),
+        ("I'm interested in a short document on it.", "interest in a thing, not an aim"),
+        ("If it helps, I'd love for the team to join.", "conditional"),
+    ],
+)
+def test_desires_for_others_keep_the_limits(extract: Extract, text: str, why: str) -> None:
+    assert "GOAL" not in types(extract(text)), why
 
 
 def test_discourse_wants_are_not_goals(extract: Extract) -> None:
@@ -197,6 +224,14 @@ def test_spans_are_exact_substrings_of_tokenised_transcripts(extract: Extract) -
     text = "Uh ... Yeah ! I \u2019 m sure . Now that I know how to play well , I would like to form a rock band ."
     (goal,) = extract(text)
     assert text[goal.start : goal.end] == goal.span == "I would like to form a rock band"
+
+
+def test_a_dropped_apostrophe_in_chat_still_reads_as_i_will(extract: Extract) -> None:
+    text = 'Replying to "I’m looking into it ..."\n\nIll drop you a dm tomorrow!'
+    (commitment,) = [c for c in extract(text) if c.type.value == "COMMITMENT"]
+    assert text[commitment.start : commitment.end] == commitment.span == "Ill drop you a dm tomorrow"
+    assert extract("He felt ill after lunch.") == []  # the adjective is left alone
+    assert extract("Ill-advised plans abound.") == []
 
 
 @settings(max_examples=150, deadline=None)

@@ -35,7 +35,11 @@ class ChatNoise:
         if blank is not None:
             return blank.end()
         line = re.compile(r"\"[ \t]*\n").search(text, match.end())
-        return line.end() if line else 0
+        if line is not None:
+            return line.end()
+        # Some exports keep the reply on the quote's line ('Replying to "ACDC - please..." ok will do').
+        same_line = re.compile(r"\"[ \t]+(?=\S)").search(text, match.end())
+        return same_line.end() if same_line else 0
 
     def is_reaction(self, text: str) -> bool:
         return self._reaction.match(text) is not None

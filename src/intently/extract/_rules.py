@@ -185,6 +185,14 @@ class RuleExtractor(Extractor):
             rf"(?P<mod>{self.lex.desire.alternation()})\s+(?P<verb>{WORD})",
             re.IGNORECASE,
         )
+        # A desire for someone or something else to act: "we want aggregation to work", "I'd love
+        # for this to become the default". Not "I want you to ...": that asks the listener.
+        self._desire_for = re.compile(
+            rf"(?<!\w)(?P<subj>i|we)(?:\s+{ADVERB}){{0,2}}(?:\s+do)?(?:\s+{ADVERB}){{0,2}}\s*"
+            rf"(?P<mod>(?:would|'d)\s+(?:like|love|prefer)\s+for|want)\s+(?!to\b|you\b|u\b|y'all\b)"
+            rf"(?:[\w`'-]+\s+){{0,5}}?[\w`'-]+\s+to\s+(?P<verb>{WORD})",
+            re.IGNORECASE,
+        )
         # Chat drops the subject: "Want to see Glamsterdam shipped as fast as possible!"
         self._subjectless_desire = re.compile(
             rf"(?:really\s+|still\s+)?(?P<mod>want to|would like to|'d like to|would love to|wanna)\s+(?P<verb>{WORD})",
@@ -210,14 +218,12 @@ class RuleExtractor(Extractor):
         norm = normalize(turn.text)
         if self.lex.chat.is_reaction(norm.text):
             return []
-        sents = sentences(norm)
         own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any
+        sents = sentences(norm, own)
         found: dict[tuple[CandidateType, int], Candidate] = {}
         to_agent = self._to_agent(turn)
         answered_next = self._answered_next(turn)
         for index in range(len(sents)):
-            if sents[index].start < own:
-                continue
             ctx = _Ctx(turn, norm, sents, index, self.lex)
             risks = self._risks(ctx)
             commitments = self._commitments(ctx)
@@ -229,7 +235,7 @@ class RuleExtractor(Extractor):
                 found.setdefault((cand.type, cand.start), cand)
         if self.model is not None and not to_agent:
             have = {c.type.coarse for c in found.values()}
-            for cand in self._recalled(self.model, turn, norm, sents, own, have):
+            for cand in self._recalled(self.model, turn, norm, sents, have):
                 found.setdefault((cand.type, cand.start), cand)
         return sorted(found.values(), key=lambda c: (c.start, c.type.value))
 
@@ -239,7 +245,6 @@ class RuleExtractor(Extractor):
         turn: Turn,
         norm: Normalized,
         sents: list[Sentence],
-        own: int,
         found: set[CandidateType],
     ) -> list[Candidate]:
         """The recall layer: for each type the rules did not find in the turn, the sentence the
@@ -248,11 +253,7 @@ class RuleExtractor(Extractor):
         missing = [kind for kind in model.types if kind not in found]
         if not missing:
             return []  # the rules found every type the model knows: no features to compute
-        scored = [
-            (index, sentence_features(sents[index].text, sents[index].is_question))
-            for index in range(len(sents))
-            if sents[index].start >= own
-        ]
+        scored = [(index, sentence_features(sent.text, sent.is_question)) for index, sent in enumerate(sents)]
         out: list[Candidate] = []
         for kind in missing:
             rated = sorted(((model.probability(kind, features), -index) for index, features in scored), reverse=True)
@@ -601,14 +602,25 @@ class RuleExtractor(Extractor):
         opening = self._subjectless_desire.match(ctx.sent.text, self._question_start(ctx))
         # In a prompt to an agent, "I want the start of a block to be ..." specifies the work asked for now.
         wanted = (
-            [] if self._to_agent(ctx.turn) else [*self._desire.finditer(ctx.sent.text), *([opening] if opening else [])]
+            []
+            if self._to_agent(ctx.turn)
+            else [
+                *self._desire.finditer(ctx.sent.text),
+                *self._desire_for.finditer(ctx.sent.text),
+                *([opening] if opening else []),
+            ]
         )
         for match in wanted:
             # "I'd like to at least hear where the opposition is": a discourse verb after adverbs
             said = re.match(rf"(?:(?:at least|{ADVERB}|briefly|quickly|first)\s+)*", low[match.start("verb") :])
             verb_at = match.start("verb") + (said.end() if said else 0)
-            if lex.discourse_verbs.match_at(low, verb_at) and not find_due(
-                ctx.sent.text, match.start("verb"), len(low), ctx.turn.time
+            if match.group("mod").lower().endswith("interested in") and not match.group("verb").endswith("ing"):
+                continue  # "interested in a document": interest in a thing, not an aim
+            own_act = match.re is not self._desire_for  # "I want us to be clear" wants a state, says nothing
+            if (
+                own_act
+                and lex.discourse_verbs.match_at(low, verb_at)
+                and not find_due(ctx.sent.text, match.start("verb"), len(low), ctx.turn.time)
             ):
                 continue  # "I want to mention": a speech act now, unless placed later ("present next meeting")
             if re.search(

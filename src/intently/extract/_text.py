@@ -17,6 +17,9 @@ _CHAR_MAP = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d"
 # Spaces that tokenised transcripts put inside contractions ("I ' m", "don ' t") and before punctuation.
 _CONTRACTION_GAP = re.compile(r"(?<=\w)(\s*)'(\s*)(?=(?:m|s|re|ve|ll|d|t)\b)", re.IGNORECASE)
 _PUNCT_GAP = re.compile(r"(?<=\w)(\s+)(?=[.,!?;:](?:\s|$))")
+# Chat drops the apostrophe of a first-person contraction at the start of a sentence ("Ill see
+# who has the permissions", "Im on it"): restored, so "Ill" reads as "I'll" and not as "ill".
+_DROPPED_APOSTROPHE = re.compile(r"(?:^|(?<=[.!?:\"]\s)|(?<=\s\s)|(?<=\n))I(?=(?:ll|m|ve)\s+[a-z])")
 # Markdown emphasis in minutes ("**Action item:** Rich to ..."): markup, not words.
 _EMPHASIS = re.compile(r"(\*\*|__)")
 # A list marker opening a line ("- Myles will ...", "* Matteo to ...", "2. Rich to ..."): the
@@ -27,7 +30,8 @@ _LIST_MARKER = re.compile(r"(?:[-*+\u2022]|\d{1,2}[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n(?![ \t]{2,}(?![-*+\u2022]\s)\S)\n*|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
 _QUESTION_END = re.compile(r"\?\s*(?:\([^()]*\)\s*)?$")
 _CLAUSE_BOUNDARY = re.compile(
-    r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|while|since|which)\b)",
+    r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|since|which)\b)"
+    r"|(?<!\ba)(?<!\bthe)(?<!\s)\s+(?=while\b)",  # "may take a while" is one clause
     re.IGNORECASE,
 )
 
@@ -54,10 +58,20 @@ def normalize(original: str) -> Normalized:
             for group in (1, 2):
                 if pattern.groups >= group:
                     drop.update(range(match.start(group), match.end(group)))
-    if not drop:
+    restore = {m.start() for m in _DROPPED_APOSTROPHE.finditer(mapped)}
+    if not drop and not restore:
         return Normalized(original, mapped, tuple(range(len(mapped))))
-    keep = [i for i in range(len(mapped)) if i not in drop]
-    return Normalized(original, "".join(mapped[i] for i in keep), tuple(keep))
+    chars: list[str] = []
+    src: list[int] = []
+    for i, char in enumerate(mapped):
+        if i in drop:
+            continue
+        chars.append(char)
+        src.append(i)
+        if i in restore:  # the inserted apostrophe stands for the "I" it follows
+            chars.append("'")
+            src.append(i)
+    return Normalized(original, "".join(chars), tuple(src))
 
 
 @dataclass(frozen=True)
@@ -104,12 +118,15 @@ def _clauses(text: str, base: int) -> tuple[Clause, ...]:
     return tuple(out) or (Clause(base, base + len(text), text),)
 
 
-def sentences(norm: Normalized) -> list[Sentence]:
-    """Split the normalised text into sentences (``.!?;`` and line breaks), each into clauses."""
+def sentences(norm: Normalized, start: int = 0) -> list[Sentence]:
+    """Split the normalised text from ``start`` on into sentences (``.!?;`` and line breaks), each
+    into clauses. ``start`` is a hard boundary: where a quoted reply ends, the speaker's own words
+    begin a sentence even on the quote's line."""
     text = norm.text
     out: list[Sentence] = []
-    pos = 0
-    bounds = [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text)] + [(len(text), len(text))]
+    pos = start
+    bounds = [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text) if m.start() >= start]
+    bounds.append((len(text), len(text)))
     for cut, nxt in bounds:
         chunk = text[pos:cut]
         marker = _LIST_MARKER.match(chunk.lstrip())
