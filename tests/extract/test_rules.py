@@ -226,6 +226,39 @@ def test_spans_are_exact_substrings_of_tokenised_transcripts(extract: Extract) -
     assert text[goal.start : goal.end] == goal.span == "I would like to form a rock band"
 
 
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        ("Yeah. I volunteer.", "bob"),
+        ("Okay. JMN has volunteered. Anyone else?", "JMN"),
+        ("I think that KG has volunteered in the matrix.", "KG"),
+        ("I want to volunteer as a reviewer.", "bob"),
+    ],
+)
+def test_volunteering_is_an_undertaking(extract: Extract, text: str, owner: str) -> None:
+    found = extract(text)
+    assert [(c.type.value, c.owner) for c in found] == [("COMMITMENT", owner)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We need a volunteer to test this.",
+        "Volunteer to write it up?",
+        "Nobody volunteered.",
+        "I volunteer if it helps.",
+    ],
+)
+def test_asking_for_volunteers_is_not_volunteering(extract: Extract, text: str) -> None:
+    assert "COMMITMENT" not in types(extract(text))
+
+
+def test_a_question_without_its_question_mark_is_still_a_question(extract: Extract) -> None:
+    assert "OPEN_QUESTION" in types(extract("do we need #770 for epbs + bal"))
+    assert "COMMITMENT" not in types(extract("Are we gonna DOS the builders"))
+    assert "COMMITMENT" in types(extract("we will test the builders tomorrow"))
+
+
 def test_a_dropped_apostrophe_in_chat_still_reads_as_i_will(extract: Extract) -> None:
     text = 'Replying to "I’m looking into it ..."\n\nIll drop you a dm tomorrow!'
     (commitment,) = [c for c in extract(text) if c.type.value == "COMMITMENT"]

@@ -76,6 +76,7 @@ from ._patterns import (
     SUBJECTLESS_PROGRESSIVE,
     TROUBLE_AHEAD,
     VOCATIVE,
+    VOLUNTEERS,
     WHETHER_IF,
     WHETHER_SHOULD,
     WORD,
@@ -426,7 +427,31 @@ class RuleExtractor(Extractor):
                     ctx, CandidateType.COMMITMENT, reminder, confidence=0.7, rule="reminder-request", owner=ctx.speaker
                 )
             )
+        out.extend(self._volunteers(ctx))
         out.extend(self._third_person_items(ctx, 0))
+        return out
+
+    def _volunteers(self, ctx: _Ctx) -> list[Candidate]:
+        """ "I volunteer", "KG has volunteered": taking on the task being asked for in the meeting."""
+        out: list[Candidate] = []
+        for match in VOLUNTEERS.finditer(ctx.sent.text):
+            who = match.group("owner")
+            first_person = who == "I"
+            if not first_person and who.lstrip("@").lower() in ctx.lex.not_names:
+                continue
+            if ctx.lex.conditionals.search(ctx.low) or ctx.lex.negators.search(ctx.low, 0, match.end()):
+                continue  # "I volunteer if somebody tells me where it is"
+            cand = self._candidate(
+                ctx,
+                CandidateType.COMMITMENT,
+                match.start(),
+                self._clause_end(ctx, match.end() - 1),
+                confidence=0.6,
+                rule="volunteer",
+                owner=ctx.speaker if first_person else who,
+            )
+            if cand:
+                out.append(cand)
         return out
 
     def _speaker_commitment(self, ctx: _Ctx, match: re.Match[str], *, confidence: float, rule: str) -> list[Candidate]:
@@ -614,6 +639,8 @@ class RuleExtractor(Extractor):
             # "I'd like to at least hear where the opposition is": a discourse verb after adverbs
             said = re.match(rf"(?:(?:at least|{ADVERB}|briefly|quickly|first)\s+)*", low[match.start("verb") :])
             verb_at = match.start("verb") + (said.end() if said else 0)
+            if match.group("verb").lower() == "volunteer":
+                continue  # "I want to volunteer as a reviewer": an offer, read as an undertaking
             if match.group("mod").lower().endswith("interested in") and not match.group("verb").endswith("ing"):
                 continue  # "interested in a document": interest in a thing, not an aim
             own_act = match.re is not self._desire_for  # "I want us to be clear" wants a state, says nothing

@@ -29,6 +29,10 @@ _LIST_MARKER = re.compile(r"(?:[-*+\u2022]|\d{1,2}[.)])\s+")
 # ("need help to get 8.x caught up. Volunteer\n    to pair"), unless a list item starts there.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n(?![ \t]{2,}(?![-*+\u2022]\s)\S)\n*|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
 _QUESTION_END = re.compile(r"\?\s*(?:\([^()]*\)\s*)?$")
+# Chat often leaves the "?" off a question its word order already asks ("do we need #770 for epbs").
+_INVERTED_OPENING = re.compile(
+    r"(?:are|is|do|does|did|will|would|can|could|should|shall)\s+(?:we|you|they|it|there|i)\b", re.IGNORECASE
+)
 _CLAUSE_BOUNDARY = re.compile(
     r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|since|which)\b)"
     r"|(?<!\ba)(?<!\bthe)(?<!\s)\s+(?=while\b)",  # "may take a while" is one clause
@@ -94,8 +98,11 @@ class Sentence:
 
     @property
     def is_question(self) -> bool:
-        """Ends with "?", possibly followed by a parenthetical ("... a scope? (too late for http2)")."""
-        return _QUESTION_END.search(self.text) is not None
+        """Ends with "?", possibly followed by a parenthetical ("... a scope? (too late for http2)"),
+        or opens with an auxiliary before its subject and ends with no stop ("are we gonna DOS the builders")."""
+        if _QUESTION_END.search(self.text) is not None:
+            return True
+        return self.text[-1] not in ".!" and _INVERTED_OPENING.match(self.text) is not None
 
     def clause_at(self, offset: int) -> Clause:
         """The clause holding absolute offset ``offset`` (the last one if it falls in a gap)."""
