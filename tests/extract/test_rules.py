@@ -265,6 +265,7 @@ def test_a_dropped_apostrophe_in_chat_still_reads_as_i_will(extract: Extract) ->
     assert text[commitment.start : commitment.end] == commitment.span == "Ill drop you a dm tomorrow"
     assert extract("He felt ill after lunch.") == []  # the adjective is left alone
     assert extract("Ill-advised plans abound.") == []
+    assert extract("Ill health forced him to retire.") == []  # "Ill" reads as "I'll" only before a task verb
 
 
 @settings(max_examples=150, deadline=None)

@@ -100,7 +100,6 @@ DELIBERATION = re.compile(
 # "post warnings on older MCPs that we will close if we can't find a liaison": the condition
 # belongs to the relative clause, not to the undertaking.
 RELATIVE_CLAUSE = re.compile(r"\b(?:that|which|who)\s+[a-z]+\s+(?:will|would|can|could|may|might|should|must|'ll)\b")
-# A named person's desire in minutes: "Niko would like to stabilize the macro".
 # Volunteering in a meeting is an undertaking even with no task named: "I volunteer", "JMN has
 # volunteered", "I want to volunteer as a reviewer". ("volunteered to <task>" is a commissive.)
 VOLUNTEERS = re.compile(
@@ -109,6 +108,7 @@ VOLUNTEERS = re.compile(
     r"(?:\s+(?:want|wanted|would like|'d like|am happy|'m happy|am glad|'m glad|offer)\s+to)?"
     r"\s+volunteer(?:s|ed)?\b(?!\s+to\b)"
 )
+# A named person's desire in minutes: "Niko would like to stabilize the macro".
 NAMED_DESIRE = re.compile(
     r"(?:^|(?<=[,;:]\s))(?P<owner>[A-Z][\w'-]*)\s+(?:would like to|'d like to|wants to|hopes to|would love to)\s+"
     r"(?P<verb>[a-z][\w-]*)"

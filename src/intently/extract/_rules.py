@@ -216,7 +216,7 @@ class RuleExtractor(Extractor):
         return turn.channel in self.agent_channels or turn.channel in self.dialogue_channels
 
     def extract(self, turn: Turn) -> list[Candidate]:
-        norm = normalize(turn.text)
+        norm = normalize(turn.text, self.lex.action_verbs)
         if self.lex.chat.is_reaction(norm.text):
             return []
         own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any

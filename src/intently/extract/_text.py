@@ -9,6 +9,7 @@ of what was said.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 __all__ = ["Clause", "Normalized", "Sentence", "normalize", "sentences"]
@@ -17,9 +18,10 @@ _CHAR_MAP = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d"
 # Spaces that tokenised transcripts put inside contractions ("I ' m", "don ' t") and before punctuation.
 _CONTRACTION_GAP = re.compile(r"(?<=\w)(\s*)'(\s*)(?=(?:m|s|re|ve|ll|d|t)\b)", re.IGNORECASE)
 _PUNCT_GAP = re.compile(r"(?<=\w)(\s+)(?=[.,!?;:](?:\s|$))")
-# Chat drops the apostrophe of a first-person contraction at the start of a sentence ("Ill see
-# who has the permissions", "Im on it"): restored, so "Ill" reads as "I'll" and not as "ill".
-_DROPPED_APOSTROPHE = re.compile(r"(?:^|(?<=[.!?:\"]\s)|(?<=\s\s)|(?<=\n))I(?=(?:ll|m|ve)\s+[a-z])")
+# Chat drops the apostrophe of a first-person contraction at the start of a sentence ("Ill debug
+# it", "Im on it"): restored, so "Ill" reads as "I'll". "Im" and "Ive" are no English words; "Ill"
+# is, so it is read as "I'll" only before a verb the caller names ("Ill health" stays as it is).
+_DROPPED_APOSTROPHE = re.compile(r"(?:^|(?<=[.!?:\"]\s)|(?<=\s\s)|(?<=\n))I(?=(?P<rest>ll|m|ve)\s+(?P<next>[a-z]+))")
 # Markdown emphasis in minutes ("**Action item:** Rich to ..."): markup, not words.
 _EMPHASIS = re.compile(r"(\*\*|__)")
 # A list marker opening a line ("- Myles will ...", "* Matteo to ...", "2. Rich to ..."): the
@@ -53,8 +55,9 @@ class Normalized:
         return self.src[start], self.src[end - 1] + 1
 
 
-def normalize(original: str) -> Normalized:
-    """Map quotes and dashes one to one, then drop the gaps tokenisers leave."""
+def normalize(original: str, verbs: Collection[str] = ()) -> Normalized:
+    """Map quotes and dashes one to one, drop the gaps tokenisers leave, and restore the apostrophe
+    chat drops from "I'm", "I've" and, before one of ``verbs``, "I'll"."""
     mapped = original.translate(_CHAR_MAP)
     drop: set[int] = set()
     for pattern in (_CONTRACTION_GAP, _PUNCT_GAP, _EMPHASIS):
@@ -62,7 +65,9 @@ def normalize(original: str) -> Normalized:
             for group in (1, 2):
                 if pattern.groups >= group:
                     drop.update(range(match.start(group), match.end(group)))
-    restore = {m.start() for m in _DROPPED_APOSTROPHE.finditer(mapped)}
+    restore = {
+        m.start() for m in _DROPPED_APOSTROPHE.finditer(mapped) if m.group("rest") != "ll" or m.group("next") in verbs
+    }
     if not drop and not restore:
         return Normalized(original, mapped, tuple(range(len(mapped))))
     chars: list[str] = []

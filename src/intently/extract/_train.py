@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._lexicon import load_lexicon
 from ._model import SentenceModel, sentence_features
 from ._models import CandidateType
 from ._scoring import LabelledTurn, load_labelled
@@ -43,13 +44,14 @@ class TrainSettings:
 def labelled_sentences(rows: Sequence[LabelledTurn]) -> list[tuple[list[str], set[str]]]:
     """Each sentence's features and the gold types whose span overlaps it."""
     out: list[tuple[list[str], set[str]]] = []
+    verbs = load_lexicon().action_verbs
     for row in rows:
         spans: list[tuple[str, int, int]] = []
         for label in row.labels:
             at = row.text.find(label.span) if label.span else -1
             if at >= 0 and label.type in CandidateType.__members__:  # an unknown type trains nothing
                 spans.append((label.counted_as, at, at + len(label.span)))
-        norm = normalize(row.text)
+        norm = normalize(row.text, verbs)  # as the extractor reads it
         for sent in sentences(norm):
             features = sentence_features(sent.text, sent.is_question)
             if not features:
