@@ -113,6 +113,8 @@ class _Ctx:
 
 
 _FIRST_PERSON = re.compile(r"(?<!\w)(?:i|we)(?:'[a-z]+)?\b", re.IGNORECASE)
+# A cheap test before the desire-for-another pattern, which is costly to run on every sentence.
+_WANTS_FOR = re.compile(r"\bwant|\b(?:like|love|prefer)\s+for\b")
 # "be" as a state ("be late", "be fine"), not an activity or a role ("be sending", "be there").
 _STATE = re.compile(r"be\b(?!\s+(?:able|responsible|there|here|\w+ing\b))")
 # ... but a passive or "out" is something someone will do ("will be started", "10.7 will be out").
@@ -434,6 +436,8 @@ class RuleExtractor(Extractor):
     def _volunteers(self, ctx: _Ctx) -> list[Candidate]:
         """ "I volunteer", "KG has volunteered": taking on the task being asked for in the meeting."""
         out: list[Candidate] = []
+        if "volunteer" not in ctx.low:
+            return out
         for match in VOLUNTEERS.finditer(ctx.sent.text):
             who = match.group("owner")
             first_person = who == "I"
@@ -631,7 +635,7 @@ class RuleExtractor(Extractor):
             if self._to_agent(ctx.turn)
             else [
                 *self._desire.finditer(ctx.sent.text),
-                *self._desire_for.finditer(ctx.sent.text),
+                *(self._desire_for.finditer(ctx.sent.text) if _WANTS_FOR.search(low) else ()),
                 *([opening] if opening else []),
             ]
         )

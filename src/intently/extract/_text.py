@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 
 __all__ = ["Clause", "Normalized", "Sentence", "normalize", "sentences"]
 
@@ -22,6 +23,7 @@ _PUNCT_GAP = re.compile(r"(?<=\w)(\s+)(?=[.,!?;:](?:\s|$))")
 # it", "Im on it"): restored, so "Ill" reads as "I'll". "Im" and "Ive" are no English words; "Ill"
 # is, so it is read as "I'll" only before a verb the caller names ("Ill health" stays as it is).
 _DROPPED_APOSTROPHE = re.compile(r"(?:^|(?<=[.!?:\"]\s)|(?<=\s\s)|(?<=\n))I(?=(?P<rest>ll|m|ve)\s+(?P<next>[a-z]+))")
+_MAYBE_DROPPED = re.compile(r"I(?:ll|m|ve)\s")  # a cheap test before the pattern above
 # Markdown emphasis in minutes ("**Action item:** Rich to ..."): markup, not words.
 _EMPHASIS = re.compile(r"(\*\*|__)")
 # A list marker opening a line ("- Myles will ...", "* Matteo to ...", "2. Rich to ..."): the
@@ -36,10 +38,11 @@ _INVERTED_OPENING = re.compile(
     r"(?:are|is|do|does|did|will|would|can|could|should|shall)\s+(?:we|you|they|it|there|i)\b", re.IGNORECASE
 )
 _CLAUSE_BOUNDARY = re.compile(
-    r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|since|which)\b)"
-    r"|(?<!\ba)(?<!\bthe)(?<!\s)\s+(?=while\b)",  # "may take a while" is one clause
+    r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|while|since|which)\b)",
     re.IGNORECASE,
 )
+# "may take a while", "all the while": the noun, not the conjunction that opens a clause.
+_NOUN_WHILE = re.compile(r"(?:^|\s)(?:a|the)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,22 +68,20 @@ def normalize(original: str, verbs: Collection[str] = ()) -> Normalized:
             for group in (1, 2):
                 if pattern.groups >= group:
                     drop.update(range(match.start(group), match.end(group)))
-    restore = {
-        m.start() for m in _DROPPED_APOSTROPHE.finditer(mapped) if m.group("rest") != "ll" or m.group("next") in verbs
-    }
+    restore = (
+        [m.start() for m in _DROPPED_APOSTROPHE.finditer(mapped) if m.group("rest") != "ll" or m.group("next") in verbs]
+        if _MAYBE_DROPPED.search(mapped)
+        else []
+    )
     if not drop and not restore:
         return Normalized(original, mapped, tuple(range(len(mapped))))
-    chars: list[str] = []
-    src: list[int] = []
-    for i, char in enumerate(mapped):
-        if i in drop:
-            continue
-        chars.append(char)
-        src.append(i)
-        if i in restore:  # the inserted apostrophe stands for the "I" it follows
-            chars.append("'")
-            src.append(i)
-    return Normalized(original, "".join(chars), tuple(src))
+    keep = [i for i in range(len(mapped)) if i not in drop]
+    chars = [mapped[i] for i in keep]
+    for at in reversed(restore):  # the inserted apostrophe stands for the "I" it follows
+        pos = keep.index(at) + 1
+        keep.insert(pos, at)
+        chars.insert(pos, "'")
+    return Normalized(original, "".join(chars), tuple(keep))
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class Sentence:
     text: str
     clauses: tuple[Clause, ...]
 
-    @property
+    @cached_property
     def is_question(self) -> bool:
         """Ends with "?", possibly followed by a parenthetical ("... a scope? (too late for http2)"),
         or opens with an auxiliary before its subject and ends with no stop ("are we gonna DOS the builders")."""
@@ -122,6 +123,8 @@ def _clauses(text: str, base: int) -> tuple[Clause, ...]:
     out: list[Clause] = []
     pos = 0
     for match in _CLAUSE_BOUNDARY.finditer(text):
+        if text.startswith("while", match.end()) and _NOUN_WHILE.search(text, 0, match.start()):
+            continue
         if match.start() > pos:
             out.append(Clause(base + pos, base + match.start(), text[pos : match.start()]))
         pos = match.end()
