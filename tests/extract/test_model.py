@@ -151,6 +151,43 @@ def test_config_turns_the_layer_off(ix: Intently) -> None:
         assert isinstance(extractor, RuleExtractor) and extractor.model is None
 
 
+def _observe_types(ix: Intently, text: str) -> set[str]:
+    turn = Turn(speaker="bob", text=text, time=WEDNESDAY, channel="chat")
+    return {c.type.value for c in ix.extraction.extractor.extract(turn)}
+
+
+def test_config_raises_one_types_bar(ix: Intently) -> None:
+    """A reviewer who finds the layer's commitments noisy turns them off in ``intently.toml``;
+    its other types and the rules' own commitments stay."""
+    offer = "Happy to take the PR over."  # only the layer reads this as an undertaking
+    assert _observe_types(ix, offer) == {"COMMITMENT"}
+    path = ix.home.config_path
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("model_thresholds = {}", "model_thresholds = { COMMITMENT = 1.0 }"), encoding="utf-8")
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        extractor = again.extraction.extractor
+        assert isinstance(extractor, RuleExtractor) and extractor.model is not None
+        assert extractor.model.threshold_for(CandidateType.COMMITMENT) == 1.0
+        assert extractor.model.threshold_for(CandidateType.OPEN_QUESTION) == load_model().threshold_for(
+            CandidateType.OPEN_QUESTION
+        )
+        assert _observe_types(again, offer) == set()
+        assert _observe_types(again, "I'll send the report by Friday.") == {"COMMITMENT"}
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [("{ GOAL = 0.9 }", "model_thresholds.GOAL"), ("{ COMMITMENT = 1.5 }", "model_thresholds.COMMITMENT")],
+)
+def test_a_bad_bar_in_config_names_the_key(ix: Intently, table: str, named: str) -> None:
+    path = ix.home.config_path
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("model_thresholds = {}", f"model_thresholds = {table}"), encoding="utf-8")
+    with Intently.open(ix.home.path, actor="user:alice") as again, pytest.raises(InvalidInput) as caught:
+        _ = again.extraction.extractor
+    assert "intently.toml" in str(caught.value) and named in str(caught.value)
+
+
 def test_a_vetoed_sentence_gives_way_to_the_next_likeliest() -> None:
     turn = Turn(speaker="bob", text="Is the plan approved? The group was fine with it.", time=WEDNESDAY)
     decisions = [

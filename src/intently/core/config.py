@@ -143,6 +143,10 @@ agent_channels = ["agent", "agent_session", "claude-code"]
 # Channels of one-to-one conversation between people: a question there is put to the listener,
 # who answers it in the next turn, so again only a stated pending decision is an open question.
 dialogue_channels = ["casual_dialogue", "dialogue", "dm", "direct_message"]
+# The recall layer's bar per type, over the shipped ones (COMMITMENT 0.65, OPEN_QUESTION 0.7,
+# DECISION 0.8): raise one to see fewer of its candidates in review, e.g. {{ COMMITMENT = 0.8 }};
+# 1.0 turns the layer off for that type.
+model_thresholds = {{}}
 # Seconds for one call to the [llm] endpoint when extractor = "llm".
 timeout = 30.0
 

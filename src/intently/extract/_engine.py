@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -51,6 +51,9 @@ class ExtractionSettings(BaseModel):
     agent_channels: list[str] = Field(default_factory=lambda: sorted(AGENT_CHANNELS))
     # Channels of one-to-one conversation: a question there is settled by the listener's reply.
     dialogue_channels: list[str] = Field(default_factory=lambda: sorted(DIALOGUE_CHANNELS))
+    # Per-type bars for the recall layer, over the shipped ones: raise a type's bar to see fewer
+    # of its candidates in review ({ COMMITMENT = 0.8 }); 1.0 turns the layer off for that type.
+    model_thresholds: dict[str, Annotated[float, Field(gt=0.0, le=1.0)]] = Field(default_factory=dict)
     timeout: float = 30.0
 
 
@@ -120,11 +123,15 @@ class Extraction:
     def _configured(self) -> Extractor:
         settings = self.settings
         if settings.extractor == "rules":
-            return RuleExtractor(
-                model=settings.model,
-                agent_channels=settings.agent_channels,
-                dialogue_channels=settings.dialogue_channels,
-            )
+            try:
+                return RuleExtractor(
+                    model=settings.model,
+                    agent_channels=settings.agent_channels,
+                    dialogue_channels=settings.dialogue_channels,
+                    model_thresholds=settings.model_thresholds,
+                )
+            except InvalidInput as exc:
+                raise InvalidInput(str(exc), where=f"{self._rt.home.config_path}: extract") from exc
         llm = self._rt.config.llm
         if not llm.base_url or not llm.model:
             raise InvalidInput(

@@ -29,10 +29,11 @@ words and are skipped (``_chat.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
+from ..core.errors import InvalidInput
 from ._base import Extractor
 from ._dates import DueDate, find_due
 from ._lexicon import Lexicon, load_lexicon
@@ -122,6 +123,24 @@ _PLANNED_BE = re.compile(r"be\s+(?:\w+ed|done|made|sent|held|out|set up|given|ta
 # A future and the verb it governs, on lower-cased text ("will be late", "'ll probably send").
 _FUTURE_VERB = re.compile(rf"(?:\bwill|'ll|\bshall|\bgoing to|\bgonna)(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})")
 
+
+def _with_thresholds(model: SentenceModel, bars: Mapping[str, float]) -> SentenceModel:
+    """``model`` with some types' bars replaced: a reviewer who finds a type's candidates too
+    noisy raises its bar (1.0 turns the layer off for it). Only types the model knows."""
+    known = {kind.value: kind for kind in model.types}
+    thresholds = dict(model.thresholds)
+    for name, bar in bars.items():
+        if name not in known:
+            raise InvalidInput(
+                f"the recall layer proposes only {', '.join(known)}; no bar for {name!r}",
+                where=f"model_thresholds.{name}",
+            )
+        if not 0.0 < bar <= 1.0:
+            raise InvalidInput(f"a bar is a probability in (0, 1], got {bar}", where=f"model_thresholds.{name}")
+        thresholds[known[name]] = bar
+    return replace(model, thresholds=thresholds)
+
+
 #: Channels whose turns are prompts to a coding agent (or its replies), not people talking to
 #: people: ``intently hook claude`` observes prompts as ``claude-code``.
 AGENT_CHANNELS: frozenset[str] = frozenset({"claude-code", "agent", "agent_session"})
@@ -159,9 +178,12 @@ class RuleExtractor(Extractor):
         model: SentenceModel | bool = True,
         agent_channels: Iterable[str] = AGENT_CHANNELS,
         dialogue_channels: Iterable[str] = DIALOGUE_CHANNELS,
+        model_thresholds: Mapping[str, float] | None = None,
     ) -> None:
         self.lex = lexicon or load_lexicon()
         self.model: SentenceModel | None = load_model() if model is True else (model or None)
+        if model_thresholds and self.model is not None:
+            self.model = _with_thresholds(self.model, model_thresholds)
         self.agent_channels = frozenset(agent_channels)
         self.dialogue_channels = frozenset(dialogue_channels)
         future = self.lex.future.alternation()
@@ -261,6 +283,8 @@ class RuleExtractor(Extractor):
         for kind in missing:
             rated = sorted(((model.probability(kind, features), -index) for index, features in scored), reverse=True)
             bar = model.threshold_for(kind)
+            if bar >= 1.0:
+                continue  # the layer is off for this type
             for probability, earliest in rated:  # likeliest first; on a tie, the earliest
                 if probability < bar:
                     break
