@@ -155,6 +155,8 @@ class RuleExtractor(Extractor):
 
     ``model`` is the statistical recall layer (``_model.py``): ``True`` uses the model shipped
     with the package, ``False`` reads the rules alone, or pass a :class:`SentenceModel`.
+    ``model_thresholds`` (``{"COMMITMENT": 0.8}``) raises a type's bar over the model's own, for
+    a reviewer who finds that type's candidates too many; 1.0 turns the layer off for the type.
 
     A turn on one of ``agent_channels`` is read in the register of a prompt to a coding agent.
     A question there is put to the agent, which answers it in its next reply, and "find out how
