@@ -13,6 +13,15 @@ import re
 
 __all__ = ["ChatNoise"]
 
+# Where a quote ends and the answer begins, in order of preference: the blank line clients put
+# before the answer, else a single line break, else (some exports) the answer on the quote's line
+# ('Replying to "ACDC - please..." ok will do').
+_QUOTE_ENDS = (
+    re.compile(r"\"[ \t]*\n[ \t]*\n"),
+    re.compile(r"\"[ \t]*\n"),
+    re.compile(r"\"[ \t]+(?=\S)"),
+)
+
 
 class ChatNoise:
     """Finds where the turn's own words begin, and whether the turn is only a reaction."""
@@ -21,8 +30,8 @@ class ChatNoise:
         def alternation(entries: list[str]) -> str:
             return "|".join(re.escape(e) for e in sorted(entries, key=len, reverse=True)) or r"(?!x)x"
 
-        # The quote ends at the last `"` before the first blank line (quotes may hold newlines
-        # and quotes of their own; the client always puts a blank line before the answer).
+        # The quote runs to the first `"` that a line break or the answer follows (see _QUOTE_ENDS;
+        # quotes may hold newlines and quotes of their own).
         self._reply = re.compile(rf"^\s*(?:{alternation(reply_openers)})\s*\"", re.IGNORECASE)
         self._reaction = re.compile(rf"^\s*(?:{alternation(reaction_openers)})\s", re.IGNORECASE)
 
@@ -31,15 +40,11 @@ class ChatNoise:
         match = self._reply.match(text)
         if match is None:
             return 0
-        blank = re.compile(r"\"[ \t]*\n[ \t]*\n").search(text, match.end())
-        if blank is not None:
-            return blank.end()
-        line = re.compile(r"\"[ \t]*\n").search(text, match.end())
-        if line is not None:
-            return line.end()
-        # Some exports keep the reply on the quote's line ('Replying to "ACDC - please..." ok will do').
-        same_line = re.compile(r"\"[ \t]+(?=\S)").search(text, match.end())
-        return same_line.end() if same_line else 0
+        for quote_end in _QUOTE_ENDS:
+            found = quote_end.search(text, match.end())
+            if found is not None:
+                return found.end()
+        return 0
 
     def is_reaction(self, text: str) -> bool:
         return self._reaction.match(text) is not None
