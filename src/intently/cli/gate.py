@@ -235,12 +235,9 @@ def gateway(
 ) -> None:
     """Proxy an MCP server over stdio with the gate on every call."""
     from ..gate._gateway import run_gateway
-    from ..gate._values import HOST_NAME_HINT, is_host_name
+    from ..gate._values import trusted_hosts
 
-    sites = [h.strip().lower() for h in web_trusted or []]
-    bad = [h for h in sites if not is_host_name(h)]
-    if bad:
-        raise InvalidInput(f"{bad[0]!r}: give {HOST_NAME_HINT}", where="--web-trusted")
+    sites = trusted_hosts(web_trusted or [], where="--web-trusted")
 
     command = list(ctx.args)
     if command and command[0] == "--":

@@ -16,6 +16,8 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.errors import InvalidInput
+
 __all__ = [
     "Segment",
     "atoms_of",
@@ -107,9 +109,15 @@ _HOST_NAME = re.compile(
 HOST_NAME_HINT = 'host names such as "docs.python.org" (no scheme, path or wildcard; a host admits its subdomains)'
 
 
-def is_host_name(text: str) -> bool:
-    """Whether ``text`` is a bare host name, as a trusted-site entry must be."""
-    return _HOST_NAME.match(text.strip().lower()) is not None
+def trusted_hosts(entries: object, *, where: str) -> tuple[str, ...]:
+    """Trusted-site entries (``[hooks] web_trusted``, ``--web-trusted``) as lower-case host
+    names; anything else (a URL, a wildcard, not a list) is refused naming ``where``."""
+    if not isinstance(entries, list | tuple):
+        raise InvalidInput(f"must be a list of {HOST_NAME_HINT}", where=where)
+    for entry in entries:
+        if not isinstance(entry, str) or _HOST_NAME.match(entry.strip().lower()) is None:
+            raise InvalidInput(f"{entry!r}: give {HOST_NAME_HINT}", where=where)
+    return tuple(entry.strip().lower() for entry in entries)
 
 
 def on_site(url: str, hosts: Sequence[str]) -> bool:

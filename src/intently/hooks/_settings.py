@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidInput
-from ..gate._values import HOST_NAME_HINT, is_host_name
+from ..gate._values import trusted_hosts
 
 if TYPE_CHECKING:
     from .._intently import Intently
@@ -55,9 +55,7 @@ def hook_settings(ix: Intently) -> HookSettings:
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise InvalidInput("must be a list of command prefixes", where=f"{where}.{key}")
         lists[key] = tuple(v.strip() for v in value)
-    sites = section.get("web_trusted", [])
-    if not isinstance(sites, list) or not all(isinstance(v, str) and is_host_name(v) for v in sites):
-        raise InvalidInput(f"must be a list of {HOST_NAME_HINT}", where=f"{where}.web_trusted")
+    sites = trusted_hosts(section.get("web_trusted", []), where=f"{where}.web_trusted")
     flags: dict[str, bool] = {}
     for key in ("extract_tool_output", "skip_prompt_when_allowed", "server"):
         value = section.get(key, False)
@@ -67,7 +65,7 @@ def hook_settings(ix: Intently) -> HookSettings:
     return HookSettings(
         shell_allowlist=lists["shell_allowlist"],
         shell_trusted=lists["shell_trusted"],
-        web_trusted=tuple(v.strip().lower() for v in sites),
+        web_trusted=sites,
         extract_tool_output=flags["extract_tool_output"],
         skip_prompt_when_allowed=flags["skip_prompt_when_allowed"],
         server=flags["server"],
