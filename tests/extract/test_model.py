@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -229,7 +230,6 @@ def test_the_training_command_takes_the_layers_types_and_refuses_unknown_ones(sh
 def test_a_types_own_threshold_gates_only_that_type() -> None:
     """Every sentence rated 0.75: under the default bar (0.8) nothing, but a type whose own bar is
     0.7 is proposed, and a type set higher than the default is held back."""
-    import dataclasses
     import math
 
     turn = Turn(speaker="bob", text="The weather was fine and we walked home.", time=WEDNESDAY)
@@ -247,6 +247,10 @@ def test_per_type_thresholds_survive_the_model_file(tmp_path: Path) -> None:
     path = tmp_path / "model.json"
     shipped.save(path)
     assert SentenceModel.from_path(path).thresholds == shipped.thresholds
+    # A bar of 1.0 (the layer off for that type, as `[extract] model_thresholds` allows) reads back.
+    off = dataclasses.replace(shipped, thresholds={**shipped.thresholds, CandidateType.COMMITMENT: 1.0})
+    off.save(path)
+    assert SentenceModel.from_path(path).threshold_for(CandidateType.COMMITMENT) == 1.0
     raw = shipped.to_json()
     raw["thresholds"] = {"COMMITMENT": 1.5}
     path.write_text(json.dumps(raw), encoding="utf-8")
@@ -266,6 +270,8 @@ def test_the_training_command_sets_bars_per_type(shared_dir: Path, tmp_path: Pat
     assert main([str(dev), "--threshold", "0.75", "--type-threshold", "DECISION=0.9", "--out", str(out)]) == 0
     model = SentenceModel.from_path(out)
     assert model.threshold == 0.75 and model.thresholds == {CandidateType.DECISION: 0.9}
-    for bad in ("WISH=0.5", "DECISION=1.5", "DECISION=high"):
+    assert main([str(dev), "--type-threshold", "DECISION=1", "--out", str(out)]) == 0
+    assert SentenceModel.from_path(out).threshold_for(CandidateType.DECISION) == 1.0
+    for bad in ("WISH=0.5", "DECISION=1.5", "DECISION=0", "DECISION=high"):
         with pytest.raises(SystemExit):
             main([str(dev), "--type-threshold", bad, "--out", str(out)])

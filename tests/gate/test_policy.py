@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from intently.core.errors import PolicyError
+from intently.core.errors import InvalidInput, PolicyError
 from intently.gate import Gate, Level, PolicySet, default_bundle
 
 from .conftest import S, _tool
@@ -430,6 +430,12 @@ def test_a_made_up_address_is_read_only_on_a_trusted_site(url: str, level: Level
     gate = Gate.from_tools([FETCH_PAGE], web_trusted=["python.org"])
     d = gate.session(user_request="How does csv quoting work?").check("fetch_page", {"url": url})
     assert (d.level, d.rule_ids[0]) == (level, rule), d.reason
+
+
+@pytest.mark.parametrize("entry", ["https://docs.python.org/3/", "*.python.org", "", "python .org"])
+def test_a_library_caller_cannot_give_a_trusted_site_that_would_match_nothing(entry: str) -> None:
+    with pytest.raises(InvalidInput, match="web_trusted"):
+        Gate.from_tools([FETCH_PAGE], web_trusted=[entry])
 
 
 def test_a_trusted_site_vouches_for_lookups_only_and_never_for_an_instructed_address() -> None:

@@ -60,8 +60,9 @@ class _TypeFile(BaseModel):
 class _ModelFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: int = Field(ge=MODEL_FORMAT, le=MODEL_FORMAT)
-    threshold: float = Field(gt=0.0, lt=1.0)
-    thresholds: dict[CandidateType, Annotated[float, Field(gt=0.0, lt=1.0)]] = Field(default_factory=dict)
+    # (0, 1]: a bar of 1.0 keeps the layer from proposing that type, as `[extract] model_thresholds` allows.
+    threshold: float = Field(gt=0.0, le=1.0)
+    thresholds: dict[CandidateType, Annotated[float, Field(gt=0.0, le=1.0)]] = Field(default_factory=dict)
     types: dict[CandidateType, _TypeFile]
     trained_on: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)

@@ -26,7 +26,7 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import addresses_in, on_site, words
+from ._values import addresses_in, on_site, trusted_hosts, words
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
@@ -82,8 +82,9 @@ class Gate:
         self.shell_trusted = tuple(shell_trusted)
         # Sites whose addresses the model may make up for a lookup (docs it knows by heart):
         # each entry is a host name and admits its subdomains. Addresses an instruction gave
-        # stay suspect whatever their host.
-        self.web_trusted = tuple(h.strip().lower().strip(".") for h in web_trusted if h.strip().strip("."))
+        # stay suspect whatever their host. A URL or a wildcard here would match nothing and
+        # fail silently, so it is refused as the config and the command line refuse it.
+        self.web_trusted = trusted_hosts(list(web_trusted), where="web_trusted")
         # What every request in this deployment is about without saying so: a prompt to a
         # coding agent concerns the repository it works in ("add a --verbose flag" names none).
         self.context_objects = frozenset(context_objects)
