@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from intently import Intently
 from intently.cli._app import app
+from intently.core.errors import InvalidTransition
 
 runner = CliRunner()
 
@@ -108,3 +109,29 @@ def test_eval_bad_line_names_file_and_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "extraction", "--data", str(data)])
     assert result.exit_code != 0
     assert f"{data}:2" in str(result.exception)
+
+
+def test_review_without_answers_stops_cleanly_and_says_what_is_left(ix: Intently) -> None:
+    """`intently review` in a script (no terminal, answers run out) is no crash: it stops, counts
+    what it did and names the commands that need no terminal."""
+    _observe(ix, "Michael to close the issue. Should we drop Node 18?")
+    result = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", "review"], input="s\n")
+    assert result.exit_code == 0, result.output
+    assert "input ended; 1 left in the queue" in result.output
+    assert "0 confirmed, 0 dismissed, 0 edited, 1 skipped" in result.output
+
+
+def test_review_edit_corrects_a_candidate_and_only_a_candidate(ix: Intently) -> None:
+    _observe(ix, "Michael to close the issue by 2099-01-01.")
+    (candidate,) = json.loads(_run(ix, "review", "--json"))
+    edited = json.loads(
+        _run(ix, "review", "edit", candidate["id"][-8:], "--text", "Close issue #12", "--owner", "rich", "--json")
+    )
+    assert (edited["value"], edited["owner"], edited["epistemic_type"]) == ("Close issue #12", "user:rich", "INFERRED")
+    _run(ix, "review", "confirm", candidate["id"])
+    late = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", "review", "edit",
+                               candidate["id"], "--text", "changed after review"])  # fmt: skip
+    assert isinstance(late.exception, InvalidTransition) and "no longer awaiting review" in str(late.exception)
+    again = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", "review", "confirm",
+                                candidate["id"]])  # fmt: skip
+    assert isinstance(again.exception, InvalidTransition) and "already confirmed" in str(again.exception)

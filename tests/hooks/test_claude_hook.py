@@ -94,6 +94,47 @@ def test_the_agent_cannot_edit_what_guards_it(ix: Intently, project: Path, handl
 
 
 @pytest.mark.parametrize(
+    ("link", "target", "written"),
+    [
+        ("src/conf.toml", "../.intently/intently.toml", "src/conf.toml"),  # a file link onto the config
+        ("src/gitdir", "../.git", "src/gitdir/hooks/pre-commit"),  # a folder link into git's internals
+    ],
+)
+def test_a_symbolic_link_does_not_lead_the_agent_around_the_guard(
+    project: Path, handle: Handler, link: str, target: str, written: str
+) -> None:
+    """The guard judges the file a write really reaches: a link inside the project onto
+    intently's home or git's internals is refused like the real path, even when the prompt names it."""
+    (project / "src").mkdir(exist_ok=True)
+    (project / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+    (project / link).symlink_to(target)
+    handle(event("UserPromptSubmit", project, prompt=f"Update {written}"))
+    for tool, tool_input in (
+        ("Write", {"file_path": str(project / written), "content": "x"}),
+        ("Edit", {"file_path": str(project / written), "old_string": "a", "new_string": "b"}),
+    ):
+        answer = _decision(handle(event("PreToolUse", project, tool_name=tool, tool_input=tool_input)))
+        assert answer["permissionDecision"] == "deny", answer
+        assert "which the agent may not change" in answer["permissionDecisionReason"]
+
+
+def test_a_symbolic_link_out_of_the_project_is_judged_where_it_leads(
+    project: Path, handle: Handler, tmp_path: Path
+) -> None:
+    """A write through a link to a file outside the project is a write outside it: not the
+    project file the prompt named, so it is not simply allowed."""
+    outside = tmp_path / "outside" / "profile"
+    outside.parent.mkdir()
+    outside.write_text("x", encoding="utf-8")
+    (project / "notes.txt").symlink_to(outside)
+    handle(event("UserPromptSubmit", project, prompt="Add a line to notes.txt"))
+    edit = {"file_path": str(project / "notes.txt"), "old_string": "x", "new_string": "y"}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="Edit", tool_input=edit)))
+    assert answer["permissionDecision"] in ("deny", "ask"), answer
+    assert str(outside) in answer["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize(
     ("tool", "tool_input", "expected"),
     [
         ("SlashCommand", {"command": "/review-pr 12"}, "defer"),  # expands to prompts; their tools are checked

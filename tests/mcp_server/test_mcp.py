@@ -88,6 +88,45 @@ def test_goal_tools_round_trip(ix: Intently) -> None:
     assert json.loads(_text(after))["items"] == []
 
 
+def test_review_tools_carry_a_turn_through_the_queue(ix: Intently) -> None:
+    """An agent harness over MCP: feed the turn after it happens, then a person's choices
+    (edit, confirm, dismiss) reach the same queue the CLI and HTTP API show."""
+
+    async def go() -> list[Any]:
+        async with Client(build_server(ix)) as client:
+            observed = await client.call_tool(
+                "review_observe",
+                {
+                    "text": "I will update the runbook by Friday. Should we drop Node 18?",
+                    "speaker": "agent:ci",
+                    "time": "2026-03-04T10:00:00Z",
+                    "message_id": "chat:7",
+                },
+            )
+            queue = json.loads(_text(await client.call_tool("review_list", {})))["items"]
+            by_type = {q["intent_type"]: q["id"] for q in queue}
+            edited = await client.call_tool(
+                "review_edit", {"candidate_id": by_type["COMMITMENT"], "text": "Update the deploy runbook"}
+            )
+            confirmed = await client.call_tool("review_confirm", {"candidate_id": by_type["COMMITMENT"]})
+            dismissed = await client.call_tool(
+                "review_dismiss", {"candidate_id": by_type["OPEN_QUESTION"], "reason": "settled"}
+            )
+            late = await client.call_tool("review_edit", {"candidate_id": by_type["COMMITMENT"], "text": "late"})
+            left = json.loads(_text(await client.call_tool("review_list", {})))["items"]
+            return [observed, edited, confirmed, dismissed, late, left]
+
+    observed, edited, confirmed, dismissed, late, left = _run(go)
+    assert json.loads(_text(observed))["evidence_id"] == "chat:7"
+    assert json.loads(_text(edited))["value"] == "Update the deploy runbook"
+    assert json.loads(_text(confirmed))["epistemic_type"] == "ASSERTED"
+    assert json.loads(_text(dismissed))["epistemic_type"] == "DEPRECATED"
+    assert late.is_error and "no longer awaiting review" in _text(late)
+    assert left == []
+    (intent,) = ix.goals.list_intents(owner="agent:ci")
+    assert intent.value == "Update the deploy runbook"
+
+
 def test_standing_intent_tools_for_a_reminder_manager(ix: Intently) -> None:
     async def go() -> list[Any]:
         async with Client(build_server(ix)) as client:

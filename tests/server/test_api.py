@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from intently import Intently
+from intently import Actor, Intently, Permission
 from intently.server import TokenStore
 
 from .conftest import MAX_BODY, Api
@@ -102,6 +102,20 @@ def test_context_route_returns_the_block(api: Api, ix: Intently) -> None:
     assert data["tokens"] <= 800
     assert "Customer data must never leak" in data["text"]
     assert {s["name"]: s["status"] for s in data["sections"]}["active_goals"] == "ok"
+
+
+def test_a_reader_previews_standing_intents_but_cannot_use_them_up(api: Api, ix: Intently) -> None:
+    """Firing charges a reminder's budget and starts its cooldown: a read-only token that asked
+    for the context must not spend the owner's one-shot reminder."""
+    trigger = ix.triggers.add("Check the rollback plan", when=["deploy"], max_fires=1)
+    ix.access.grant(Actor.parse("agent:reader"), Permission.READ)
+    with api.client(api.token("agent:reader")) as c:
+        charged = c.post("/v1/namespaces/proj/context", json={"query": "we deploy today"})
+        preview = c.post("/v1/namespaces/proj/context", json={"query": "we deploy today", "fire": False})
+    assert charged.status_code == 403 and charged.headers["content-type"] == PROBLEM
+    assert preview.status_code == 200 and "Check the rollback plan" in preview.json()["text"]
+    assert ix.triggers.show(trigger.id).fire_count == 0
+    assert ix.log.read("proj", op="TRIGGER_FIRE") == []
 
 
 def test_unknown_field_is_a_422_problem_naming_it(api: Api) -> None:

@@ -64,6 +64,54 @@ def test_review_queue_confirm_and_dismiss(api: Api) -> None:
     assert queue[0]["id"] not in left and queue[1]["id"] not in left
 
 
+def test_review_end_to_end_over_http_observe_edit_confirm(api: Api) -> None:
+    """The review flow through the API alone: feed a turn, correct a candidate, confirm it."""
+    turn = {
+        "speaker": "agent:ci",
+        "text": "I will update the runbook by Friday. Should we drop Node 18?",
+        "time": "2026-03-04T10:00:00Z",
+        "channel": "chat",
+        "message_id": "chat:42",
+    }
+    with api.client(api.token("user:alice")) as c:
+        observed = c.post("/v1/namespaces/proj/review/observe", json=turn)
+        assert observed.status_code == 201, observed.text
+        body = observed.json()
+        assert body["evidence_id"] == "chat:42"
+        by_type = {p["candidate"]["type"]: p for p in body["proposals"]}
+        assert set(by_type) == {"COMMITMENT", "OPEN_QUESTION"}
+        commitment_id = by_type["COMMITMENT"]["id"]
+        queue = c.get("/v1/namespaces/proj/review").json()["items"]
+        stored = {i["id"]: i for i in queue}[commitment_id]
+        assert stored["owner"] == "agent:ci" and stored["target_completion"].startswith("2026-03-06")
+        edited = c.patch(
+            f"/v1/namespaces/proj/review/{commitment_id}", json={"text": "Update the deploy runbook", "owner": "bob"}
+        )
+        assert edited.status_code == 200, edited.text
+        assert (edited.json()["value"], edited.json()["owner"]) == ("Update the deploy runbook", "user:bob")
+        assert edited.json()["epistemic_type"] == "INFERRED"
+        assert c.post(f"/v1/namespaces/proj/review/{commitment_id}/confirm").status_code == 200
+        late = c.patch(f"/v1/namespaces/proj/review/{commitment_id}", json={"text": "changed after review"})
+        assert late.status_code == 409 and late.headers["content-type"] == PROBLEM
+        empty = c.post("/v1/namespaces/proj/review/observe", json={**turn, "text": ""})
+        assert empty.status_code == 422 and empty.json()["errors"][0]["where"] == "body.text"
+        unknown = c.post("/v1/namespaces/proj/review/observe", json={**turn, "colour": "blue"})
+        assert unknown.status_code == 422
+    api.ix.access.grant(Actor.parse("user:bob"), Permission.READ)
+    with api.client(api.token("user:bob")) as c:
+        denied = c.post("/v1/namespaces/proj/review/observe", json={**turn, "message_id": "chat:43"})
+    assert denied.status_code == 403
+    assert [o.target for o in api.ix.log.read("proj", op="TURN_OBSERVED")] == ["chat:42"]
+
+
+def test_goal_cancel_over_http(api: Api) -> None:
+    goal_id = api.ix.goals.add("Migrate the wiki").id
+    with api.client(api.token("user:alice")) as c:
+        cancelled = c.post(f"/v1/namespaces/proj/goals/{goal_id}/cancel", json={"reason": "wiki retired"})
+        assert cancelled.status_code == 200 and cancelled.json()["state"] == "CANCELLED"
+        assert c.post(f"/v1/namespaces/proj/goals/{goal_id}/cancel").status_code == 409
+
+
 def test_standing_intents_need_manage_reminders(api: Api) -> None:
     api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
     body = {"reminder": "Check the rollback plan with Dana", "when": [["launch"]]}

@@ -16,7 +16,7 @@ from rich.prompt import Prompt
 from ..core.clock import parse_time
 from ..extract import Turn
 from ..goals import Goals, Intent
-from ._common import JsonOpt, emit, open_home, out, table
+from ._common import JsonOpt, emit, err, open_home, out, table
 
 review_app = typer.Typer(
     help="Review what extraction proposed: confirm (ASSERTED), dismiss, edit, or feed a turn.",
@@ -67,8 +67,15 @@ def review(ctx: typer.Context, as_json: JsonOpt = False) -> None:
             emit([i.to_json() for i in queue], as_json, _render_queue)
             return
         counts = {"confirmed": 0, "dismissed": 0, "edited": 0, "skipped": 0}
-        for intent in queue:
-            if not _review_one(goals, intent, counts):
+        for done, intent in enumerate(queue):
+            try:
+                if not _review_one(goals, intent, counts):
+                    break
+            except EOFError:  # piped answers ran out, or no terminal at all: stop, and say what is left
+                err.print(
+                    f"\ninput ended; {len(queue) - done} left in the queue. Without a terminal use "
+                    "`intently review confirm|dismiss|edit ID` (`intently review --json` lists them)."
+                )
                 break
     out.print(", ".join(f"{v} {k}" for k, v in counts.items()))
 
@@ -128,6 +135,28 @@ def confirm(ctx: typer.Context, intent_id: IdArg, as_json: JsonOpt = False) -> N
         goals = ix.goals
         intent = goals.promote(goals.resolve(intent_id))
     emit(intent.to_json(), as_json, lambda d: out.print(f"confirmed {escape(d['id'])}: {escape(d['value'])}"))
+
+
+@review_app.command("edit")
+def edit(
+    ctx: typer.Context,
+    intent_id: IdArg,
+    text: Annotated[str | None, typer.Option("--text", help="The corrected wording.")] = None,
+    kind: Annotated[
+        str | None, typer.Option("--type", help="GOAL, COMMITMENT, OPEN_QUESTION, DECISION_IN_PROGRESS, RISK...")
+    ] = None,
+    owner: Annotated[str | None, typer.Option("--owner", help="Who is responsible (name or kind:name).")] = None,
+    due: Annotated[str | None, typer.Option("--due", help="Due date (RFC 3339).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Correct a candidate before confirming it; it stays in the queue (the interactive walk's [e]dit)."""
+    if text is None and kind is None and owner is None and due is None:
+        raise typer.BadParameter("give at least one of --text, --type, --owner, --due")
+    with open_home(ctx) as ix:
+        goals = ix.goals
+        ref = goals.resolve(intent_id)
+        intent = goals.edit(ref, text=text, type=kind, owner=owner, due=due, awaiting_review=True)
+    emit(intent.to_json(), as_json, lambda d: out.print(f"edited {escape(d['id'])}: {escape(d['value'])}"))
 
 
 @review_app.command("dismiss")

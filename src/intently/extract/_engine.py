@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..access import Permission
-from ..core.actors import Actor
+from ..core.actors import Actor, ActorKind
 from ..core.clock import format_time
 from ..core.errors import InvalidInput, first_problem
 from ..log import register_applier
@@ -152,6 +152,8 @@ class Extraction:
     def observe(self, turn: Turn | dict[str, Any]) -> ObserveResult:
         """Record ``turn`` as evidence and propose what the extractor finds in it for review."""
         checked = _turn(turn)
+        if not checked.text.strip():
+            raise InvalidInput("the turn has no text: nothing was said to observe", where="turn.text")
         extractor = self.extractor
         rejected: ExtractionRejected | None = None
         try:
@@ -233,9 +235,14 @@ class Extraction:
 
 
 def owner_actor(name: str | None) -> str | None:
-    """A stated owner as an actor name: ``@Alice`` -> ``alice``; ``Mihir Faujdar`` -> ``mihir-faujdar``."""
+    """A stated owner as an actor name: ``@Alice`` -> ``alice``; ``Mihir Faujdar`` -> ``mihir-faujdar``.
+    A speaker given as an actor already (``agent:ci``, ``user:root``) stays that actor, so the
+    intent is found under the owner that said it."""
     if not name:
         return None
+    kind, sep, rest = name.strip().partition(":")
+    if sep and kind.lower() in {k.value for k in ActorKind} and re.fullmatch(r"[A-Za-z0-9._@+-]{1,128}", rest):
+        return str(Actor.parse(f"{kind.lower()}:{rest}"))
     first = re.split(r"\s*(?:/|,|&|\band\b)\s*", name.strip().lstrip("@"))[0]
     slug = re.sub(r"[^A-Za-z0-9._@+-]+", "-", first).strip("-._@+").lower()[:128]
     if not slug:

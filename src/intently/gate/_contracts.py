@@ -291,7 +291,7 @@ class ContractSet:
         required = set(schema.get("required") or [])
         out: dict[str, FieldSpec] = {}
         for arg, spec in props.items():
-            role = self._role_of_name(arg)
+            role = self.role_of_name(arg)
             if money and role is Role.RECIPIENT:
                 role = self._money_recipient
             typ = (
@@ -302,7 +302,7 @@ class ContractSet:
             out[arg] = FieldSpec(arg, role, typ, arg in required)
         return out
 
-    def _role_of_name(self, arg: str) -> Role:
+    def role_of_name(self, arg: str) -> Role:
         """The role an argument's name gives it. Servers spell one name many ways (``filePath``,
         ``file-path``, ``file_path``) and qualify it (``target_path``, ``callbackUrl``); a name
         that escaped its role would escape the provenance check, so the name is read in snake

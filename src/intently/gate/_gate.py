@@ -26,13 +26,15 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import addresses_in, on_site, trusted_hosts, words
+from ._values import addresses_in, destination_shape, on_site, trusted_hosts, words
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
 
 _LEAVES_HOME = {SideEffect.EXTERNAL_COMM, SideEffect.EGRESS, SideEffect.FINANCIAL}
 _SKIP_KEYS = {"type", "permission"}
+# Where data goes: a value in one of these roles is traced wherever it sits in the arguments.
+_DESTINATIONS = frozenset({Role.RECIPIENT, Role.PAYEE, Role.URL})
 
 
 def _jsonable(value: Any) -> Any:
@@ -285,39 +287,35 @@ class Session:
         lookup = contract.side_effect is SideEffect.NONE or (
             contract.side_effect is SideEffect.EGRESS and contract.risk == "low"
         )
-        for arg, value in args.items():
-            role = contract.role_of(arg)
-            if role not in ENTITY_ROLES:
+        for arg, key, scalar, role in self._traced_values(contract, args):
+            if key in _SKIP_KEYS or scalar in (None, ""):
                 continue
-            for key, scalar in _scalars({arg: value}):
-                if key in _SKIP_KEYS or scalar in (None, ""):
-                    continue
-                sightings = self.ledger.trace(scalar)
-                id_objects = self._id_objects(key) if role is Role.TARGET else frozenset()
-                if id_objects:
-                    # An email_id comes from reading emails: ids seen only in reads of other
-                    # kinds of objects (a file numbered 9) do not vouch for it.
-                    sightings = [
-                        s for s in sightings if not s.objects or s.objects & id_objects or s.origin in TRUSTED_ORIGINS
-                    ]
-                provenance.setdefault(arg, []).append({"value": scalar, "seen": [s.to_json() for s in sightings]})
-                group, srcs = _classify(sightings, req.delegated)
-                if group == "invented" and role is Role.URL and lookup and on_site(str(scalar), self.gate.web_trusted):
-                    group = "trusted_site"  # made up, for a read or lookup, on a site the user trusts
-                groups[group].append(f"{arg} {scalar!r}")
-                if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
-                    invented_elsewhere = True
-                if group == "instructed" and not (
-                    role is Role.PATH and any(s.origin is Origin.STRUCTURED and s.requested for s in sightings)
-                ):
-                    instructed_unfound = True
-                sources[group] |= srcs
-                if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
-                    recipients_bound = False
-                if role is Role.URL and group in ("instructed", "invented"):
-                    addresses.append(
-                        f"{arg} {scalar!r} ({'from an instruction in ' + ', '.join(sorted(srcs)) if srcs else 'made up'})"
-                    )
+            sightings = self.ledger.trace(scalar)
+            id_objects = self._id_objects(key) if role is Role.TARGET else frozenset()
+            if id_objects:
+                # An email_id comes from reading emails: ids seen only in reads of other
+                # kinds of objects (a file numbered 9) do not vouch for it.
+                sightings = [
+                    s for s in sightings if not s.objects or s.objects & id_objects or s.origin in TRUSTED_ORIGINS
+                ]
+            provenance.setdefault(arg, []).append({"value": scalar, "seen": [s.to_json() for s in sightings]})
+            group, srcs = _classify(sightings, req.delegated)
+            if group == "invented" and role is Role.URL and lookup and on_site(str(scalar), self.gate.web_trusted):
+                group = "trusted_site"  # made up, for a read or lookup, on a site the user trusts
+            groups[group].append(f"{arg} {scalar!r}")
+            if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
+                invented_elsewhere = True
+            if group == "instructed" and not (
+                role is Role.PATH and any(s.origin is Origin.STRUCTURED and s.requested for s in sightings)
+            ):
+                instructed_unfound = True
+            sources[group] |= srcs
+            if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
+                recipients_bound = False
+            if role is Role.URL and group in ("instructed", "invented"):
+                addresses.append(
+                    f"{arg} {scalar!r} ({'from an instruction in ' + ', '.join(sorted(srcs)) if srcs else 'made up'})"
+                )
         copied = 0
         content_instruction = False
         content_fields: list[str] = []
@@ -395,6 +393,33 @@ class Session:
             facts[f"{g}_sources"] = ", ".join(sorted(sources[g]))
         return facts, provenance
 
+    def _traced_values(self, contract: Contract, args: Mapping[str, Any]) -> list[tuple[str, str, Any, Role]]:
+        """Every value whose source must be traced: (where, key, value, role).
+
+        The contract's entity arguments are traced whole. A destination does not escape by
+        hiding: an argument the contract does not declare is read by its name like any other
+        (``bcc``, ``callback_url``), and inside any other structured argument a value is traced
+        when its key names a destination or it is itself an address or a link
+        (``headers.Bcc``, ``meta.link``, ``extra[0].bcc``). Free text (a body, a command, a
+        query) is left to the content checks, which read the links written inside it."""
+        names = self.gate.bundle.contracts
+        out: list[tuple[str, str, Any, Role]] = []
+        for arg, value in args.items():
+            role = contract.role_of(arg) if arg in contract.fields else names.role_of_name(arg)
+            if role in ENTITY_ROLES:
+                out.extend((arg, key, scalar, role) for key, scalar in _scalars({arg: value}))
+                continue
+            if role in (Role.CONTENT, Role.COMMAND, Role.QUERY) and isinstance(value, str):
+                continue
+            for where, key, scalar in _leaves(arg, value):
+                found = names.role_of_name(key) if where != arg else Role.OTHER
+                if found not in _DESTINATIONS:
+                    shape = destination_shape(scalar)
+                    found = Role(shape) if shape else Role.OTHER
+                if found in _DESTINATIONS:
+                    out.append((where, key, scalar, found))
+        return out
+
     def _id_objects(self, key: str) -> frozenset[str]:
         """The objects an id argument names (``email_id`` -> email, ``file_id`` -> file)."""
         vocab = self.gate.bundle.vocabulary
@@ -440,6 +465,16 @@ def _classify(sightings: list[Sighting], delegated: bool) -> tuple[str, set[str]
     if text:
         return "text", text
     return "unrequested", {s.source for s in sightings}
+
+
+def _leaves(where: str, obj: Any, key: str | None = None) -> list[tuple[str, str, Any]]:
+    """(path, nearest key, value) for every scalar in ``obj``: ``headers.Bcc``, ``extra[0].bcc``."""
+    key = where if key is None else key
+    if isinstance(obj, Mapping):
+        return [item for k, v in obj.items() for item in _leaves(f"{where}.{k}", v, str(k))]
+    if isinstance(obj, list | tuple):
+        return [item for i, v in enumerate(obj) for item in _leaves(f"{where}[{i}]", v, key)]
+    return [(where, key, obj)]
 
 
 def _scalars(obj: Any, key: str = "") -> list[tuple[str, Any]]:

@@ -96,6 +96,19 @@ def atoms_of(text: str) -> set[str]:
     return found
 
 
+def destination_shape(value: object) -> str | None:
+    """``"recipient"`` for a value that is wholly an email address, ``"url"`` for a link, else
+    ``None``: how a value with no declared role is recognised as somewhere data would go."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if EMAIL.fullmatch(text):
+        return "recipient"
+    if URL.fullmatch(text) or re.fullmatch(r"[a-z][a-z0-9+.-]*://\S+", text, re.IGNORECASE):
+        return "url"
+    return None
+
+
 def addresses_in(text: str) -> list[str]:
     """The email addresses and links written inside ``text`` (a message body), as written."""
     found = [m.group(0) for m in EMAIL.finditer(text)]

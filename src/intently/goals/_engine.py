@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
 from ..core.clock import format_time, parse_time
-from ..core.errors import InvalidInput, NotFound
+from ..core.errors import InvalidInput, InvalidTransition, NotFound
 from ..core.ids import new_id
 from ..core.tokens import TokenCounting, default_counter
 from ..store import Transaction
@@ -480,9 +480,12 @@ class Goals:
         salience: float | None = None,
         structured_value: Any = None,
         expected_version: int | None = None,
+        awaiting_review: bool = False,
     ) -> Intent:
         """Change fields of a live intent (one INTENT_UPDATE). ``None`` leaves a field as it is;
-        ``CLEAR`` empties an optional one (owner, due, stakeholders, criteria, note, structured value)."""
+        ``CLEAR`` empties an optional one (owner, due, stakeholders, criteria, note, structured value).
+        ``awaiting_review`` is the review queue's edit: it refuses (409) an intent that was
+        confirmed meanwhile, so correcting a candidate never rewrites what someone already decided."""
         changes: dict[str, Any] = {}
         if text is not None:
             changes["value"] = clean_text(text, "text")
@@ -515,6 +518,13 @@ class Goals:
             raise InvalidInput("nothing to change", where=intent_id)
         with self._write() as tx:
             intent = load_for_write(self._rt, tx, intent_id, expected_version)
+            if awaiting_review and intent.epistemic_type is not EpistemicType.INFERRED:
+                raise InvalidTransition(
+                    "review",
+                    intent.epistemic_type.value,
+                    "edited",
+                    detail="it is no longer awaiting review; edit it as a goal (`intently goal edit`, PATCH /goals/ID)",
+                )
             if intent.state.final or intent.epistemic_type is EpistemicType.DEPRECATED:
                 why = "dismissed" if intent.epistemic_type is EpistemicType.DEPRECATED else intent.state.value
                 raise InvalidInput(f"the intent is {why}; it can no longer be edited", where=intent_id)

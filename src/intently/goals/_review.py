@@ -74,10 +74,21 @@ def find_restatement(rt: Runtime, tx: Transaction, intent_type: str, terms: Term
     return None
 
 
+_NOT_WAITING = {
+    EpistemicType.ASSERTED: "it is already confirmed",
+    EpistemicType.DEPRECATED: "it was dismissed or withdrawn; add it again if it holds",
+}
+
+
 def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int | None) -> None:
     intent = load_for_write(rt, tx, intent_id, expected_version)
     if intent.epistemic_type is not EpistemicType.INFERRED:
-        raise InvalidTransition("epistemic type", intent.epistemic_type.value, EpistemicType.ASSERTED.value)
+        raise InvalidTransition(
+            "epistemic type",
+            intent.epistemic_type.value,
+            EpistemicType.ASSERTED.value,
+            detail=_NOT_WAITING.get(intent.epistemic_type, "only candidates awaiting review can be confirmed"),
+        )
     human = rt.actor.kind is ActorKind.USER
     source = SourceType.USER_STATED if human else intent.source_type
     confidence = max(intent.confidence, initial_confidence(EpistemicType.ASSERTED, source))

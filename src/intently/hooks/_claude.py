@@ -184,7 +184,7 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
             record.gate_session = None
             notes.append(f"could not open a gate session: {type(exc).__name__}: {exc}")
     observe = engine_method(ix, "extraction", "observe")
-    if observe is not None:
+    if observe is not None and ev.prompt.strip():
         turn = {
             "speaker": str(ix.actor),
             "text": ev.prompt,

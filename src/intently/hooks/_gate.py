@@ -18,6 +18,8 @@ it does not know all come back as ``block`` with the reason, never as ``allow``.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -116,11 +118,34 @@ def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> d
         return out
     for name, role in (spec.get("fields") or {}).items():
         value = out.get(name)
-        if role == "path" and isinstance(value, str) and Path(value).is_absolute():
-            path = Path(value)
-            if path.is_relative_to(root):
-                out[name] = path.relative_to(root).as_posix()
+        if role != "path" or not isinstance(value, str) or not value:
+            continue
+        if Path(value).is_absolute() and Path(value).is_relative_to(root):
+            out[name] = Path(value).relative_to(root).as_posix()
+        real = _through_links(spec, name, value, root)
+        if real is not None:
+            out[name] = real
     return out
+
+
+def _through_links(spec: Mapping[str, Any], name: str, value: str, root: Path) -> str | None:
+    """Where a path really leads, when a symbolic link on it makes the difference: the link
+    ``src/conf.toml -> ../.intently/intently.toml`` edits intently's config, and a link out of
+    the project writes outside it. The gate then judges the real file (its guard refuses the
+    first; the second is a path nobody gave). ``None`` when the path is what it says."""
+    written = Path(value) if Path(value).is_absolute() else root / value
+    try:
+        real = Path(os.path.realpath(written))
+        base = Path(os.path.realpath(root))
+    except (OSError, ValueError):
+        return None
+    if real == Path(os.path.normpath(written)):
+        return None  # no link on the way
+    inside = real.is_relative_to(base)
+    shown = real.relative_to(base).as_posix() if inside else real.as_posix()
+    guards = [c for c in spec.get("constraints") or [] if str(c.get("arg")) == name]
+    guarded = any(not re.fullmatch(str(c["must_match"]), shown, re.IGNORECASE | re.DOTALL) for c in guards)
+    return shown if guarded or not inside else None
 
 
 def project_relative_output(value: Any, root: Path | None) -> Any:

@@ -19,6 +19,7 @@ from .. import __version__
 from .._intently import Intently
 from ..access import Permission
 from ..context import assemble, run_engine
+from ..core.clock import format_time
 from ..core.errors import IntentlyError
 from ..hooks import Observation, gate_check
 
@@ -33,6 +34,12 @@ TOOLS: dict[str, tuple[str, str]] = {
     "goals_list": ("goals", "list_intents"),
     "goals_update": ("goals", "edit"),
     "goals_complete": ("goals", "complete"),
+    "goals_cancel": ("goals", "cancel"),
+    "review_observe": ("extraction", "observe"),
+    "review_list": ("goals", "review_queue"),
+    "review_edit": ("goals", "edit"),
+    "review_confirm": ("goals", "promote"),
+    "review_dismiss": ("goals", "dismiss"),
     "intents_create": ("triggers", "add"),
     "intents_list": ("triggers", "list"),
     "intents_cancel": ("triggers", "cancel"),
@@ -119,6 +126,63 @@ def build_server(ix: Intently) -> MCPServer:
     def goals_complete(goal_id: str) -> dict[str, Any]:
         ix.require(Permission.WRITE)
         return call("goals", "complete", goal_id)
+
+    @server.tool(description="Cancel a goal that no longer holds (the reason is recorded in the log).")
+    @_as_tool_error
+    def goals_cancel(goal_id: str, reason: str | None = None) -> dict[str, Any]:
+        ix.require(Permission.WRITE)
+        return call("goals", "cancel", goal_id, reason=reason)
+
+    # -- review queue --------------------------------------------------------------------
+
+    @server.tool(
+        description=(
+            "Feed one conversational turn after it happens: it is recorded as evidence, and the commitments, "
+            "goals, open questions, risks and decisions found in it wait in the review queue (never acted on "
+            "until a person confirms them). `time` is RFC 3339 (default now); `message_id` becomes the evidence id."
+        )
+    )
+    @_as_tool_error
+    def review_observe(
+        text: str,
+        speaker: str | None = None,
+        time: str | None = None,
+        channel: str = "mcp",
+        message_id: str | None = None,
+    ) -> dict[str, Any]:
+        ix.require(Permission.WRITE)
+        turn = {"text": text, "speaker": speaker, "channel": channel, "message_id": message_id}
+        turn["time"] = time or format_time(ix.runtime.clock.now())
+        return call("extraction", "observe", turn)
+
+    @server.tool(description="The candidates waiting for review, oldest first.")
+    @_as_tool_error
+    def review_list() -> dict[str, Any]:
+        return call("goals", "review_queue")
+
+    @server.tool(description="Correct a candidate still waiting for review: its text, type, owner or due date.")
+    @_as_tool_error
+    def review_edit(
+        candidate_id: str,
+        text: str | None = None,
+        type: str | None = None,
+        owner: str | None = None,
+        due: str | None = None,
+    ) -> dict[str, Any]:
+        ix.require(Permission.WRITE)
+        return call("goals", "edit", candidate_id, text=text, type=type, owner=owner, due=due, awaiting_review=True)
+
+    @server.tool(description="Confirm a candidate: it becomes an asserted intent (a person's decision, logged).")
+    @_as_tool_error
+    def review_confirm(candidate_id: str) -> dict[str, Any]:
+        ix.require(Permission.WRITE)
+        return call("goals", "promote", candidate_id)
+
+    @server.tool(description="Dismiss a candidate; it is never proposed again from the same evidence.")
+    @_as_tool_error
+    def review_dismiss(candidate_id: str, reason: str | None = None) -> dict[str, Any]:
+        ix.require(Permission.WRITE)
+        return call("goals", "dismiss", candidate_id, reason=reason)
 
     # -- standing intents ----------------------------------------------------------------
 

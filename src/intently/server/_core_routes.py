@@ -120,7 +120,11 @@ def grants_revoke(
 
 @router.post("/namespaces/{namespace}/context", tags=["context"])
 def context(view: NamespaceView, body: ContextRequest) -> dict[str, Any]:
-    """The context block for a task: requirements, goals and standing intents under one budget."""
+    """The context block for a task: requirements, goals and standing intents under one budget.
+    Firing a standing intent charges its budget and starts its cooldown, a change a reader may
+    not make: ``fire`` needs write, and a reader previews with ``fire: false``."""
+    if body.fire:
+        view.require(Permission.WRITE)
     result = assemble(
         view,
         body.query,

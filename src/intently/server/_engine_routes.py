@@ -3,8 +3,10 @@
 Route -> library call (the adapter table; it follows the engines' public APIs):
 
 - goals:        GET list -> ``goals.list_intents(state, type, owner, priority)``; POST -> ``goals.add(text, ...)``;
-                PATCH {id} -> ``goals.edit(id, ...)``; POST {id}/complete -> ``goals.complete(id)``
-- review queue: GET -> ``goals.review_queue()``; POST {id}/confirm -> ``goals.promote(id)``;
+                PATCH {id} -> ``goals.edit(id, ...)``; POST {id}/complete -> ``goals.complete(id)``;
+                POST {id}/cancel -> ``goals.cancel(id, reason)``
+- review queue: GET -> ``goals.review_queue()``; POST observe -> ``extraction.observe(turn)``;
+                PATCH {id} -> ``goals.edit(id, ...)`` (candidates only); POST {id}/confirm -> ``goals.promote(id)``;
                 POST {id}/dismiss -> ``goals.dismiss(id)``
 - triggers:     GET -> ``triggers.list()``; POST -> ``triggers.add(reminder, when=..., ...)`` (manage-reminders);
                 DELETE {id} -> ``triggers.cancel(id)``; POST test -> ``triggers.test(text, ...)``
@@ -21,12 +23,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from ..access import Permission
+from ..core.clock import format_time
 from ..hooks import Observation, gate_check
 from ._deps import NamespaceView, run_engine
 from ._models import (
     ACTOR_PATTERN,
     GateApprove,
     GateCheck,
+    GoalCancel,
     GoalCreate,
     GoalState,
     GoalUpdate,
@@ -35,6 +39,7 @@ from ._models import (
     RequirementPreview,
     TriggerCreate,
     TriggerTest,
+    TurnObserve,
 )
 from ._problems import PROBLEM_RESPONSES
 
@@ -88,7 +93,31 @@ def goals_complete(view: NamespaceView, goal_id: str) -> Any:
     return run_engine(view, "goals", "complete", goal_id)
 
 
+@router.post("/goals/{goal_id}/cancel", tags=["goals"])
+def goals_cancel(view: NamespaceView, goal_id: str, body: GoalCancel | None = None) -> Any:
+    view.require(Permission.WRITE)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "cancel", goal_id, **fields)
+
+
 # -- review queue ------------------------------------------------------------------------
+
+
+@router.post("/review/observe", status_code=201, tags=["review"])
+def review_observe(view: NamespaceView, body: TurnObserve) -> Any:
+    """Feed one turn: it is recorded as evidence and what it contains waits in the queue."""
+    view.require(Permission.WRITE)
+    turn = body.model_dump(exclude_none=True)
+    turn.setdefault("time", format_time(view.runtime.clock.now()))
+    return run_engine(view, "extraction", "observe", turn)
+
+
+@router.patch("/review/{candidate_id}", tags=["review"])
+def review_edit(view: NamespaceView, candidate_id: str, body: GoalUpdate) -> Any:
+    """Correct a candidate before confirming it (text, type, owner, due...). An intent that
+    was already confirmed or dismissed is not in the queue: 409 (edit a goal under /goals)."""
+    view.require(Permission.WRITE)
+    return run_engine(view, "goals", "edit", candidate_id, **body.model_dump(), awaiting_review=True)
 
 
 @router.get("/review", tags=["review"])

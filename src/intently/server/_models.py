@@ -12,6 +12,7 @@ __all__ = [
     "ContextRequest",
     "GateApprove",
     "GateCheck",
+    "GoalCancel",
     "GoalCreate",
     "GoalUpdate",
     "GrantRequest",
@@ -20,6 +21,7 @@ __all__ = [
     "ToolDefinition",
     "TriggerCreate",
     "TriggerTest",
+    "TurnObserve",
 ]
 
 
@@ -67,6 +69,27 @@ class GoalUpdate(_Body):
     context_note: str | None = Field(default=None, max_length=10_000)
     expected_version: int | None = Field(
         default=None, ge=1, description="Version the edit is based on; a newer stored version answers 409."
+    )
+
+
+class GoalCancel(_Body):
+    reason: str | None = Field(default=None, max_length=2_000, description="Why (recorded in the log).")
+    expected_version: int | None = Field(default=None, ge=1)
+
+
+class TurnObserve(_Body):
+    """One conversational turn, as ``Intently.extraction.observe`` takes it."""
+
+    text: str = Field(min_length=1, max_length=100_000, description="What was said, verbatim.")
+    speaker: str | None = Field(
+        default=None, max_length=200, description="Who said it; owner of first-person candidates."
+    )
+    time: str | None = Field(
+        default=None, max_length=40, description="When it was said (RFC 3339); anchors 'by Friday'. Default: now."
+    )
+    channel: str = Field(default="api", max_length=200, description="Where: chat, minutes, a thread id.")
+    message_id: str | None = Field(
+        default=None, max_length=500, description="The source's own message id; it becomes the evidence id."
     )
 
 
