@@ -155,3 +155,24 @@ def test_store_status_and_upgrade(home: Path) -> None:
     with library(home) as ix:
         assert not [s for s in ix.store.schema_status() if s.pending]
         ix.access.grant(Actor.parse("bob"), Permission.READ)
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (["req", "preview", "--help"], "[requirements] budget"),
+        (["req", "scan", "--help"], "[llm] endpoint"),
+        (["context", "--help"], "[context] budget"),
+        (["review", "edit", "--help"], "[e]dit"),
+    ],
+)
+def test_help_shows_config_tables_in_brackets(command: list[str], shown: str) -> None:
+    """Help text names settings as `[table] key`; the help renderer must not swallow the
+    brackets as markup and leave "(default:  budget)"."""
+    from typer.testing import CliRunner
+
+    from intently.cli._app import app
+
+    result = CliRunner().invoke(app, command, env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert shown in " ".join(result.output.split())

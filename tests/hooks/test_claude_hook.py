@@ -517,13 +517,26 @@ def test_unknown_event_blocks(ix: Intently, project: Path, run_hook: HookRunner)
     assert "unsupported hook event" in done.stderr
 
 
-def test_no_home_is_an_internal_error_that_blocks(tmp_path: Path, run_hook: HookRunner) -> None:
+def test_no_home_blocks_tool_calls_and_lets_the_rest_of_the_session_go_on(tmp_path: Path, run_hook: HookRunner) -> None:
+    """No home is a setup problem, named as one. A tool call fails closed; a prompt or the end of
+    a session is not blocked (that would erase the prompt or keep the agent running), the user
+    is told instead."""
     bare = tmp_path / "no-home"
     bare.mkdir()
     payload = event("PreToolUse", bare, tool_name="Bash", tool_input={"command": "ls"})
     done = run_hook(payload, cwd=bare)
     assert done.returncode == 2
-    assert "NotFound" in done.stderr and "fail closed" in done.stderr
+    assert "cannot work here" in done.stderr and "fail closed" in done.stderr
+    assert "internal error" not in done.stderr
+    for other in (
+        event("UserPromptSubmit", bare, prompt="hello"),
+        event("Stop", bare, stop_hook_active=False),
+        event("SessionStart", bare, source="startup"),
+    ):
+        done = run_hook(other, cwd=bare)
+        assert done.returncode == 0, done.stderr
+        message = json.loads(done.stdout)["systemMessage"]
+        assert "cannot work here" in message and "tool calls stay blocked" in message
 
 
 def test_user_prompt_adds_context_and_records_the_request(ix: Intently, project: Path, run_hook: HookRunner) -> None:
@@ -549,8 +562,11 @@ def test_session_start_adds_context(ix: Intently, project: Path, run_hook: HookR
 
 def test_reader_without_access_is_blocked(ix: Intently, project: Path, run_hook: HookRunner) -> None:
     done = run_hook(event("UserPromptSubmit", project, prompt="hello"), actor="user:mallory")
-    assert done.returncode == 2
+    assert done.returncode == 0 and "not found" in json.loads(done.stdout)["systemMessage"]
     assert "not found" in done.stderr
+    tool = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "a.txt")})
+    done = run_hook(tool, actor="user:mallory")
+    assert done.returncode == 2 and "not found" in done.stderr
 
 
 def test_post_tool_use_records_output_as_observation(ix: Intently, project: Path, run_hook: HookRunner) -> None:
@@ -578,3 +594,15 @@ def test_stop_and_session_end_queue_the_transcript_once(ix: Intently, project: P
     assert [e["transcript_path"] for e in entries] == [str(project / "transcript.jsonl")]
     assert entries[0]["event"] == "Stop"
     assert "already queued" in again.stderr
+
+
+def test_a_skipped_requirement_file_is_one_warning_line(ix: Intently, project: Path, handle: Handler) -> None:
+    """One bad rule file never disables the feature: the hook answers, and says in one line
+    which file it skipped, not with Python's warning dump of our own source lines."""
+    folder = ix.home.path / "requirements"
+    folder.mkdir(exist_ok=True)
+    (folder / "req-0000000000aa.md").write_text("---\nid: req-0000000000aa\nstatus: actve\n---\nUse pytest.\n")
+    done = handle(event("SessionStart", project, source="startup"))
+    assert done.exit_code == 0, done.stderr
+    assert "intently: warning: skipped" in done.stderr and "req-0000000000aa.md" in done.stderr
+    assert ".py:" not in done.stderr and done.stderr.count("warning:") == 1

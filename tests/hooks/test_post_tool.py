@@ -111,11 +111,18 @@ def test_untrusted_output_never_records_a_decision(ix: Intently, project: Path, 
     assert ix.goals.decisions() == []
 
 
-def test_a_bad_setting_blocks_and_names_it(ix: Intently, project: Path, run_hook: HookRunner) -> None:
+def test_a_bad_setting_is_named_and_blocks_the_next_tool_call(
+    ix: Intently, project: Path, run_hook: HookRunner
+) -> None:
+    """After a tool ran there is nothing to block: the bad key is named to the user, and the next
+    call, which meets the same config, fails closed."""
     _configure(ix, 'extract_tool_output = "yes"')
     done = run_hook(_web(project, "anything"), cwd=project)
-    assert done.returncode == 2
-    assert "hooks.extract_tool_output" in done.stderr
+    assert done.returncode == 0
+    assert "hooks.extract_tool_output" in json.loads(done.stdout)["systemMessage"]
+    call = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "a.txt")})
+    blocked = run_hook(call, cwd=project)
+    assert blocked.returncode == 2 and "hooks.extract_tool_output" in blocked.stderr
 
 
 def test_an_approval_after_yes_go_ahead_is_recorded_against_the_same_agreement(

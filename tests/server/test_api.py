@@ -83,6 +83,9 @@ def test_log_verify_proof_and_checkpoint(api: Api) -> None:
         cps = c.get("/v1/namespaces/proj/log/checkpoints").json()
         assert cps["checkpoint"]["stream"] == "proj" and cps["size"] >= 2
         assert c.get("/v1/namespaces/proj/log/proof/999").status_code == 404
+        for bad in ("proof/5?size=99999999999999999999", "proof/99999999999999999999", "proof/0", "proof/1?size=0"):
+            r = c.get(f"/v1/namespaces/proj/log/{bad}")  # out of range: a 422 naming it, never a 500
+            assert r.status_code == 422 and r.headers["content-type"] == PROBLEM, (bad, r.text)
 
 
 def test_token_creation_is_logged_without_the_token(api: Api) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Annotated
+import warnings
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -76,8 +77,17 @@ def _register() -> None:
 _register()
 
 
+def _show_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    """A warning is one ``warning:`` line naming what was skipped, as `req preview` prints it,
+    not Python's file-and-source dump."""
+    err.print(f"[yellow]warning:[/yellow] {escape(str(message))}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    warnings.showwarning = _show_warning
     try:
         code = app(args=argv, standalone_mode=False)
         if isinstance(code, int) and code:

@@ -235,7 +235,7 @@ def preview_cmd(
     task: Annotated[str, typer.Option("--task", help="The task description.")],
     paths: Annotated[list[str] | None, typer.Option("--paths", help="Files the task touches (repeat).")] = None,
     domain: Multi = None,
-    budget: Annotated[int | None, typer.Option(help="Token budget (default: [requirements] budget).")] = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget (default: \\[requirements] budget).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Why each requirement was kept or dropped.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -263,7 +263,7 @@ def scan_cmd(
     ctx: typer.Context,
     full: Annotated[bool, typer.Option("--full", help="Re-read every source, not only what changed.")] = False,
     no_commit: Annotated[bool, typer.Option("--no-commit", help="Leave the changes uncommitted.")] = False,
-    llm: Annotated[bool, typer.Option("--llm", help="Let the [llm] endpoint propose candidates.")] = False,
+    llm: Annotated[bool, typer.Option("--llm", help="Let the \\[llm] endpoint propose candidates.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Collect guidance, docs, ADRs, commits and transcripts; extract, reconcile, apply, commit."""

@@ -149,7 +149,7 @@ def edit(
     due: Annotated[str | None, typer.Option("--due", help="Due date (RFC 3339).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Correct a candidate before confirming it; it stays in the queue (the interactive walk's [e]dit)."""
+    """Correct a candidate before confirming it; it stays in the queue (the interactive walk's \\[e]dit)."""
     if text is None and kind is None and owner is None and due is None:
         raise typer.BadParameter("give at least one of --text, --type, --owner, --due")
     with open_home(ctx) as ix:

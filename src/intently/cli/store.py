@@ -82,7 +82,10 @@ def copy(
         data = copy_home(ix, to if "://" in to else f"sqlite:///{Path(to).expanduser().resolve()}")
     emit(data, as_json, _render_copy)
     if not as_json:
-        err.print(f"Point the home at it: set [store] url in intently.toml or INTENTLY_DATABASE_URL={data['to']}")
+        err.print(
+            f"Point the home at it: set [store] url in intently.toml or INTENTLY_DATABASE_URL={data['to']}",
+            markup=False,
+        )
 
 
 def copy_home(ix: Intently, url: str) -> dict[str, Any]:

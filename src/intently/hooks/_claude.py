@@ -3,7 +3,10 @@
 The protocol (code.claude.com/docs/en/hooks): exit 0 with JSON on stdout is an answer;
 exit 2 blocks (the reason goes on stderr); **any other exit code lets the action proceed**.
 So this module never lets an exception escape as exit 1: unparsable input, an unknown
-event and any internal error become exit 2 with a one-line reason on stderr.
+event and any failure in PreToolUse become exit 2 with a one-line reason on stderr. A failure
+in any other event (a bad config, no home) is reported as a system message and does not block:
+blocking Stop keeps the agent running and blocking a prompt erases it, while every tool call
+still meets PreToolUse, which fails closed on the same problem.
 
 - SessionStart, UserPromptSubmit: the context block as ``additionalContext`` (at most
   :data:`MAX_CONTEXT_CHARS`). UserPromptSubmit also records the prompt as the user's
@@ -22,8 +25,9 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +113,20 @@ def _answer(payload: dict[str, Any], note: str = "") -> HookResult:
 
 
 def handle_claude_event(raw: str, open_home: Opener) -> HookResult:
-    """Answer one hook event. Never raises: every failure is exit 2 with a reason."""
+    """Answer one hook event. Never raises: a failure is exit 2 with a reason (PreToolUse, bad
+    input) or a system message that lets the event proceed (every other event). Warnings met
+    on the way (a requirement file skipped) are one ``intently: warning:`` line each on stderr,
+    not Python's source-line dump."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        result = _handle(raw, open_home)
+    seen = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning))
+    if not seen:
+        return result
+    return replace(result, stderr=result.stderr + "".join(f"intently: warning: {m}\n" for m in seen))
+
+
+def _handle(raw: str, open_home: Opener) -> HookResult:
     try:
         try:
             data = json.loads(raw)
@@ -127,13 +144,34 @@ def handle_claude_event(raw: str, open_home: Opener) -> HookResult:
         except ValidationError as exc:
             field, message = first_problem(exc)
             return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
-        ix = open_home(Path(parsed.cwd) if parsed.cwd else None)
         try:
-            return fn(ix, parsed)
-        finally:
-            ix.close()
+            ix = open_home(Path(parsed.cwd) if parsed.cwd else None)
+            try:
+                return fn(ix, parsed)
+            finally:
+                ix.close()
+        except Exception as exc:
+            if event == "PreToolUse":
+                raise
+            return _carry_on(str(event), exc)
     except Exception as exc:  # fail closed: anything unexpected blocks, with its reason
-        return _deny_exit(f"internal error, blocked to fail closed: {type(exc).__name__}: {exc}")
+        return _deny_exit(f"{_failure(exc)}, blocked to fail closed")
+
+
+def _failure(exc: Exception) -> str:
+    """A setup problem (a bad config key, no home) says so; anything else is an internal error."""
+    if isinstance(exc, IntentlyError):
+        return f"cannot work here: {exc}"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _carry_on(event: str, exc: Exception) -> HookResult:
+    """A failure outside PreToolUse does not block. Exit 2 there would not protect anything:
+    on Stop it keeps the agent going, on UserPromptSubmit it erases the user's prompt. Every
+    tool call still goes through PreToolUse, which fails closed on the same problem, so the
+    user is told (a system message) and the session goes on without intently's help."""
+    reason = f"{_failure(exc)} ({event} skipped; tool calls stay blocked until this is fixed)"
+    return _answer({"systemMessage": f"intently: {reason}"}, f"intently: {reason}\n")
 
 
 def context_within_cap(ix: Intently, query: str, *, session: str | None) -> ContextResult:

@@ -74,7 +74,11 @@ def log_verify(view: NamespaceView) -> dict[str, Any]:
 
 
 @router.get("/namespaces/{namespace}/log/proof/{seq}", tags=["log"])
-def log_proof(view: NamespaceView, seq: int, size: int | None = None) -> dict[str, Any]:
+def log_proof(
+    view: NamespaceView,
+    seq: Annotated[int, Path(ge=1, le=2**53, description="The operation's sequence number.")],
+    size: Annotated[int | None, Query(ge=1, le=2**53, description="Tree size to prove against (default: now).")] = None,
+) -> dict[str, Any]:
     """Inclusion proof of operation ``seq``, checked before it is returned."""
     data = view.log.inclusion_proof(view.namespace, seq, size)
     verify_inclusion(
