@@ -116,7 +116,7 @@ def test_bad_input_is_one_line_naming_the_field(home: Path) -> None:
     config = home / ".intently" / "intently.toml"
     config.write_text(config.read_text().replace("budget = 4000", "budget = 'lots'"))
     bad_config = run("whoami", cwd=home)
-    assert "intently.toml: context.budget" in bad_config.error_line()
+    assert "intently.toml:" in bad_config.error_line() and ": context.budget" in bad_config.error_line()
 
 
 def test_usage_errors_say_what_is_wrong_with_exit_2_and_no_traceback(home: Path) -> None:

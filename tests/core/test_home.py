@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -69,18 +70,48 @@ def test_no_home_is_not_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         find_home(tmp_path)
 
 
-def test_config_errors_name_the_file_and_field(ix: Intently) -> None:
+def _line(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), start=1) if line.startswith(needle))
+
+
+def test_config_errors_name_the_file_line_and_field(ix: Intently) -> None:
     path = ix.home.config_path
     text = path.read_text()
     path.write_text(text.replace("budget = 4000", "budget = 10"))
-    with pytest.raises(InvalidInput, match=r"intently.toml: context.budget"):
+    line = _line(path.read_text(), "budget = 10")
+    with pytest.raises(InvalidInput, match=rf"intently.toml:{line}: context.budget"):
         ix.home.load_config()
     path.write_text(text.replace("[context]", "[context]\nbudgte = 1"))
-    with pytest.raises(InvalidInput, match=r"context.budgte"):
+    line = _line(path.read_text(), "budgte")
+    with pytest.raises(InvalidInput, match=rf"intently.toml:{line}: context.budgte"):
         ix.home.load_config()
     path.write_text("[home\n")
     with pytest.raises(InvalidInput, match=r"intently\.toml"):
         ix.home.load_config()
+
+
+@pytest.mark.parametrize(
+    ("table", "typo"),
+    [("hooks", "shell_alowlist = []"), ("extract", "extractr = 'llm'")],
+)
+def test_a_typo_in_an_engine_table_is_refused_by_every_command(ix: Intently, table: str, typo: str) -> None:
+    """[hooks] and [extract] are read by the hook and by observe only; a misspelt key there is
+    still refused as soon as the home opens, so `intently whoami` says so, not just the hook."""
+    path = ix.home.config_path
+    path.write_text(path.read_text().replace(f"[{table}]\n", f"[{table}]\n{typo}\n", 1))
+    line = _line(path.read_text(), typo)
+    key = typo.split(" ")[0]
+    with pytest.raises(InvalidInput, match=rf"intently.toml:{line}: {table}.{key}: unknown key"):
+        ix.home.load_config()
+
+
+def test_the_engine_table_keys_are_the_engines_own() -> None:
+    from intently.core.config import ENGINE_TABLE_KEYS
+    from intently.extract import ExtractionSettings
+    from intently.hooks._settings import HookSettings
+
+    assert set(ENGINE_TABLE_KEYS["extract"]) == set(ExtractionSettings.model_fields)
+    assert set(ENGINE_TABLE_KEYS["hooks"]) == {f.name for f in dataclasses.fields(HookSettings)}
 
 
 def test_an_unknown_config_table_is_an_error_naming_it(ix: Intently) -> None:

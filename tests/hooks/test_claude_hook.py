@@ -391,6 +391,18 @@ def test_an_allowed_call_leaves_claude_codes_own_prompt_in_place_unless_told(
     )
 
 
+@pytest.mark.parametrize("entry", ["ls | sh", "make; rm -rf /", "cat > out.txt"])
+def test_an_allow_list_entry_with_a_shell_operator_is_refused(
+    ix: Intently, project: Path, handle: Handler, entry: str
+) -> None:
+    """A command with an operator never runs, so such an entry could never match: it is a
+    mistake, named with its key, not a silent no-op."""
+    set_config(ix.home.config_path, "hooks", "shell_trusted", json.dumps([entry]))
+    done = handle(event("PreToolUse", project, tool_name="Bash", tool_input={"command": "ls"}))
+    assert done.exit_code == 2
+    assert "hooks.shell_trusted" in done.stderr and "shell operators" in done.stderr
+
+
 def test_a_misspelt_hooks_key_blocks_with_its_name(ix: Intently, project: Path, handle: Handler) -> None:
     """A typo would otherwise leave the allow-list empty without a word; like every unknown key
     in intently.toml it is an error naming the key, and the hook fails closed."""

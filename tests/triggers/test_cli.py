@@ -119,3 +119,20 @@ def test_bench_runs_tiny_and_misses_nothing() -> None:
     assert result["intently"]["missed_fires"] == 0
     assert {"p50_us", "p99_us", "missed_fires"} <= set(result["fts5_baseline"])
     assert result["intently"]["fire_p50_us"] > 0
+
+
+def test_the_id_a_list_shows_is_enough_to_act_on(ix: Intently) -> None:
+    """`trigger list` shows the last 8 characters of each id (UUIDv7s of one minute share their
+    start); those, or any unique 6+ character prefix or suffix, name the intent everywhere."""
+    home = ix.home.path
+    first = ok_json("trigger", "add", "Check the rollback plan", "--when", "deploy", home=home)["id"]
+    second = ok_json("trigger", "add", "Ping the on-call", "--when", "incident", home=home)["id"]
+    env = {"INTENTLY_HOME": str(home), "INTENTLY_ACTOR": "user:alice", "COLUMNS": "200"}
+    listing = CliRunner().invoke(app, ["trigger", "list"], env=env)
+    assert first[-8:] in listing.stdout and first not in listing.stdout
+    assert ok_json("trigger", "show", first[-8:], home=home)["id"] == first
+    assert ok_json("trigger", "show", second[:-3], home=home)["id"] == second  # a prefix works too
+    cancelled = ok_json("trigger", "cancel", second[-8:], home=home)
+    assert cancelled["id"] == second and cancelled["state"] == "cancelled"
+    short = CliRunner().invoke(app, ["trigger", "show", first[-5:]], env=env)
+    assert short.exit_code != 0 and "at least 6" in str(short.exception)

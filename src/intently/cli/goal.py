@@ -312,6 +312,9 @@ def bundle(
         # The block is plain text, not Rich markup: print it verbatim.
         out.print(d["rendered"] or "(no intents)", markup=False, highlight=False)
         omitted = d["omitted"]
-        out.print(f"{d['tokens']}/{d['budget']} tokens; omitted {omitted['count']} {omitted['reasons']}", markup=False)
+        why = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(omitted["reasons"].items()))
+        out.print(
+            f"{d['tokens']}/{d['budget']} tokens; omitted {omitted['count']}{f' ({why})' if why else ''}", markup=False
+        )
 
     emit(data, as_json, render)

@@ -38,10 +38,20 @@ def register(app: typer.Typer) -> None:
 
 
 def _render_intent(intent: StandingIntent) -> None:
+    """One field a line, in words: entries as `a b | c`, the scope described, empty fields left out
+    (``--json`` has every key)."""
     data = intent.to_json()
     fires = data.pop("fires")
+    data["when"] = " | ".join(" ".join(entry) for entry in intent.entries)
+    data["exclude"] = ", ".join(data.get("exclude") or [])
+    data["scope"] = intent.scope.describe()
+    data["cooldown"] = f"{data.pop('cooldown_seconds')} s"
     for key, value in data.items():
-        out.print(f"[bold]{escape(key)}[/bold]: {escape(str(value))}")
+        if value is None or value == "":
+            continue
+        out.print(
+            f"[bold]{escape(key)}[/bold]: {escape(str(value).lower() if isinstance(value, bool) else str(value))}"
+        )
     if fires:
         table(
             "Fires",
@@ -145,7 +155,7 @@ def list_(
             ["id", "state", "reminder", "when", "scope", "fires", "expires"],
             [
                 [
-                    i.id,
+                    i.id[-8:],
                     i.state.value,
                     i.reminder[:60],
                     " | ".join(" ".join(e) for e in i.entries),
@@ -161,7 +171,11 @@ def list_(
 
 @trigger_app.command("show")
 def show(
-    ctx: typer.Context, intent_id: Annotated[str, typer.Argument(help="Intent id.")], as_json: JsonOpt = False
+    ctx: typer.Context,
+    intent_id: Annotated[
+        str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix, as `trigger list` shows).")
+    ],
+    as_json: JsonOpt = False,
 ) -> None:
     """Show one intent with its fire history."""
     with open_home(ctx) as ix:
@@ -172,7 +186,9 @@ def show(
 @trigger_app.command("update")
 def update(
     ctx: typer.Context,
-    intent_id: Annotated[str, typer.Argument(help="Intent id.")],
+    intent_id: Annotated[
+        str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix, as `trigger list` shows).")
+    ],
     reminder: Annotated[str | None, typer.Option("--reminder")] = None,
     event: Annotated[str | None, typer.Option("--event")] = None,
     when: WhenOpt = None,
@@ -206,7 +222,9 @@ def update(
 @trigger_app.command("snooze")
 def snooze(
     ctx: typer.Context,
-    intent_id: Annotated[str, typer.Argument(help="Intent id.")],
+    intent_id: Annotated[
+        str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix, as `trigger list` shows).")
+    ],
     until: Annotated[str, typer.Argument(help="A duration (2d) or a date/time; 'off' lifts the snooze.")],
     as_json: JsonOpt = False,
 ) -> None:
@@ -218,7 +236,11 @@ def snooze(
 
 @trigger_app.command("cancel")
 def cancel(
-    ctx: typer.Context, intent_id: Annotated[str, typer.Argument(help="Intent id.")], as_json: JsonOpt = False
+    ctx: typer.Context,
+    intent_id: Annotated[
+        str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix, as `trigger list` shows).")
+    ],
+    as_json: JsonOpt = False,
 ) -> None:
     """Cancel an intent: it can no longer fire."""
     with open_home(ctx) as ix:
@@ -228,7 +250,11 @@ def cancel(
 
 @trigger_app.command("confirm")
 def confirm(
-    ctx: typer.Context, intent_id: Annotated[str, typer.Argument(help="Intent id.")], as_json: JsonOpt = False
+    ctx: typer.Context,
+    intent_id: Annotated[
+        str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix, as `trigger list` shows).")
+    ],
+    as_json: JsonOpt = False,
 ) -> None:
     """Arm a pending proposal (needs the manage-reminders permission)."""
     with open_home(ctx) as ix:

@@ -9,6 +9,7 @@ indexes, private keys), and the generated ``.gitignore`` keeps the two apart.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -20,8 +21,21 @@ from .homedir import CONFIG_FILE, HOME_DIRNAME, locate_home
 
 __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 
-# Tables an engine validates itself (read from ``Config.extra``); any other unknown table is an error.
-ENGINE_TABLES = ("extract", "hooks")
+# Tables an engine validates itself (read from ``Config.extra``); any other unknown table is an
+# error. Their keys are listed here so a typo is refused when the home opens, by every command,
+# not only by the one that reads the table (the engines check the values when they use them).
+ENGINE_TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "extract": ("extractor", "model", "agent_channels", "dialogue_channels", "model_thresholds", "timeout"),
+    "hooks": (
+        "shell_allowlist",
+        "shell_trusted",
+        "web_trusted",
+        "extract_tool_output",
+        "skip_prompt_when_allowed",
+        "server",
+    ),
+}
+ENGINE_TABLES = tuple(ENGINE_TABLE_KEYS)
 
 
 class _Section(BaseModel):
@@ -243,9 +257,10 @@ class Home:
         return self.config_path.is_file()
 
     def load_config(self) -> Config:
-        """Read and validate ``intently.toml``; errors name the file and field."""
+        """Read and validate ``intently.toml``; errors name the file, line and field."""
         try:
-            raw = tomllib.loads(self.config_path.read_text(encoding="utf-8"))
+            text = self.config_path.read_text(encoding="utf-8")
+            raw = tomllib.loads(text)
         except FileNotFoundError as exc:
             raise NotFound(f"no {CONFIG_FILE} in {self.path}; run `intently init`") from exc
         except tomllib.TOMLDecodeError as exc:
@@ -256,13 +271,31 @@ class Home:
         if unknown:
             tables = ", ".join(sorted(known | set(ENGINE_TABLES)))
             raise InvalidInput(
-                f"unknown table [{unknown[0]}] (known: {tables})", where=f"{self.config_path}: {unknown[0]}"
+                f"unknown table [{unknown[0]}] (known: {tables})",
+                where=f"{self._where(text, unknown[0], '')}: {unknown[0]}",
             )
+        for table, section in extra.items():
+            if not isinstance(section, dict):
+                raise InvalidInput("must be a table", where=f"{self.config_path}: {table}")
+            typo = sorted(set(section) - set(ENGINE_TABLE_KEYS[table]))
+            if typo:
+                known_keys = ", ".join(ENGINE_TABLE_KEYS[table])
+                raise InvalidInput(
+                    f"unknown key (known: {known_keys})",
+                    where=f"{self._where(text, table, typo[0])}: {table}.{typo[0]}",
+                )
         try:
             return Config.model_validate({**raw, "extra": extra})
         except ValidationError as exc:
             field, message = first_problem(exc)
-            raise InvalidInput(message, where=f"{self.config_path}: {field}") from exc
+            table, _, key = field.partition(".")
+            raise InvalidInput(message, where=f"{self._where(text, table, key)}: {field}") from exc
+
+    def _where(self, text: str, table: str, key: str) -> str:
+        """``intently.toml:LINE`` for ``key`` in ``[table]`` (the table's header line for a
+        missing key), so an error points at the line to fix; the bare path if it is not found."""
+        line = config_line(text, table, key.split(".")[0])
+        return f"{self.config_path}:{line}" if line else str(self.config_path)
 
     def database_url(self, config: Config) -> str:
         env = os.environ.get("INTENTLY_DATABASE_URL")
@@ -291,6 +324,27 @@ class Home:
         self.ensure_gitattributes()
         (self.requirements_dir / ".gitkeep").touch()
         return self.load_config()
+
+
+_TABLE_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(?:#.*)?$")
+
+
+def config_line(text: str, table: str, key: str) -> int | None:
+    """The 1-based line of ``key = ...`` inside ``[table]`` of a TOML text, else the line of the
+    ``[table]`` header, else ``None``. Enough for intently.toml's flat tables; it does not parse."""
+    current = ""
+    header: int | None = None
+    assign = re.compile(rf"^\s*{re.escape(key)}\s*=") if key else None
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _TABLE_HEADER.match(line)
+        if found:
+            current = found.group(1)
+            if current == table and header is None:
+                header = number
+            continue
+        if current == table and assign is not None and assign.match(line):
+            return number
+    return header
 
 
 def find_home(start: Path | None = None, explicit: str | Path | None = None) -> Home:

@@ -54,7 +54,8 @@ class ExtractionSettings(BaseModel):
     # Per-type bars for the recall layer, over the shipped ones: raise a type's bar to see fewer
     # of its candidates in review ({ COMMITMENT = 0.8 }); 1.0 turns the layer off for that type.
     model_thresholds: dict[str, Annotated[float, Field(gt=0.0, le=1.0)]] = Field(default_factory=dict)
-    timeout: float = 30.0
+    # Seconds for one call to the [llm] endpoint.
+    timeout: float = Field(default=30.0, gt=0.0, le=3600.0)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core.config import ENGINE_TABLE_KEYS
 from ..core.errors import InvalidInput
+from ..core.shell import SHELL_OPERATOR
 from ..gate._values import trusted_hosts
 
 if TYPE_CHECKING:
@@ -18,14 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOK_KEYS", "HookSettings", "hook_settings"]
 
-HOOK_KEYS = (
-    "shell_allowlist",
-    "shell_trusted",
-    "web_trusted",
-    "extract_tool_output",
-    "skip_prompt_when_allowed",
-    "server",
-)
+HOOK_KEYS = ENGINE_TABLE_KEYS["hooks"]  # the home refuses any other key when it opens
 
 
 @dataclass(frozen=True)
@@ -54,6 +49,11 @@ def hook_settings(ix: Intently) -> HookSettings:
         value = section.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise InvalidInput("must be a list of command prefixes", where=f"{where}.{key}")
+        for entry in value:
+            if SHELL_OPERATOR.search(entry):  # a command with an operator never runs, so it could never match
+                raise InvalidInput(
+                    f"{entry!r}: a command prefix without shell operators (| ; & > $ ...)", where=f"{where}.{key}"
+                )
         lists[key] = tuple(v.strip() for v in value)
     sites = trusted_hosts(section.get("web_trusted", []), where=f"{where}.web_trusted")
     flags: dict[str, bool] = {}

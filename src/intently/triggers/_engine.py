@@ -111,9 +111,22 @@ class Triggers:
         return Permission.MANAGE_REMINDERS in held and intent.state is IntentState.PENDING
 
     def _get(self, tx: Transaction, intent_id: str, held: set[Permission]) -> StandingIntent:
-        intent = load_intent(tx, self._ns, intent_id.strip())
+        """The intent ``intent_id`` names: its id, or a unique prefix or suffix of at least 6
+        characters among those this actor may see (lists show the last 8, as for goals)."""
+        ref = intent_id.strip()
+        intent = load_intent(tx, self._ns, ref)
+        if intent is None and len(ref) >= 6:
+            bare = ref.replace("%", "").replace("_", "")
+            rows = tx.query(
+                "SELECT id FROM triggers_intents WHERE namespace = ? AND (id LIKE ? OR id LIKE ?) ORDER BY id",
+                (self._ns, bare + "%", "%" + bare),
+            )
+            found = [i for i in (load_intent(tx, self._ns, str(r["id"])) for r in rows) if i and self._visible(i, held)]
+            if len(found) > 1:
+                raise NotFound(f"{intent_id!r} matches several standing intents; give more of the id")
+            intent = found[0] if found else None
         if intent is None or not self._visible(intent, held):
-            raise NotFound(f"no standing intent {intent_id!r}")
+            raise NotFound(f"no standing intent {intent_id!r} (give the id, or at least 6 of its last characters)")
         return intent
 
     def _append(self, tx: Transaction, op: str, target: str, payload: dict[str, Any], actor: str | None = None) -> None:
