@@ -49,6 +49,8 @@ def test_explain_says_why_in_plain_words(ix: Intently, tools: list[dict[str, Any
     assert "send_email was blocked (rule instructed-value)" in text
     assert "eve@evil.example" in text and "search_emails" in text
     assert "3 call(s): 2 allow, 1 block." in text
+    (blocked,) = [d for d in _ if d.level.value == "block"]
+    assert ix.gate.explain(blocked.id)["text"] == text  # a denial quotes the decision id: that works too
 
 
 def test_approval_from_another_process_is_single_use(ix: Intently, tools: list[dict[str, Any]], project: Path) -> None:

@@ -319,3 +319,23 @@ def test_web_trusted_takes_host_names_only(home: Path, tmp_path: Path) -> None:
         [*cli, "--", sys.executable, str(UPSTREAM), str(tmp_path / "d")], capture_output=True, text=True, timeout=60
     )
     assert done.returncode != 0 and "--web-trusted" in done.stderr and "host names" in done.stderr
+
+
+@pytest.mark.parametrize("upstream", [["false"], ["/nonexistent/mcp-server"]])
+def test_an_upstream_that_exits_or_is_missing_is_one_line_naming_it(home: Path, upstream: list[str]) -> None:
+    """A wrong upstream command is the user's to fix: say which command and what happened,
+    not an internal error about task groups."""
+    import subprocess
+
+    done = subprocess.run(
+        [*CLI, "--home", str(home), "--actor", "user:alice", "gateway", "--request", "hi", "--", *upstream],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"upstream MCP server ({upstream[0]})" in done.stderr
+    assert "internal error" not in done.stderr and "TaskGroup" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

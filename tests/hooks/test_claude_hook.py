@@ -455,6 +455,34 @@ def test_confirm_becomes_ask_and_an_approval_lets_that_exact_call_run(
     assert _decision(handle(other))["permissionDecision"] == "deny"
 
 
+@pytest.mark.parametrize(
+    ("command", "hint"),
+    [
+        ("git status --short", "git status"),  # the subcommand stays: "git" would let every git command run
+        ("FOO=1 pytest -q", "FOO=1 pytest"),  # an assignment is part of the command
+        ("ls -la src", "ls"),
+        ("make test", "make test"),
+    ],
+)
+def test_the_allow_list_advice_is_the_narrowest_entry_that_works(
+    ix: Intently, project: Path, handle: Handler, command: str, hint: str
+) -> None:
+    handle(event("UserPromptSubmit", project, prompt=f"Run {command}"))
+    call = event("PreToolUse", project, tool_name="Bash", tool_input={"command": command})
+    refused = _decision(handle(call))
+    assert f'add "{hint}" (or a longer prefix)' in refused["permissionDecisionReason"]
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", json.dumps([hint]))
+    assert _decision(handle(call))["permissionDecision"] == "ask"  # listed: runs after your approval
+
+
+def test_a_made_up_documentation_address_points_at_web_trusted(ix: Intently, project: Path, handle: Handler) -> None:
+    handle(event("UserPromptSubmit", project, prompt="How does csv quoting work in Python?"))
+    fetch = {"url": "https://docs.python.org/3/library/csv.html", "prompt": "quoting"}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="WebFetch", tool_input=fetch)))
+    assert answer["permissionDecision"] in ("deny", "ask")
+    assert "[hooks] web_trusted" in answer["permissionDecisionReason"]
+
+
 def test_a_refused_command_says_how_to_allow_it_and_the_advice_works(
     ix: Intently, project: Path, handle: Handler
 ) -> None:

@@ -112,7 +112,9 @@ def runs(
 
 @gate_app.command("explain")
 def explain(
-    ctx: typer.Context, run: Annotated[str, typer.Argument(help="The run (session) id.")], as_json: JsonOpt = False
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="The run (session) id, or the id of one of its decisions.")],
+    as_json: JsonOpt = False,
 ) -> None:
     """Why was this blocked? Each decision of a run in plain words, from the log."""
     with open_home(ctx) as ix:

@@ -306,11 +306,17 @@ class GateEngine:
         return [dict(r) for r in rows]
 
     def run(self, run_id: str) -> dict[str, Any]:
-        """The session, its observations and decisions, as stored."""
+        """The session, its observations and decisions, as stored. ``run_id`` may also be the id
+        of one of its decisions: a denial quotes the decision, and that is what people paste."""
         with self._rt.store.transaction(write=False) as tx:
             row = tx.one("SELECT * FROM gate_sessions WHERE id = ?", (run_id,))
             if row is None:
-                raise NotFound(f"no gate run {run_id}")
+                owner = tx.one("SELECT session_id FROM gate_decisions WHERE id = ?", (run_id,))
+                if owner is not None:
+                    run_id = str(owner["session_id"])
+                    row = tx.one("SELECT * FROM gate_sessions WHERE id = ?", (run_id,))
+            if row is None:
+                raise NotFound(f"no gate run or decision {run_id}")
             self._rt.access.require(self._rt.actor, str(row["namespace"]), Permission.READ, tx)
             obs = tx.query(
                 "SELECT label, tool, sha256, observed_at FROM gate_observations WHERE session_id = ? ORDER BY observed_at, label",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
-from ..core.errors import InvalidTransition
+from ..core.errors import IntentlyError, InvalidTransition
 from ._contracts import SideEffect, open_world_by_default
 from ._decision import Decision
 from ._gate import Gate, Session
@@ -330,4 +330,23 @@ def run_gateway(
         return Gateway(gate, request=request, request_file=request_file, ask_timeout=ask_timeout)
 
     del ctx
-    anyio.run(_serve, command, make)
+    try:
+        anyio.run(_serve, command, make)
+    except Exception as exc:  # the upstream failed to start, died or broke the protocol: say which, in one line
+        raise UpstreamFailed(command, exc) from exc
+
+
+class UpstreamFailed(IntentlyError):
+    """The upstream MCP server behind the gateway stopped or never answered."""
+
+    exit_code = 1
+
+    def __init__(self, command: list[str], exc: BaseException) -> None:
+        leaf = exc
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:  # anyio's task groups wrap the cause
+            leaf = leaf.exceptions[0]
+        detail = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
+        super().__init__(
+            f"the upstream MCP server ({' '.join(command)}) stopped or did not answer: {detail}; "
+            "check that the command runs an MCP server on stdio"
+        )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -280,6 +281,11 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         reason += f" (decision {answer.decision_id})"
     if "command-not-allowlisted" in answer.rules:
         reason += _allowlist_hint(ix, ev.tool_input.get("command"))
+    if ev.tool_name == "WebFetch" and decision != "allow" and re.search(r"made (?:it )?up", answer.reason):
+        reason += (
+            ". If it is documentation on a site you trust, add the site's host to [hooks] web_trusted in "
+            f"{ix.home.config_path}; addresses an instruction gave stay refused"
+        )
     if decision == "allow" and not hook_settings(ix).skip_prompt_when_allowed:
         # The gate found nothing wrong: Claude Code's own permission settings decide, as they
         # would without intently. A guard that answered "allow" would switch off prompts the
@@ -304,11 +310,30 @@ def _allowlist_hint(ix: Intently, command: Any) -> str:
             ". A command with a shell operator (| ; & > < $ ` or a backslash) never runs, allow-listed or not: "
             "run its parts as separate commands"
         )
-    program = text.split()[0] if text else "the program"
     return (
-        f'. To let it run with your approval each time, add "{program}" (or a longer prefix) '
+        f'. To let it run with your approval each time, add "{_suggested_prefix(text)}" (or a longer prefix) '
         f"to [hooks] shell_allowlist in {ix.home.config_path}"
     )
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+_SUBCOMMAND = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def _suggested_prefix(command: str) -> str:
+    """The narrowest entry that lets ``command`` run: leading variable assignments belong to it
+    (``FOO=1 pytest``), and a subcommand word stays with its program (``git status``, not
+    ``git``, which would let every git command through); options and paths are left off."""
+    words = command.split()
+    start = 0
+    while start < len(words) and _ASSIGNMENT.fullmatch(words[start]):
+        start += 1
+    if start == len(words):
+        return command or "the program"
+    end = start + 1
+    if end < len(words) and _SUBCOMMAND.fullmatch(words[end]):
+        end += 1
+    return " ".join(words[:end])
 
 
 def _post_tool(ix: Intently, ev: _Event) -> HookResult:
