@@ -76,6 +76,10 @@ def test_goal_tools_round_trip(ix: Intently) -> None:
             listed = await client.call_tool("goals_list", {})
             active = await client.read_resource("intently://goals/active")
             edited = await client.call_tool("goals_update", {"goal_id": goal_id, "priority": "CRITICAL"})
+            stale = await client.call_tool(
+                "goals_update", {"goal_id": goal_id, "context_note": "late", "expected_version": 1}
+            )
+            assert stale.is_error and "version" in _text(stale)  # someone changed it since version 1
             done = await client.call_tool("goals_complete", {"goal_id": goal_id})
             after = await client.call_tool("goals_list", {})
             return [goal_id, listed, active, edited, done, after]
@@ -146,13 +150,15 @@ def test_standing_intent_tools_for_a_reminder_manager(ix: Intently) -> None:
 def test_requirements_preview_and_resource(ix: Intently) -> None:
     req = ix.requirements.add("Never log request bodies of the payments service", level="project")
 
-    async def go() -> tuple[Any, Any]:
+    async def go() -> tuple[Any, Any, Any]:
         async with Client(build_server(ix)) as client:
             preview = await client.call_tool("requirements_preview", {"task": "add logging to payments"})
             listing = await client.read_resource("intently://requirements")
-            return preview, listing
+            tiny = await client.call_tool("requirements_preview", {"task": "add logging", "budget": -5})
+            return preview, listing, tiny
 
-    preview, listing = _run(go)
+    preview, listing, tiny = _run(go)
+    assert tiny.is_error and "budget" in _text(tiny)  # the same bounds as the HTTP API, not an empty success
     assert json.loads(_text(preview))["ids"] == [req.id]
     assert [r["id"] for r in json.loads(listing.contents[0].text)["items"]] == [req.id]
 

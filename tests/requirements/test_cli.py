@@ -120,6 +120,10 @@ def test_preview_explains_and_records_nothing(ix: Intently, project: Path) -> No
         project, "req", "preview", "--task", "Fix a refresh race", "--paths", "pkg/gui/a.go", "--explain"
     )
     assert code == 0 and "why" in out and gui.id in out
+    # the task as an argument, as `intently context` takes it; given twice or not at all is an error
+    assert js(project, "req", "preview", "Fix a refresh race", "--paths", "pkg/gui/a.go")["ids"] == [gui.id]
+    assert cli(project, "req", "preview", "--paths", "pkg/gui/a.go")[0] == 2
+    assert cli(project, "req", "preview", "x", "--task", "y")[0] == 2
 
 
 def test_domains_commands(ix: Intently, project: Path) -> None:

@@ -44,6 +44,17 @@ def test_the_newer_of_two_contradicting_rules_is_injected_and_the_other_is_repor
     assert sel.to_json()["omissions"][0]["conflicts_with"] == new.id
 
 
+def test_two_rules_written_in_the_same_second_are_not_called_newer(ix: Intently, clock: ManualClock) -> None:
+    """With the same time on both, only the id order decides; the report says so instead of
+    claiming the kept rule is newer."""
+    with Intently.open(ix.home.path, actor="user:alice", clock=clock) as handle:
+        first = handle.requirements.add(TABS, user_edited=False)
+        second = handle.requirements.add(NO_TABS, user_edited=False)
+        (conflict,) = handle.requirements.select(TASK, explain=True, record=False).conflicts
+    assert {conflict.kept, conflict.dropped} == {first.id, second.id}
+    assert conflict.kept == max(first.id, second.id) and conflict.why == "tie: same time, larger id"
+
+
 def test_a_user_edited_rule_wins_over_a_newer_scanned_one(ix: Intently, clock: ManualClock) -> None:
     mine = ix.requirements.add(NO_TABS)  # written by a person: user_edited
     clock.advance("1d")

@@ -159,6 +159,27 @@ def test_gate_check_and_single_use_approval(ix: Intently) -> None:
         assert blocked.json()["outcome"] == "block"
 
 
+def test_a_gate_session_and_its_approval_belong_to_the_actor_who_opened_it(ix: Intently) -> None:
+    """Another writer who learns a session id cannot spend the approval given for that
+    session's call, nor add calls to it: 403, and the approval is still there for its owner."""
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["pytest"]')
+    ix.access.grant(Actor.parse("agent:other"), Permission.WRITE)
+    body = {"user_request": "Run the test suite with pytest", "tool": "Bash", "args": {"command": "pytest -q"}}
+    with Intently.open(ix.home.path, actor="user:alice") as fresh, serve(fresh) as running:
+        with running.client(running.token("user:alice")) as alice:
+            first = alice.post("/v1/namespaces/proj/gate/check", json=body).json()
+            assert first["outcome"] == "confirm"
+            assert alice.post("/v1/namespaces/proj/gate/approve", json={"decision_id": first["decision_id"]}).is_success
+        again = {**body, "session_id": first["session_id"]}
+        with running.client(running.token("agent:other")) as other:
+            stolen = other.post("/v1/namespaces/proj/gate/check", json=again)
+            assert stolen.status_code == 403 and "was opened by user:alice" in stolen.json()["detail"]
+            own = other.post("/v1/namespaces/proj/gate/check", json=body).json()  # its own session: asked
+            assert own["outcome"] == "confirm" and own["session_id"] != first["session_id"]
+        with running.client(running.token("user:alice")) as alice:
+            assert alice.post("/v1/namespaces/proj/gate/check", json=again).json()["outcome"] == "allow"
+
+
 class _Placeholder:
     """An engine facade before the engine is built: no methods."""
 

@@ -232,7 +232,10 @@ def validate_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 @req_app.command("preview")
 def preview_cmd(
     ctx: typer.Context,
-    task: Annotated[str, typer.Option("--task", help="The task description.")],
+    text: Annotated[
+        str | None, typer.Argument(metavar="[TASK]", help="The task description (or give it with --task).")
+    ] = None,
+    task: Annotated[str | None, typer.Option("--task", help="The task description.")] = None,
     paths: Annotated[list[str] | None, typer.Option("--paths", help="Files the task touches (repeat).")] = None,
     domain: Multi = None,
     budget: Annotated[int | None, typer.Option(help="Token budget (default: \\[requirements] budget).")] = None,
@@ -240,14 +243,22 @@ def preview_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact block that would be injected for a task (nothing is recorded)."""
+    if (text is None) == (task is None):
+        raise typer.BadParameter("give the task once: as TASK, like `intently context`, or with --task")
+    query = text if text is not None else str(task)
     files = [p for item in paths or [] for p in item.split(",") if p]
     with _home(ctx) as ix:
         sel = ix.requirements.select(
-            task, paths=files, domains=domain or [], budget=budget, explain=explain, record=False
+            query, paths=files, domains=domain or [], budget=budget, explain=explain, record=False
         )
 
     def render(_: Any) -> None:
-        out.print(escape(sel.block) if sel.block else "(no requirements selected)")
+        if sel.block:
+            out.print(escape(sel.block))
+        elif sel.omitted:
+            out.print(f"(no requirements selected: {sel.omitted} did not fit the token budget; raise --budget)")
+        else:
+            out.print("(no requirements selected)")
         if explain and sel.explain is not None:
             rows = [
                 [d.id, "kept" if d.kept else "dropped", d.stage, d.scope, d.score and round(d.score, 3), d.reason]

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 
 from ..access import Permission
 from ..core.clock import format_time
-from ..core.errors import BadSignature, InvalidInput, InvalidTransition, NotFound, UnknownKey
+from ..core.errors import BadSignature, InvalidInput, InvalidTransition, NotFound, PermissionDenied, UnknownKey
 from ..log import KeyRing, Operation, canonical_json, register_applier
 from ..store import Transaction, register_migration
 from ._contracts import ToolDefinition
@@ -193,13 +193,25 @@ class HomeJournal:
             payload = {"request": info["request"], "resolved": info["resolved"], "bundle": info["bundle"]}
             _apply_session(tx, self._append(tx, "GATE_SESSION_OPENED", session_id, payload))
 
+    def _own_session(self, tx: Transaction, session_id: str) -> None:
+        """A session belongs to the actor who opened it: another actor may not add its calls or
+        outputs to it, nor use an approval given for its calls (an approval is for one actor's
+        exact action)."""
+        opener = tx.scalar("SELECT actor FROM gate_sessions WHERE id = ?", (session_id,))
+        if opener is not None and str(opener) != str(self._rt.actor):
+            raise PermissionDenied(
+                f"gate session {session_id} was opened by {opener}; {self._rt.actor} opens its own (no session id)"
+            )
+
     def observed(self, session_id: str, tool: str, label: str, sha256: str) -> None:
         with self._rt.store.transaction() as tx:
+            self._own_session(tx, session_id)
             payload = {"tool": tool, "label": label, "sha256": sha256}
             _apply_observed(tx, self._append(tx, "GATE_OUTPUT_OBSERVED", session_id, payload))
 
     def decided(self, decision: Decision) -> None:
         with self._rt.store.transaction() as tx:
+            self._own_session(tx, decision.session_id)
             if decision.approval_used is not None:
                 used = tx.scalar("SELECT used_by FROM gate_approvals WHERE decision_id = ?", (decision.approval_used,))
                 if used is not None:
@@ -235,9 +247,10 @@ class HomeJournal:
     def open_approval(self, session_id: str, action_hash: str) -> str | None:
         with self._rt.store.transaction(write=False) as tx:
             value = tx.scalar(
-                "SELECT decision_id FROM gate_approvals WHERE session_id = ? AND action_hash = ? AND used_by IS NULL "
-                "ORDER BY approved_at LIMIT 1",
-                (session_id, action_hash),
+                "SELECT a.decision_id FROM gate_approvals a JOIN gate_sessions s ON s.id = a.session_id "
+                "WHERE a.session_id = ? AND a.action_hash = ? AND a.used_by IS NULL AND s.actor = ? "
+                "ORDER BY a.approved_at LIMIT 1",
+                (session_id, action_hash, str(self._rt.actor)),
             )
         return None if value is None else str(value)
 

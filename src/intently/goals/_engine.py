@@ -527,7 +527,7 @@ class Goals:
                 )
             if intent.state.final or intent.epistemic_type is EpistemicType.DEPRECATED:
                 why = "dismissed" if intent.epistemic_type is EpistemicType.DEPRECATED else intent.state.value
-                raise InvalidInput(f"the intent is {why}; it can no longer be edited", where=intent_id)
+                raise InvalidTransition("intent", why, "edited", detail="a closed or dismissed intent is not edited")
             emit(self._rt, tx, "INTENT_UPDATE", intent_id, {"changes": changes, "version": intent.version + 1})
             return self._as_written(tx, intent_id)
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from .. import __version__
 from .._intently import Intently
@@ -108,7 +109,12 @@ def build_server(ix: Intently) -> MCPServer:
     ) -> dict[str, Any]:
         return call("goals", "list_intents", state=state, type=type, owner=owner, priority=priority)
 
-    @server.tool(description="Change a goal's text, type, priority, owner or due date.")
+    @server.tool(
+        description=(
+            "Change a goal's text, type, priority, owner, due date or context note. With expected_version, "
+            "the edit fails if someone changed the goal since that version."
+        )
+    )
     @_as_tool_error
     def goals_update(
         goal_id: str,
@@ -117,9 +123,22 @@ def build_server(ix: Intently) -> MCPServer:
         priority: str | None = None,
         owner: str | None = None,
         due: str | None = None,
+        context_note: str | None = None,
+        expected_version: int | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "edit", goal_id, text=text, type=type, priority=priority, owner=owner, due=due)
+        return call(
+            "goals",
+            "edit",
+            goal_id,
+            text=text,
+            type=type,
+            priority=priority,
+            owner=owner,
+            due=due,
+            context_note=context_note,
+            expected_version=expected_version,
+        )
 
     @server.tool(description="Mark a goal completed (it is archived and may leave a summary).")
     @_as_tool_error
@@ -230,7 +249,11 @@ def build_server(ix: Intently) -> MCPServer:
 
     @server.tool(description="The project rules that would be injected for a task, under a token budget.")
     @_as_tool_error
-    def requirements_preview(task: str, paths: list[str] | None = None, budget: int | None = None) -> dict[str, Any]:
+    def requirements_preview(
+        task: str,
+        paths: list[str] | None = None,
+        budget: Annotated[int | None, Field(ge=50, le=200_000, description="Token budget, as over HTTP.")] = None,
+    ) -> dict[str, Any]:
         ix.require(Permission.READ)
         return call("requirements", "select", task, paths=paths, budget=budget, explain=True, record=False)
 

@@ -55,7 +55,7 @@ class Conflict:
 
     kept: str
     dropped: str
-    why: str  # "user-edited" | "newer"
+    why: str  # "user-edited" | "newer" | "tie: same time, larger id"
     similarity: float
     kept_file: str = ""
     dropped_file: str = ""
@@ -91,6 +91,15 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 def _preference(req: Requirement) -> tuple[bool, Any, Any, str]:
     return (req.meta.user_edited, req.meta.updated, req.meta.created, req.id)
+
+
+def _why(winner: Requirement, loser: Requirement) -> str:
+    """Which preference decided: a user edit, a later time, or (same second) only the id order."""
+    if winner.meta.user_edited and not loser.meta.user_edited:
+        return "user-edited"
+    if (winner.meta.updated, winner.meta.created) != (loser.meta.updated, loser.meta.created):
+        return "newer"
+    return "tie: same time, larger id"
 
 
 def contradicts(a: str, b: str, *, embedder: Embedder | None = None) -> float | None:
@@ -146,8 +155,7 @@ def resolve_conflicts(
             continue
         k, score = hit
         winner, loser = reqs[k], reqs[i]
-        why = "user-edited" if winner.meta.user_edited and not loser.meta.user_edited else "newer"
-        conflicts.append(Conflict(winner.id, loser.id, why, score))
+        conflicts.append(Conflict(winner.id, loser.id, _why(winner, loser), score))
     keep = set(kept)
     return [r for i, r in enumerate(reqs) if i in keep], conflicts
 
@@ -162,6 +170,5 @@ def find_conflicts(reqs: Sequence[Requirement], *, embedder: Embedder | None = N
             continue
         a, b = reqs[i], reqs[j]
         winner, loser = (a, b) if _preference(a) >= _preference(b) else (b, a)
-        why = "user-edited" if winner.meta.user_edited and not loser.meta.user_edited else "newer"
-        found.append(Conflict(winner.id, loser.id, why, score))
+        found.append(Conflict(winner.id, loser.id, _why(winner, loser), score))
     return found
