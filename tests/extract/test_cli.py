@@ -135,3 +135,13 @@ def test_review_edit_corrects_a_candidate_and_only_a_candidate(ix: Intently) -> 
     again = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", "review", "confirm",
                                 candidate["id"]])  # fmt: skip
     assert isinstance(again.exception, InvalidTransition) and "already confirmed" in str(again.exception)
+
+
+def test_interactive_edit_can_remove_an_owner(ix: Intently) -> None:
+    """Enter keeps a field; "-" removes it (an empty answer would give the default back)."""
+    _observe(ix, "Michael to close the issue.")
+    output = _run(ix, "review", input="e\n\n\n-\n\nc\n")
+    assert "1 confirmed, 0 dismissed, 1 edited, 0 skipped" in output
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        (intent,) = again.goals.list_intents()
+    assert intent.value == "Michael to close the issue" and intent.owner is None

@@ -15,7 +15,7 @@ from rich.prompt import Prompt
 
 from ..core.clock import parse_time
 from ..extract import Turn
-from ..goals import Goals, Intent
+from ..goals import CLEAR, Goals, Intent
 from ._common import JsonOpt, emit, err, open_home, out, table
 
 review_app = typer.Typer(
@@ -110,17 +110,18 @@ def _review_one(goals: Goals, intent: Intent, counts: dict[str, int]) -> bool:
 def _edit(goals: Goals, intent: Intent) -> Intent:
     text = Prompt.ask("Text", default=intent.value, console=out)
     kind = Prompt.ask("Type", default=intent.intent_type.value, console=out).strip().upper()
-    owner = Prompt.ask("Owner (empty for none)", default=intent.owner or "", console=out).strip()
-    due = Prompt.ask("Due (RFC 3339 date, empty for none)", default=intent.target_completion or "", console=out).strip()
+    # Enter keeps what is shown; "-" removes it (an empty answer cannot: the prompt gives back the default).
+    owner = Prompt.ask("Owner (- for none)", default=intent.owner or "-", console=out).strip()
+    due = Prompt.ask("Due (RFC 3339 date, - for none)", default=intent.target_completion or "-", console=out).strip()
     changes: dict[str, Any] = {}
     if text != intent.value:
         changes["text"] = text
     if kind != intent.intent_type.value:
         changes["type"] = kind
-    if owner != (intent.owner or ""):
-        changes["owner"] = owner or None
-    if due != (intent.target_completion or ""):
-        changes["due"] = due or None
+    if owner != (intent.owner or "-"):
+        changes["owner"] = CLEAR if owner in ("", "-") else owner
+    if due != (intent.target_completion or "-"):
+        changes["due"] = CLEAR if due in ("", "-") else due
     if not changes:
         return intent
     edited = goals.edit(intent.id, **changes)
