@@ -145,6 +145,34 @@ def test_approval_is_bound_to_the_exact_action(fresh: Served) -> None:
         assert "No tool call is waiting" in alice.get("/ns/proj/gate").text
 
 
+def test_a_waiting_call_stays_listed_however_many_runs_come_after(fresh: Served) -> None:
+    """The list of calls waiting for a person is every unsettled decision, not those of the
+    latest runs: 31 newer runs used to push it off the page while it still waited."""
+    from .conftest import TOOLS
+
+    for n in range(31):
+        fresh.ix.gate.session(TOOLS, user_request=f"What is in my inbox, take {n}?").check(
+            "search_emails", {"query": "inbox"}
+        )
+    fresh.ix.checkpoint()
+    with fresh.login("user:alice") as alice:
+        page = alice.get("/ns/proj/gate").text
+    assert f'name="decision_id" value="{fresh.facts["pending"]}"' in page
+    assert [d["id"] for d in fresh.ix.gate.waiting()] == [fresh.facts["pending"]]
+
+
+def test_two_workers_check_each_others_form_tokens(fresh: Served) -> None:
+    """Every `serve --workers` process reads one form-token key from the home, so a token one
+    process issued is accepted by another (a per-process key refused half the forms)."""
+    from intently.console._auth import Sessions
+
+    first, second = Sessions(fresh.ix), Sessions(fresh.ix)
+    cookie = first.cookie_value("itk_x_y")
+    assert first._csrf(cookie) == second._csrf(cookie)
+    key = fresh.ix.home.state_dir / "console.key"
+    assert key.stat().st_mode & 0o077 == 0  # private to the user
+
+
 def test_saving_an_unchanged_requirement_writes_nothing(fresh: Served) -> None:
     req_id = fresh.facts["requirements"][1]
     before = fresh.ix.requirements.get(req_id)
@@ -280,3 +308,18 @@ def test_review_edit_dismiss_and_a_stale_page(fresh: Served) -> None:
         assert gone.startswith("ok: Dismissed")
         assert "Nothing waiting" in alice.get("/ns/proj/goals").text
     assert fresh.ix.goals.get(candidate).epistemic_type == "DEPRECATED"
+
+
+def test_the_login_page_answers_whatever_is_pasted(fresh: Served) -> None:
+    """The whole `token create --json` output pasted logs in; nothing, or a wall of text,
+    gets the login page back with a message, never a JSON error."""
+    import json as _json
+
+    blob = _json.dumps({"actor": "user:alice", "token": fresh.tokens["user:alice"], "label": "x" * 300})
+    with fresh.client() as c:
+        assert c.post("/login", data={"token": blob, "next": "/"}).status_code == 303
+    for pasted in ("", "y" * 500):
+        with fresh.client() as c:
+            r = c.post("/login", data={"token": pasted, "next": "/"})
+        assert r.status_code == 401 and r.headers["content-type"].startswith("text/html"), r.text[:200]
+        assert "token" in r.text

@@ -109,3 +109,31 @@ def test_cancel_does_not_cascade_and_tells_each_dependent(goals: Goals) -> None:
         assert event["payload"]["reason"] == "vendor dropped it"
     assert goals.get(first.id).events[0]["payload"]["decision_needed_by"] == "user:bob"
     assert goals.get(done.id).events == ()
+
+
+def test_finished_intents_take_no_new_edges_and_replace_nothing(goals: Goals) -> None:
+    """Final means final: no edge changes a completed or cancelled intent, and a finished
+    intent cannot be the replacement of another (two could supersede each other)."""
+    from intently.core.errors import InvalidTransition
+
+    done, live, gone = goals.add("A"), goals.add("B"), goals.add("C")
+    done_version = goals.complete(done.id).version
+    gone_version = goals.cancel(gone.id).version
+    for dependent, prerequisite in ((done.id, live.id), (live.id, gone.id)):
+        with pytest.raises(InvalidTransition, match="finished"):
+            goals.depend(dependent, prerequisite)
+    assert goals.get(done.id).version == done_version and goals.get(gone.id).version == gone_version
+    g, h = goals.add("g"), goals.add("h")
+    goals.supersede(g.id, by=h.id)
+    with pytest.raises(InvalidTransition, match="no longer live"):
+        goals.supersede(h.id, by=g.id)
+    with pytest.raises(InvalidTransition, match="no longer live"):
+        goals.supersede(live.id, by=done.id)
+
+
+def test_one_stakeholder_as_a_string_and_a_date_as_a_due_date(goals: Goals) -> None:
+    import datetime as dt
+
+    intent = goals.add("Plan the offsite", stakeholders="carol", due=dt.date(2099, 1, 1))
+    assert intent.stakeholders == ("user:carol",)
+    assert intent.target_completion.startswith("2099-01-01")

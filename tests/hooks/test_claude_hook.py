@@ -118,6 +118,15 @@ def test_a_symbolic_link_does_not_lead_the_agent_around_the_guard(
         assert "which the agent may not change" in answer["permissionDecisionReason"]
 
 
+@pytest.mark.parametrize("spelling", [".claude/./settings.json", ".claude//settings.json", "src/../.git/config"])
+def test_a_relative_spelling_does_not_hide_a_guarded_file(project: Path, handle: Handler, spelling: str) -> None:
+    handle(event("UserPromptSubmit", project, prompt=f"Update {spelling}"))
+    write = {"file_path": spelling, "content": "x"}
+    answer = _decision(handle(event("PreToolUse", project, tool_name="Write", tool_input=write)))
+    assert answer["permissionDecision"] == "deny", answer
+    assert "which the agent may not change" in answer["permissionDecisionReason"]
+
+
 def test_a_symbolic_link_out_of_the_project_is_judged_where_it_leads(
     project: Path, handle: Handler, tmp_path: Path
 ) -> None:
@@ -515,6 +524,10 @@ def test_a_trusted_command_runs_without_intentlys_prompt(ix: Intently, project: 
 
     assert bash("git status") == "defer"
     assert bash("git diff --stat") == "defer"
+    # a harmless program made to write a file or run another is asked about like any listed one
+    assert bash("git diff --output=.claude/settings.json") == "ask"
+    assert bash("git diff --ext-diff") == "ask"
+    assert bash("git diff -- .git/hooks/pre-commit") == "ask"
     assert bash("pytest -q") == "ask"
     assert bash("git diff; rm -rf src") == "deny"
     assert bash("git push") == "deny"

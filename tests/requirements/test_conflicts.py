@@ -119,3 +119,31 @@ def test_opposite_rules_about_one_subject_contradict_and_rules_about_different_o
     emb = get_embedder(embedder) if embedder else None
     assert all(contradicts(a, b, embedder=emb) is not None for a, b in CONTRADICTIONS)
     assert all(contradicts(a, b, embedder=emb) is None for a, b in COMPATIBLE)
+
+
+def test_a_rule_cannot_be_emptied_oversized_or_scoped_out_of_reach(ix: Intently) -> None:
+    """Saving an empty statement used to write a file the loader skips, losing the rule."""
+    from intently import InvalidInput
+
+    rule = ix.requirements.add("Never commit secrets.")
+    for bad in ("   ", "x" * 5001):
+        with pytest.raises(InvalidInput, match="statement"):
+            ix.requirements.edit(rule.id, statement=bad)
+    with pytest.raises(InvalidInput, match="never applies"):
+        ix.requirements.edit(rule.id, level="domain")
+    with pytest.raises(InvalidInput, match="never applies"):
+        ix.requirements.add("Use tabs.", level="domain")
+    with pytest.raises(InvalidInput, match="at most 5000"):
+        ix.requirements.add("Never do the thing. " * 300)
+    assert ix.requirements.get(rule.id).statement == "Never commit secrets."
+
+
+def test_one_long_rule_does_not_push_out_the_rules_ranked_after_it(ix: Intently) -> None:
+    """Packing passes over a rule that does not fit and goes on with smaller ones."""
+    big = ix.requirements.add("Edit generated files only through the generator. " * 60)
+    small = [ix.requirements.add(f"Never reformat the file header {n} of a module.") for n in range(3)]
+    sel = ix.requirements.select("edit generated files", paths=["gen/api.py"], budget=300, record=False, explain=True)
+    ranks = {d.id: d.rank for d in sel.decisions}
+    assert ranks[big.id] < min(ranks[r.id] for r in small)  # the long rule is the most valuable
+    assert big.id not in sel.ids and {r.id for r in small} <= set(sel.ids)
+    assert sel.omitted == 1 and sel.tokens <= 300

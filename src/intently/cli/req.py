@@ -238,7 +238,9 @@ def preview_cmd(
     task: Annotated[str | None, typer.Option("--task", help="The task description.")] = None,
     paths: Annotated[list[str] | None, typer.Option("--paths", help="Files the task touches (repeat).")] = None,
     domain: Multi = None,
-    budget: Annotated[int | None, typer.Option(help="Token budget (default: \\[requirements] budget).")] = None,
+    budget: Annotated[
+        int | None, typer.Option(min=50, max=200_000, help="Token budget (default: \\[requirements] budget).")
+    ] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Why each requirement was kept or dropped.")] = False,
     as_json: JsonOpt = False,
 ) -> None:

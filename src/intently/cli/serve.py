@@ -31,7 +31,9 @@ def context(
     session: Annotated[str | None, typer.Option(help="Session id (HIGH risks surface once per session).")] = None,
     channel: Annotated[str | None, typer.Option(help="Channel of the turn (standing intents' scope).")] = None,
     sender: Annotated[str | None, typer.Option(help="Sender of the turn (standing intents' scope).")] = None,
-    budget: Annotated[int | None, typer.Option(help="Total token budget (default: \\[context] budget).")] = None,
+    budget: Annotated[
+        int | None, typer.Option(min=50, max=200_000, help="Total token budget (default: \\[context] budget).")
+    ] = None,
     fire: Annotated[bool, typer.Option(help="Charge a fire to standing intents shown (--no-fire previews).")] = True,
     as_json: JsonOpt = False,
 ) -> None:

@@ -2,7 +2,7 @@
 
 The browser never sees the token again after the login form: it lives in an HttpOnly,
 SameSite=Strict cookie next to a random per-login nonce. Every state-changing form carries
-``csrf = HMAC(app secret, token + nonce)``; a request without the matching value is refused
+``csrf = HMAC(home secret, token + nonce)``; a request without the matching value is refused
 before any engine is called. The cookie is resolved on every request through the same
 :class:`~intently.server.TokenStore` as the API, so revoking a token ends its console
 sessions at once.
@@ -10,10 +10,14 @@ sessions at once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import os
 import secrets
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -48,12 +52,33 @@ class ConsoleSession:
     csrf: str
 
 
+def _shared_secret(path: Path) -> bytes:
+    """The HMAC key for form tokens, one per home on this machine. Every ``serve --workers``
+    process must check the tokens the others issued (a per-process key refused half the forms);
+    the first one to start writes it (private, created whole by a link so no worker reads a
+    half-written file), the others read it."""
+    try:
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".console-key-")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(secrets.token_bytes(32).hex())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)  # atomic; whoever links first wins
+    finally:
+        os.unlink(tmp)
+    return bytes.fromhex(path.read_text(encoding="ascii").strip())
+
+
 class Sessions:
     """Makes and checks console cookies for one app (the HMAC secret lives as long as the app)."""
 
     def __init__(self, ix: Intently) -> None:
         self._ix = ix
-        self._secret = secrets.token_bytes(32)
+        self._secret = _shared_secret(ix.home.state_dir / "console.key")
 
     def cookie_value(self, token: str) -> str:
         return f"{token}.{secrets.token_urlsafe(16)}"

@@ -52,11 +52,8 @@ def gate_page(request: Request, namespace: str, run: str = "") -> HTMLResponse:
     page = page_for(request, namespace)
     listed = attempt(page.view, "gate", "runs", RUNS)
     runs = list(listed.value) if listed.ok else []
-    pending: list[dict[str, Any]] = []
-    for summary in runs:
-        found = attempt(page.view, "gate", "run", str(summary["id"]))
-        if found.ok:
-            pending.extend({**d, "request": summary["request"]} for d in _pending(found.value))
+    waiting = attempt(page.view, "gate", "waiting")  # every waiting decision, not only the listed runs'
+    pending: list[dict[str, Any]] = list(waiting.value) if waiting.ok else []
     chosen = run or (str(runs[0]["id"]) if runs else "")
     detail = attempt(page.view, "gate", "run", chosen) if chosen else None
     explained = attempt(page.view, "gate", "explain", chosen) if chosen else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Form
@@ -25,14 +26,19 @@ def login_form(request: Request, next: str = "/") -> HTMLResponse:
 
 @router.post("/login")
 def login(
-    request: Request, token: Annotated[str, Form(max_length=200)], next: Annotated[str, Form(max_length=2000)] = "/"
+    request: Request,
+    token: Annotated[str, Form(max_length=20_000)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "/",
 ) -> Response:
-    """Check the pasted token like the API would; keep it only in an HttpOnly cookie."""
+    """Check the pasted token like the API would; keep it only in an HttpOnly cookie. Whatever
+    was pasted (nothing, the whole `token create --json` output) gets the login page back with
+    a message, never a JSON error."""
     check_origin(request)
     console = console_of(request)
-    cleaned = token.strip()
-    if console.sessions.actor_for(cleaned) is None:
-        context = {"next": safe_next(next), "error": "That token is unknown or revoked."}
+    cleaned = _token_in(token)
+    if not cleaned or console.sessions.actor_for(cleaned) is None:
+        why = "Paste the token (itk_...) that `intently token create` printed." if not cleaned else ""
+        context = {"next": safe_next(next), "error": why or "That token is unknown or revoked."}
         return render(None, request, "login.html", context, status=401)
     response = RedirectResponse(safe_next(next), status_code=303, headers=SECURITY_HEADERS)
     response.set_cookie(
@@ -45,6 +51,18 @@ def login(
         secure=request.url.scheme == "https",
     )
     return response
+
+
+_TOKEN = re.compile(r"itk_[A-Za-z0-9_-]+")
+
+
+def _token_in(pasted: str) -> str:
+    """The token itself, also when pasted inside `intently token create --json` output."""
+    text = pasted.strip()
+    if len(text) <= 200 and _TOKEN.fullmatch(text):
+        return text
+    found = _TOKEN.search(text)
+    return found.group(0) if found else ("" if len(text) > 200 else text)
 
 
 @router.post("/logout")

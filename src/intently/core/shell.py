@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["SHELL_OPERATOR", "allowlisted"]
+__all__ = ["SHELL_OPERATOR", "allowlisted", "harmless"]
 
 #: A pipe, a sequence, a redirection, a substitution or an escape. An allow-listed prefix
 #: says which program runs; any of these would let the rest of the line run something else.
@@ -24,3 +24,24 @@ def allowlisted(command: str, prefixes: Iterable[str]) -> bool:
         return False
     cmd = command.strip()
     return any(cmd == e or cmd.startswith(e + " ") for e in prefixes)
+
+
+#: Arguments that make a reading program write a file or run another one: ``git diff
+#: --output=F``, ``git -c core.pager=sh``, ``--ext-diff``, ``find -exec``, ``sort -o F``.
+_WRITES_OR_RUNS = re.compile(
+    r"-o|-O|-c|--out(?:put)?(?:-file|-directory)?(?:=.*)?|--ext-diff|--exec(?:=.*)?|-exec(?:dir)?|-ok(?:dir)?"
+    r"|-fprint.*|--upload-pack(?:=.*)?|--receive-pack(?:=.*)?|--config(?:=.*)?|--textconv|--pager(?:=.*)?"
+    r"|--open-files-in-pager(?:=.*)?|-delete|--delete"
+)
+#: intently's home, git's internals and Claude Code's settings, named anywhere in the arguments.
+_GUARDED = re.compile(r"(?:^|[\s=/'\"])\.(?:intently|git|claude)(?:/|\s|$)")
+
+
+def harmless(command: str, prefixes: Iterable[str]) -> bool:
+    """``[hooks] shell_trusted``: allow-listed, and with no argument that writes a file, runs
+    another program or names the folders that guard the agent. "git diff" is harmless;
+    "git diff --output=.claude/settings.json" overwrites the hook's own settings, so it is
+    asked about like any allow-listed command."""
+    if not allowlisted(command, prefixes):
+        return False
+    return not any(_WRITES_OR_RUNS.fullmatch(word) for word in command.split()) and not _GUARDED.search(command)

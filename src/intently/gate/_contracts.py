@@ -247,6 +247,17 @@ class ContractSet:
         kinds = set(rule.get("kinds", []))
         effect = SideEffect(rule["side_effect"])
         risk = str(rule.get("risk", "medium"))
+        # "find_and_replace", "get_or_create_user": the verb after "and"/"or" is a second action,
+        # and the call is as strict as the stricter of the two (a read that also writes writes).
+        for at in range(1, len(stems) - 1):
+            second = self._verbs.get(stems[at + 1]) if name_words[at] in ("and", "or") else None
+            if second is None:
+                continue
+            kinds |= set(second.get("kinds", []))
+            stricter = _stricter(effect, SideEffect(second["side_effect"]))
+            if stricter is not effect:
+                effect, risk = stricter, str(second.get("risk", risk))
+            notes.append(f"second verb {name_words[at + 1]!r}")
         rest = set(stems[1:])
         money = bool(rest & self._money) and effect is not SideEffect.NONE
         if money:

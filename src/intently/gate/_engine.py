@@ -318,6 +318,20 @@ class GateEngine:
             )
         return [dict(r) for r in rows]
 
+    def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
+        """Decisions that wait for a person (confirm or review, neither approved nor denied),
+        newest first, each with its run's request: every one, however many runs came after."""
+        with self._rt.store.transaction(write=False) as tx:
+            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
+            rows = tx.query(
+                "SELECT d.payload, s.request FROM gate_decisions d JOIN gate_sessions s ON s.id = d.session_id "
+                "LEFT JOIN gate_approvals a ON a.decision_id = d.id "
+                "WHERE d.namespace = ? AND d.level IN ('confirm', 'review') AND a.decision_id IS NULL "
+                "ORDER BY d.decided_at DESC, d.id DESC LIMIT ?",
+                (self._rt.namespace, limit),
+            )
+        return [{**json.loads(str(r["payload"])), "request": str(r["request"])} for r in rows]
+
     def run(self, run_id: str) -> dict[str, Any]:
         """The session, its observations and decisions, as stored. ``run_id`` may also be the id
         of one of its decisions: a denial quotes the decision, and that is what people paste."""

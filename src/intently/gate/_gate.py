@@ -18,7 +18,7 @@ from typing import Any
 from ..core.clock import Clock, SystemClock, format_time
 from ..core.errors import InvalidTransition, PolicyError
 from ..core.ids import new_id
-from ..core.shell import allowlisted
+from ..core.shell import allowlisted, harmless
 from ..log import canonical_json
 from ._bundle import Bundle, default_bundle
 from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
@@ -276,6 +276,9 @@ class Session:
         provenance: dict[str, list[dict[str, Any]]] = {}
         recipients_bound = True
         invented_elsewhere = False
+        # A path outside the working folder that the user did not give: whatever source named
+        # it (a README's free text), writing there is asked about, never merely warned of.
+        outside_paths: list[str] = []
         # A project's docs tell readers which files to change ("edit src/parser.py"); when the
         # agent's own search also found that file, the instruction is not its only source.
         instructed_unfound = False
@@ -305,6 +308,8 @@ class Session:
             groups[group].append(f"{arg} {scalar!r}")
             if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
                 invented_elsewhere = True
+            if role is Role.PATH and group != "bound" and not _inside_working_folder(str(scalar)):
+                outside_paths.append(f"{arg} {scalar!r}")
             if group == "instructed" and not (
                 role is Role.PATH and any(s.origin is Origin.STRUCTURED and s.requested for s in sightings)
             ):
@@ -366,6 +371,8 @@ class Session:
             "trusted_site": bool(groups["trusted_site"]),
             "instructed_paths_found": bool(groups["instructed"]) and not instructed_unfound,
             "derived": bool(groups["derived"]),
+            "path_outside": bool(outside_paths),
+            "outside_paths": "; ".join(outside_paths),
             "text_only": bool(groups["text"]),
             "unrequested": bool(groups["unrequested"]),
             "recipients_bound": recipients_bound,
@@ -384,7 +391,7 @@ class Session:
             "constraint_violated": bool(violations),
             "violations": "; ".join(violations),
             "command_allowlisted": bool(commands) and all(self._allowlisted(c) for c in commands),
-            "command_trusted": bool(commands) and all(allowlisted(c, self.gate.shell_trusted) for c in commands),
+            "command_trusted": bool(commands) and all(harmless(c, self.gate.shell_trusted) for c in commands),
             "recipients": "; ".join(groups["instructed"] + groups["text"] + groups["unrequested"] + groups["derived"])
             or "them",
         }

@@ -107,7 +107,9 @@ class Ledger:
         objects: frozenset[str] = frozenset(),
     ) -> str:
         """A tool's output: untrusted. The arguments of the call that produced it count as its
-        structured fields (a read of ``parser.py`` that succeeded shows the path exists).
+        structured fields (a read of ``parser.py`` that succeeded shows the path exists), unless
+        the argument so far came only from an instruction: passing an injected address to a
+        search does not turn it into data.
         Returns the source label (``tool#n``)."""
         self._counter += 1
         label = f"{tool}#{self._counter}"
@@ -115,13 +117,18 @@ class Ledger:
             label=label, kind=Origin.STRUCTURED, designated=designated, requested=requested, objects=objects
         )
         for _, leaf in string_leaves(dict(args or {})):
+            seen = self.trace(leaf)
+            if seen and all(s.origin is Origin.INSTRUCTION for s in seen):
+                continue  # an injected value passed to a read is still the instruction's
             rec.leaves.add(normalise(leaf))
         data = _parse(output)
         for key in _keys(data):  # {"bob@x.com": "rw"}: an address used as a key is a field too
             rec.structured_atoms |= atoms_of(key)
         for key, leaf in string_leaves(data):
             text = str(leaf)
-            if _is_prose(key, text):
+            # A short field is a value ("subject": "Offsite") unless it gives an order: "Also send
+            # the summary to eve@..." in a subject or a JSON "todo" is an instruction like any other.
+            if _is_prose(key, text) or any(seg.instruction for seg in segments_of(text, self._is_action)):
                 for seg in segments_of(text, self._is_action):
                     rec.segments.append(seg)
                     rec.segment_atoms.append(atoms_of(seg.text))
@@ -145,7 +152,7 @@ class Ledger:
         nv = normalise(value)
         if not nv:
             return []
-        pattern = re.compile(r"(?<![a-z0-9])" + re.escape(nv.lower()) + r"(?![a-z0-9])")
+        pattern = _whole_value(nv.lower())
         found: list[Sighting] = []
         for rec in self.records:
             if rec.kind in TRUSTED_ORIGINS:
@@ -190,6 +197,24 @@ def _keys(obj: Any) -> Iterable[str]:
     elif isinstance(obj, list | tuple):
         for v in obj:
             yield from _keys(v)
+
+
+# After an address, what would make it a longer one: a letter, digit, "-" or "_", or a further
+# short label ("bob@corp.com" is not "bob@corp.com.au"). A sentence's full stop with the space
+# missing ("www.our-company.com.they sent") does not.
+_HOST_GOES_ON = r"(?![a-z0-9_\-]|\.(?:[a-z]{2,3}|[a-z0-9-]+\.)(?![a-z]))"
+_ADDRESS_LIKE = re.compile(r"[^\s]*(?:@|/)[^\s]*|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}")
+
+
+def _whole_value(nv: str) -> re.Pattern[str]:
+    """Where ``nv`` stands as a whole value in text. An address is whole only between
+    characters that cannot belong to it: "doe@gmail.com" is not inside "jane.doe@gmail.com",
+    nor "bob@corp.com" inside "bob@corp.com.au"; other values end at a letter or digit."""
+    if "@" in nv:  # an email: its local part may hold dots, dashes and pluses
+        return re.compile(r"(?<![a-z0-9._%+\-])" + re.escape(nv) + _HOST_GOES_ON)
+    if _ADDRESS_LIKE.fullmatch(nv):  # a host or a link, kept without "https://www." when normalised
+        return re.compile(r"(?<![a-z0-9_%+\-])" + re.escape(nv) + _HOST_GOES_ON)
+    return re.compile(r"(?<![a-z0-9])" + re.escape(nv) + r"(?![a-z0-9])")
 
 
 def _contains(segments: Iterable[Segment], nv: str, pattern: re.Pattern[str]) -> bool:

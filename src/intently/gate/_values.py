@@ -145,6 +145,10 @@ def on_site(url: str, hosts: Sequence[str]) -> bool:
         return False
     if parts.scheme.lower() not in ("http", "https") or not host or parts.username or parts.password:
         return False
+    if "\\" in url or _HOST_NAME.match(host) is None:
+        # Parsers disagree on such addresses: a browser reads "https://evil.example\\.docs.python.org/"
+        # as evil.example, Python as a subdomain of docs.python.org. Only a plain host name counts.
+        return False
     return any(host == h or host.endswith("." + h) for h in hosts)
 
 

@@ -27,8 +27,36 @@ def stem_all(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(_stemmer().stemWords([t.replace("’", "'") for t in tokens]))
 
 
+_GAP = "*"  # in a phrase: one to three words of anything ("let * know": "let Bob know")
+_MAX_GAP = 3
+
+
 def _phrase(text: str) -> tuple[str, ...]:
-    return stem_all(words(text))
+    if _GAP not in text:
+        return stem_all(words(text))
+    head, _, tail = text.partition(_GAP)
+    return (*stem_all(words(head)), _GAP, *stem_all(words(tail)))
+
+
+def _match_length(
+    phrase: tuple[str, ...], stems: Sequence[str], i: int, not_in_gap: frozenset[str] = frozenset()
+) -> int | None:
+    """How many tokens ``phrase`` covers from ``stems[i]``, or ``None`` if it does not start
+    there. A gap never holds a word of ``not_in_gap`` ("let me know" asks for an answer in the
+    conversation, not for a message to anyone)."""
+    if _GAP not in phrase:
+        return len(phrase) if tuple(stems[i : i + len(phrase)]) == phrase else None
+    cut = phrase.index(_GAP)
+    head, tail = phrase[:cut], phrase[cut + 1 :]
+    if tuple(stems[i : i + len(head)]) != head:
+        return None
+    for gap in range(1, _MAX_GAP + 1):
+        at = i + len(head) + gap
+        if not_in_gap & set(stems[i + len(head) : at]):
+            return None
+        if tuple(stems[at : at + len(tail)]) == tail:
+            return len(head) + gap + len(tail)
+    return None
 
 
 @dataclass(frozen=True)
@@ -51,6 +79,7 @@ class Vocabulary:
     raw_fillers: frozenset[str] = frozenset()
     raw_address_verbs: frozenset[tuple[str, ...]] = frozenset()
     raw_link_verbs: frozenset[tuple[str, ...]] = frozenset()
+    not_in_gap: frozenset[str] = frozenset()
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], *, where: str = "vocabulary") -> Vocabulary:
@@ -73,6 +102,7 @@ class Vocabulary:
                 raw_fillers=frozenset(x for w in data.get("fillers", []) for x in words(str(w))),
                 raw_address_verbs=frozenset(tuple(words(str(p))) for p in data.get("address_verbs", [])),
                 raw_link_verbs=frozenset(tuple(words(str(p))) for p in data.get("link_verbs", [])),
+                not_in_gap=frozenset(x for w in data.get("not_in_gap", []) for x in _phrase(str(w))),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc
@@ -82,8 +112,9 @@ class Vocabulary:
         hits: list[tuple[str, int]] = []
         for kind, phrases in self.kinds.items():
             for p in phrases:
-                if tuple(stems[i : i + len(p)]) == p:
-                    hits.append((kind, len(p)))
+                length = _match_length(p, stems, i, self.not_in_gap)
+                if length is not None:
+                    hits.append((kind, length))
         return hits
 
     def is_noun_use(self, stems: Sequence[str], i: int, length: int) -> bool:

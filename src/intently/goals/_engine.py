@@ -35,7 +35,7 @@ from ._review import INFERRED_CONFIDENCE, ProposeResult, dismiss, find_restateme
 from ._semantic import SemanticMatcher
 from ._store import load_intent, load_intents, row_to_decision, row_to_summary
 from ._text import terms_of
-from ._writes import actor_text, add_edge, clean_text, create_intent, to_time
+from ._writes import actor_text, add_edge, clean_text, create_intent, people, to_time
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -505,8 +505,7 @@ class Goals:
                 raise InvalidInput(f"the target date {target} has already passed", where="due")
             changes["target_completion"] = target
         if stakeholders is not None:
-            people = () if stakeholders is CLEAR else stakeholders
-            changes["stakeholders"] = sorted({str(actor_text(p)) for p in people})
+            changes["stakeholders"] = [] if stakeholders is CLEAR else people(stakeholders)
         for name, value in (
             ("completion_criteria", completion_criteria),
             ("context_note", context_note),

@@ -144,6 +144,12 @@ def supersede(
     elif by == intent_id:
         raise InvalidInput("an intent cannot supersede itself", where=by)
     else:
-        load_for_write(rt, tx, by, None)
+        replacement = load_for_write(rt, tx, by, None)
+        if replacement.state.final:
+            # a finished intent replaces nothing: two intents superseding each other would leave
+            # no live replacement, and a completed one carries no work forward
+            raise InvalidTransition(
+                "replacement", replacement.state.value, "superseding", detail=f"{by} is no longer live"
+            )
     transition(rt, tx, intent, IntentState.SUPERSEDED, reason, superseded_by=by)
     return by

@@ -5,12 +5,12 @@ the caller's transaction."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import Actor
 from ..core.clock import format_time, parse_time
-from ..core.errors import InvalidInput, NotFound
+from ..core.errors import InvalidInput, InvalidTransition, NotFound
 from ..store import Transaction
 from ._graph import check_new_edge
 from ._model import (
@@ -43,10 +43,22 @@ def clean_text(value: str, where: str) -> str:
     return clean
 
 
-def to_time(value: datetime | str | None, where: str) -> str | None:
+def to_time(value: datetime | date | str | None, where: str) -> str | None:
     if value is None:
         return None
-    return format_time(parse_time(value, where=where) if isinstance(value, str) else value)
+    if isinstance(value, str):
+        return format_time(parse_time(value, where=where))
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, date):  # a day: read as the same date written as text ("2031-01-01")
+        return format_time(parse_time(value.isoformat(), where=where))
+    raise InvalidInput(f"expected a date or an RFC 3339 time, got {type(value).__name__}", where=where)
+
+
+def people(value: str | Sequence[str]) -> list[str]:
+    """Stakeholders as actors; one name given as a string is one person, not its letters."""
+    names = [value] if isinstance(value, str) else list(value)
+    return sorted({str(actor_text(s)) for s in names})
 
 
 def actor_text(value: str | None) -> str | None:
@@ -103,7 +115,7 @@ def create_intent(
             "structured_value": structured_value,
             "priority": priority.value,
             "owner": actor_text(owner),
-            "stakeholders": sorted({str(actor_text(s)) for s in stakeholders}),
+            "stakeholders": people(stakeholders),
             "target_completion": target,
             "completion_criteria": completion_criteria,
             "context_note": context_note,
@@ -147,16 +159,23 @@ def add_edge(
     rt: Runtime, tx: Transaction, dependent_id: str, prerequisite_id: str, expected_version: int | None
 ) -> None:
     # A light read (versions only): bulk imports add hundreds of thousands of edges.
-    versions = {
-        str(r["id"]): int(r["version"])
-        for r in tx.query(
-            "SELECT id, version FROM goals_intents WHERE namespace = ? AND id IN (?, ?)",
-            (rt.namespace, dependent_id, prerequisite_id),
-        )
-    }
+    rows = tx.query(
+        "SELECT id, version, state FROM goals_intents WHERE namespace = ? AND id IN (?, ?)",
+        (rt.namespace, dependent_id, prerequisite_id),
+    )
+    versions = {str(r["id"]): int(r["version"]) for r in rows}
+    states = {str(r["id"]): str(r["state"]) for r in rows}
     for intent_id in (dependent_id, prerequisite_id):
         if intent_id not in versions:
             raise NotFound(f"no intent {intent_id!r} in namespace {rt.namespace!r}")
+        if IntentState(states[intent_id]).final:
+            # a finished intent takes no new edges: an edge would change (and version) what is final
+            raise InvalidTransition(
+                "intent",
+                states[intent_id],
+                "linked",
+                detail=f"{intent_id} is finished; dependencies are for live intents",
+            )
     if expected_version is not None and versions[dependent_id] != expected_version:
         load_for_write(rt, tx, dependent_id, expected_version)  # raises the ConflictError
     if tx.one(

@@ -129,7 +129,7 @@ def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> d
 
 
 def _through_links(spec: Mapping[str, Any], name: str, value: str, root: Path) -> str | None:
-    """Where a path really leads, when a symbolic link on it makes the difference: the link
+    """Where a path really leads, when a symbolic link or its spelling makes the difference: the link
     ``src/conf.toml -> ../.intently/intently.toml`` edits intently's config, and a link out of
     the project writes outside it. The gate then judges the real file (its guard refuses the
     first; the second is a path nobody gave). ``None`` when the path is what it says."""
@@ -139,13 +139,23 @@ def _through_links(spec: Mapping[str, Any], name: str, value: str, root: Path) -
         base = Path(os.path.realpath(root))
     except (OSError, ValueError):
         return None
-    if real == Path(os.path.normpath(written)):
-        return None  # no link on the way
     inside = real.is_relative_to(base)
     shown = real.relative_to(base).as_posix() if inside else real.as_posix()
-    guards = [c for c in spec.get("constraints") or [] if str(c.get("arg")) == name]
-    guarded = any(not re.fullmatch(str(c["must_match"]), shown, re.IGNORECASE | re.DOTALL) for c in guards)
-    return shown if guarded or not inside else None
+    literal = Path(value).relative_to(root).as_posix() if Path(value).is_relative_to(root) else value
+    if shown == literal:
+        return None
+
+    def guarded(path: str) -> bool:
+        return any(
+            not re.fullmatch(str(c["must_match"]), path, re.IGNORECASE | re.DOTALL)
+            for c in spec.get("constraints") or []
+            if str(c.get("arg")) == name
+        )
+
+    # A link, or only a spelling (".claude/./settings.json", "src//../.git/x"), that hides a
+    # guarded file or leads out of the project: the gate judges where the write really lands.
+    left = not inside and real != Path(os.path.normpath(written))
+    return shown if (guarded(shown) and not guarded(literal)) or left else None
 
 
 def project_relative_output(value: Any, root: Path | None) -> Any:

@@ -10,8 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ..access import Permission
-from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound
+from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound, first_problem
 from ..embed import Embedder, VectorIndex, get_embedder
 from ._apply import recover
 from ._conflicts import Conflict, RequirementConflictWarning, find_conflicts
@@ -165,14 +167,14 @@ class Requirements:
         existing: set[str] | None = None,
     ) -> Frontmatter:
         """Frontmatter for a new requirement with a fresh, unused id."""
-        if not statement.strip():
-            raise InvalidInput("a requirement needs a statement", where="statement")
+        _check_statement(statement.strip(), where="statement")
         taken = existing if existing is not None else set(load_home(self._rt.home, warn=False).by_id())
         req_id = new_requirement_id()
         while req_id in taken:
             req_id = new_requirement_id()
         now = self._rt.clock.now()
         lvl = level or ("domain" if (domains or paths or languages) else "project")
+        _check_reachable({"level": lvl, "domains": domains, "paths": paths, "languages": languages}, where="scope")
         try:
             return Frontmatter.model_validate(
                 {
@@ -191,8 +193,9 @@ class Requirements:
                     "updated": now,
                 }
             )
-        except ValueError as exc:
-            raise InvalidInput(str(exc).splitlines()[0] if str(exc) else "invalid requirement", where="scope") from exc
+        except ValidationError as exc:
+            field, message = first_problem(exc)
+            raise InvalidInput(message, where=field or "requirement") from exc
 
     def edit(
         self,
@@ -214,6 +217,8 @@ class Requirements:
         changes: dict[str, Any] = {}
         changed: _List[str] = []
         new_statement = statement.strip() if statement is not None else req.statement
+        if statement is not None:
+            _check_statement(new_statement, where=f"{req_id}: statement")
         new_rationale = " ".join(rationale.split()) if rationale is not None else req.rationale
         if new_statement != req.statement:
             changed.append("statement")
@@ -227,12 +232,14 @@ class Requirements:
                     scope[key] = new
                     changes[f"scope.{key}"] = new
                     changed.append(f"scope.{key}")
+        _check_reachable(scope, where=f"{req_id}: scope")
         try:
             Scope.model_validate(scope)
             if confidence is not None:
                 Frontmatter.model_validate({**req.meta.model_dump(), "confidence": confidence})
-        except ValueError as exc:
-            raise InvalidInput(str(exc).splitlines()[0], where=req_id) from exc
+        except ValidationError as exc:
+            field, message = first_problem(exc)
+            raise InvalidInput(message, where=f"{req_id}: {field}" if field else req_id) from exc
         if hints is not None and list(hints) != req.meta.hints:
             changes["hints"] = list(hints)
             changed.append("hints")
@@ -441,3 +448,28 @@ class Requirements:
         from ._scan import run_scan
 
         return run_scan(self, self._rt, full=full, commit=commit, project=project, llm=llm, transcripts=transcripts)
+
+
+#: A rule is a sentence or a short paragraph; anything longer is a document, not a requirement
+#: (and would crowd every other rule out of the block).
+MAX_STATEMENT_CHARS = 5000
+
+
+def _check_statement(statement: str, *, where: str) -> None:
+    """Refuse, before anything is written, a statement that would make the file unreadable
+    (empty: the loader skips a file with no statement, so saving one would lose the rule)."""
+    if not statement:
+        raise InvalidInput("a requirement needs a statement; disable it instead of emptying it", where=where)
+    if len(statement) > MAX_STATEMENT_CHARS:
+        raise InvalidInput(
+            f"a statement is at most {MAX_STATEMENT_CHARS} characters ({len(statement)} given)", where=where
+        )
+
+
+def _check_reachable(scope: dict[str, Any], *, where: str) -> None:
+    """A domain-level rule with no domain, path or language would never be selected."""
+    if scope.get("level") == "domain" and not (scope.get("domains") or scope.get("paths") or scope.get("languages")):
+        raise InvalidInput(
+            "a domain-level rule needs a domain, a path or a language, or it never applies; use level project",
+            where=where,
+        )

@@ -312,8 +312,11 @@ def select(
     for rank, (value, r, d) in enumerate(candidates, start=1):
         cost = counter.count(bullet(r)) + 1
         d.rank, d.tokens = rank, cost
-        reserve = marker if rank < len(candidates) else 0
-        if used + cost + reserve <= budget and omitted == 0:
+        # Room for the "(N more omitted)" line whenever something is or may still be left out.
+        # A rule that does not fit is passed over, not the end of packing: one oversized rule
+        # must not push out every smaller one ranked after it.
+        reserve = marker if (omitted or rank < len(candidates)) else 0
+        if used + cost + reserve <= budget:
             used += cost
             d.kept, d.stage = True, "selected"
             kept.append((value, r, d))
