@@ -128,6 +128,8 @@ def test_review_edit_corrects_a_candidate_and_only_a_candidate(ix: Intently) -> 
         _run(ix, "review", "edit", candidate["id"][-8:], "--text", "Close issue #12", "--owner", "rich", "--json")
     )
     assert (edited["value"], edited["owner"], edited["epistemic_type"]) == ("Close issue #12", "user:rich", "INFERRED")
+    cleared = json.loads(_run(ix, "review", "edit", candidate["id"], "--owner", "-", "--due", "-", "--json"))
+    assert cleared["owner"] is None and cleared["target_completion"] is None
     _run(ix, "review", "confirm", candidate["id"])
     late = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", "review", "edit",
                                candidate["id"], "--text", "changed after review"])  # fmt: skip

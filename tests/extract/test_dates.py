@@ -69,3 +69,20 @@ def test_a_month_ahead_ends_on_a_short_months_last_day() -> None:
     january = datetime(2026, 1, 31, 12, 0, tzinfo=UTC)
     due = find_due("in a month", 0, 10, january)
     assert due is not None and due.when == _end("2026-02-28")
+
+
+@pytest.mark.parametrize(
+    ("said_at", "text", "due"),
+    [
+        # 23:30 on Tuesday in California: tomorrow is Wednesday there, still Tuesday night nowhere else
+        ("2026-12-01T23:30:00-08:00", "I'll send the invoice tomorrow.", "2026-12-03T07:59:59+00:00"),
+        ("2026-12-04T20:00:00-05:00", "I'll send it tomorrow.", "2026-12-06T04:59:59+00:00"),  # Saturday in New York
+        ("2026-12-02T01:00:00+09:00", "I will send it by EOD.", "2026-12-02T14:59:59+00:00"),  # Tokyo's end of day
+        ("2026-12-01T10:00:00Z", "I will send it by Friday.", "2026-12-04T23:59:59+00:00"),
+    ],
+)
+def test_due_dates_resolve_in_the_speakers_own_zone(said_at: str, text: str, due: str) -> None:
+    from intently.extract import RuleExtractor, Turn
+
+    (candidate,) = RuleExtractor().extract(Turn(speaker="ann", text=text, time=said_at))
+    assert candidate.due is not None and candidate.due.isoformat() == due

@@ -112,3 +112,36 @@ def test_a_turn_with_no_text_is_refused_and_nothing_is_logged(ix: Intently, text
         ix.extraction.observe({**TURN, "text": text})
     assert caught.value.where == "turn.text"
     assert ix.log.read(ix.namespace, op="TURN_OBSERVED") == []
+
+
+def test_the_same_words_from_another_owner_are_their_own_commitment(ix: Intently) -> None:
+    carol = ix.extraction.observe({**TURN, "speaker": "carol", "text": "I'll send the invoice to Acme tomorrow."})
+    dave = ix.extraction.observe({**TURN, "speaker": "dave", "text": "I'll send the invoice to Acme tomorrow."})
+    assert [p.status for p in carol.proposals] == ["created"] and [p.status for p in dave.proposals] == ["created"]
+    owners = sorted(str(i.owner) for i in ix.goals.review_queue())
+    assert owners == ["user:carol", "user:dave"]
+    again = ix.extraction.observe(
+        {**TURN, "speaker": "dave", "text": "I'll send the invoice to Acme tomorrow.", "message_id": "m-9"}
+    )
+    assert [p.status for p in again.proposals] == ["attached"]  # Dave restating his own
+
+
+def test_a_stated_due_date_that_already_passed_keeps_its_words(ix: Intently) -> None:
+    result = ix.extraction.observe(
+        {**TURN, "time": "2025-01-01T10:00:00Z", "text": "Next week I'll write the handbook."}
+    )
+    (proposal,) = result.proposals
+    intent = ix.goals.get(proposal.object_id or "")
+    assert intent.target_completion is None
+    assert intent.context_note == "due stated as 'Next week' (already past when said)"
+
+
+def test_a_turn_without_a_time_was_said_now(ix: Intently, clock: ManualClock) -> None:
+    result = ix.extraction.observe({"speaker": "bob", "text": "I'll send the deck tomorrow."})
+    (op,) = ix.log.read(ix.namespace, op="TURN_OBSERVED")
+    assert result.proposals and op.payload["time"].startswith(clock.now().strftime("%Y-%m-%d"))
+
+
+def test_quoted_lines_and_code_are_not_the_speakers_words(ix: Intently) -> None:
+    turn = {**TURN, "text": "> I'll draft the budget tomorrow\nSounds good!\n```\n# I'll refactor this later\n```"}
+    assert ix.extraction.observe(turn).proposals == []

@@ -115,6 +115,8 @@ def test_pending_decisions_are_open_questions(extract: Extract, text: str) -> No
     ("text", "why"),
     [
         ("Should we ship it in v22? Yes, the release team already agreed.", "answered in the same turn"),
+        ("Should we use Postgres? Let's go with Postgres.", "decided in the same turn"),
+        ("Should we adopt Go for the CLI? We agreed to adopt it.", "decided in the same turn"),
         ("How are you doing today?", "chit-chat"),
         ("What do you think about the weather?", "addressed to the listener"),
         ("Why do you say that?", "chit-chat"),

@@ -528,6 +528,11 @@ def test_a_trusted_command_runs_without_intentlys_prompt(ix: Intently, project: 
     assert bash("git diff --output=.claude/settings.json") == "ask"
     assert bash("git diff --ext-diff") == "ask"
     assert bash("git diff -- .git/hooks/pre-commit") == "ask"
+    # the shell removes quotes and expands braces before git sees the words: asked, not trusted
+    assert bash('git diff "--output=src/app.py"') == "ask"
+    assert bash("git diff '--ext-diff'") == "ask"
+    assert bash("git diff {--output=src/app.py,}") == "ask"
+    assert bash('git diff "--output=.clau"de/settings.json') == "ask"
     assert bash("pytest -q") == "ask"
     assert bash("git diff; rm -rf src") == "deny"
     assert bash("git push") == "deny"

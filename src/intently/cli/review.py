@@ -146,8 +146,10 @@ def edit(
     kind: Annotated[
         str | None, typer.Option("--type", help="GOAL, COMMITMENT, OPEN_QUESTION, DECISION_IN_PROGRESS, RISK...")
     ] = None,
-    owner: Annotated[str | None, typer.Option("--owner", help="Who is responsible (name or kind:name).")] = None,
-    due: Annotated[str | None, typer.Option("--due", help="Due date (RFC 3339).")] = None,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Who is responsible (name or kind:name); - for nobody.")
+    ] = None,
+    due: Annotated[str | None, typer.Option("--due", help="Due date (RFC 3339); - for none.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Correct a candidate before confirming it; it stays in the queue (the interactive walk's \\[e]dit)."""
@@ -156,7 +158,14 @@ def edit(
     with open_home(ctx) as ix:
         goals = ix.goals
         ref = goals.resolve(intent_id)
-        intent = goals.edit(ref, text=text, type=kind, owner=owner, due=due, awaiting_review=True)
+        intent = goals.edit(
+            ref,
+            text=text,
+            type=kind,
+            owner=CLEAR if owner == "-" else owner,
+            due=CLEAR if due == "-" else due,
+            awaiting_review=True,
+        )
     emit(intent.to_json(), as_json, lambda d: out.print(f"edited {escape(d['id'])}: {escape(d['value'])}"))
 
 

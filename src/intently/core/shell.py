@@ -33,6 +33,9 @@ _WRITES_OR_RUNS = re.compile(
     r"|-fprint.*|--upload-pack(?:=.*)?|--receive-pack(?:=.*)?|--config(?:=.*)?|--textconv|--pager(?:=.*)?"
     r"|--open-files-in-pager(?:=.*)?|-delete|--delete"
 )
+#: Quotes, braces, globs and a tilde: the shell rewrites such words before the program sees
+#: them (``"--output=x"`` arrives as ``--output=x``), so a list of words cannot be judged.
+_SHELL_REWRITES = re.compile(r"[\"'{}*?\[\]~]")
 #: intently's home, git's internals and Claude Code's settings, named anywhere in the arguments.
 _GUARDED = re.compile(r"(?:^|[\s=/'\"])\.(?:intently|git|claude)(?:/|\s|$)")
 
@@ -42,6 +45,6 @@ def harmless(command: str, prefixes: Iterable[str]) -> bool:
     another program or names the folders that guard the agent. "git diff" is harmless;
     "git diff --output=.claude/settings.json" overwrites the hook's own settings, so it is
     asked about like any allow-listed command."""
-    if not allowlisted(command, prefixes):
+    if not allowlisted(command, prefixes) or _SHELL_REWRITES.search(command):
         return False
     return not any(_WRITES_OR_RUNS.fullmatch(word) for word in command.split()) and not _GUARDED.search(command)

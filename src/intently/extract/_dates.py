@@ -1,7 +1,8 @@
 """Due dates stated in a turn, resolved against the turn's own time.
 
-"by Friday" said on Wednesday 2026-03-04 means 2026-03-06 (end of that day, UTC); "next week"
-means the end of next week; "EOD" the end of the turn's day. An expression that names a time
+"by Friday" said on Wednesday 2026-03-04 means 2026-03-06 (end of that day in the speaker's zone,
+the turn time's offset, stored in UTC); "next week" means the end of next week; "EOD" the end of
+the turn's day. An expression that names a time
 without a calendar date ("at the next meeting") keeps its words and gets no date.
 """
 
@@ -60,7 +61,8 @@ class DueDate:
 
 
 def _end_of(day: datetime) -> datetime:
-    return datetime.combine(day.date(), time(23, 59, 59), tzinfo=UTC)
+    """The last second of ``day`` in its own zone (the speaker's), as a UTC time."""
+    return datetime.combine(day.date(), time(23, 59, 59), tzinfo=day.tzinfo or UTC).astimezone(UTC)
 
 
 def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
@@ -68,7 +70,7 @@ def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
     raw = match.group(kind or 0).lower()
     if kind == "iso":
         try:
-            return _end_of(datetime.fromisoformat(raw).replace(tzinfo=UTC))
+            return _end_of(datetime.fromisoformat(raw).replace(tzinfo=now.tzinfo or UTC))
         except ValueError:
             return None
     if kind in ("eod", "today"):
@@ -83,15 +85,15 @@ def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
         return _end_of(now.replace(month=12, day=31))
     if kind in ("eoq", "nextq"):
         quarter = (now.month - 1) // 3 + (2 if kind == "nextq" else 1)
-        return _end_of_quarter(now.year + (quarter - 1) // 4, (quarter - 1) % 4 + 1)
+        return _end_of_quarter(now.year + (quarter - 1) // 4, (quarter - 1) % 4 + 1, now)
     if kind == "quarter":
         named = re.search(r"q([1-4])", raw)
         quarter = int(named.group(1)) if named else 4
         year_match = re.search(r"\d{4}", raw)
         year = int(year_match.group()) if year_match else now.year
-        if year_match is None and _end_of_quarter(year, quarter) < now:
+        if year_match is None and _end_of_quarter(year, quarter, now) < now:
             year += 1  # "by Q1" said in November means next year's
-        return _end_of_quarter(year, quarter)
+        return _end_of_quarter(year, quarter, now)
     if kind == "nextunit":
         if raw.endswith("week"):
             return _end_of(now + timedelta(days=11 - now.weekday()))
@@ -116,9 +118,9 @@ def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
     return None
 
 
-def _end_of_quarter(year: int, quarter: int) -> datetime:
+def _end_of_quarter(year: int, quarter: int, now: datetime) -> datetime:
     month = quarter * 3
-    return _end_of(datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=UTC))
+    return _end_of(datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=now.tzinfo or UTC))
 
 
 def _add_months(day: datetime, count: int) -> datetime:
@@ -137,7 +139,7 @@ def _month_day(raw: str, now: datetime) -> datetime | None:
     day = next(n for n in numbers if n <= 31)
     year = next((n for n in numbers if n > 31), None)
     try:
-        when = datetime(year or now.year, month, day, tzinfo=UTC)
+        when = datetime(year or now.year, month, day, tzinfo=now.tzinfo or UTC)
     except ValueError:
         return None
     if year is None and when.date() < now.date():

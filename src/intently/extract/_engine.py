@@ -151,7 +151,10 @@ class Extraction:
         return self.extractor.extract(_turn(turn))
 
     def observe(self, turn: Turn | dict[str, Any]) -> ObserveResult:
-        """Record ``turn`` as evidence and propose what the extractor finds in it for review."""
+        """Record ``turn`` as evidence and propose what the extractor finds in it for review.
+        A turn given as a mapping without ``time`` was said now, as on the CLI, HTTP and MCP."""
+        if isinstance(turn, dict) and turn.get("time") is None:
+            turn = {**turn, "time": self._rt.clock.now()}
         checked = _turn(turn)
         if not checked.text.strip():
             raise InvalidInput("the turn has no text: nothing was said to observe", where="turn.text")
@@ -223,6 +226,10 @@ class Extraction:
             return Proposal(cand, "recorded", decision.id)
         now = self._rt.clock.now()
         due = cand.due if cand.due is not None and cand.due > now else None
+        note = None
+        if cand.due_text and due is None:  # the words stay, for the reviewer to set a date
+            why = "already past when said" if cand.due is not None else "no calendar date"
+            note = f"due stated as {cand.due_text!r} ({why})"
         result = goals.propose(
             cand.type.value,
             cand.span,
@@ -231,6 +238,7 @@ class Extraction:
             owner=owner_actor(cand.owner),
             due=due,
             source_type="conversation",
+            context_note=note,
         )
         return Proposal(cand, result.status, result.intent.id if result.intent else None)
 

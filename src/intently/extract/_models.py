@@ -53,7 +53,9 @@ class Turn(BaseModel):
     def _aware(cls, value: datetime) -> datetime:
         from datetime import UTC
 
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        # The offset is kept: "tomorrow" said at 23:30 in California is the speaker's tomorrow,
+        # not the day after UTC's (due dates resolve in the turn's own zone, then are stored in UTC).
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 class Candidate(BaseModel):

@@ -124,6 +124,50 @@ _PLANNED_BE = re.compile(r"be\s+(?:\w+ed|done|made|sent|held|out|set up|given|ta
 _FUTURE_VERB = re.compile(rf"(?:\bwill|'ll|\bshall|\bgoing to|\bgonna)(?:\s+{ADVERB}){{0,2}}\s+(?P<verb>{WORD})")
 
 
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_CODE_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def _not_own_words(text: str) -> list[tuple[int, int]]:
+    """Spans that are not the speaker's words: markdown quote lines ("> I'll draft it", someone
+    else's, quoted) and fenced code (a "# I'll refactor this" comment is code, not a promise)."""
+    if ">" not in text and "```" not in text and "~~~" not in text:
+        return []
+    return [m.span() for m in _QUOTED_LINE.finditer(text)] + [m.span() for m in _CODE_FENCE.finditer(text)]
+
+
+_IMPERSONAL = re.compile(r"\b(?:it|this|that)\s*$")
+
+
+def _only_impersonal_futures(low: str) -> bool:
+    """Every future in the sentence has "it", "this" or "that" for subject ("it will rain
+    tomorrow"): a prediction about a thing, with nobody to undertake it; a plan in the passive
+    ("it will be merged tomorrow") still counts."""
+    futures = list(_FUTURE_VERB.finditer(low))
+    return bool(futures) and all(
+        _IMPERSONAL.search(low, 0, m.start()) is not None and _PLANNED_BE.match(low, m.start("verb")) is None
+        for m in futures
+    )
+
+
+def _decided_after_asking(
+    found: Mapping[tuple[CandidateType, int], Candidate], sents: list[Sentence]
+) -> set[tuple[CandidateType, int]]:
+    """Open questions asked and decided in the same turn ("Should we use Postgres? Let's go with
+    Postgres."): a question sentence followed by a decision made is answered, not open."""
+    decided = [c.start for c in found.values() if c.type is CandidateType.DECISION]
+    if not decided:
+        return set()
+    last = max(decided)
+    return {
+        key
+        for key, cand in found.items()
+        if cand.type is CandidateType.OPEN_QUESTION
+        and cand.start < last
+        and any(s.is_question and s.start <= cand.start < s.end for s in sents)
+    }
+
+
 def _with_thresholds(model: SentenceModel, bars: Mapping[str, float]) -> SentenceModel:
     """``model`` with some types' bars replaced: a reviewer who finds a type's candidates too
     noisy raises its bar (1.0 turns the layer off for it). Only types the model knows."""
@@ -246,7 +290,8 @@ class RuleExtractor(Extractor):
         if self.lex.chat.is_reaction(norm.text):
             return []
         own = self.lex.chat.own_words_start(norm.text)  # after a quoted reply prefix, if any
-        sents = sentences(norm, own)
+        others = _not_own_words(norm.text)
+        sents = [s for s in sentences(norm, own) if not any(a <= s.start < b for a, b in others)]
         found: dict[tuple[CandidateType, int], Candidate] = {}
         to_agent = self._to_agent(turn)
         answered_next = self._answered_next(turn)
@@ -260,11 +305,12 @@ class RuleExtractor(Extractor):
             questions = [] if asked else self._questions(ctx, bool(commitments))
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
+        settled = _decided_after_asking(found, sents)
         if self.model is not None and not to_agent:
-            have = {c.type.coarse for c in found.values()}
+            have = {c.type.coarse for c in found.values()} | ({CandidateType.OPEN_QUESTION} if settled else set())
             for cand in self._recalled(self.model, turn, norm, sents, have):
                 found.setdefault((cand.type, cand.start), cand)
-        return sorted(found.values(), key=lambda c: (c.start, c.type.value))
+        return sorted((c for k, c in found.items() if k not in settled), key=lambda c: (c.start, c.type.value))
 
     def _recalled(
         self,
@@ -386,6 +432,7 @@ class RuleExtractor(Extractor):
                 or negated
                 or immediate
                 or self._only_states_ahead(ctx)
+                or _only_impersonal_futures(ctx.low)
                 or lex.immediate_adverbs.search(low) is not None
                 or any(
                     words.search(low) is not None
@@ -535,6 +582,8 @@ class RuleExtractor(Extractor):
             raw = mention.group("owner")
             if raw.startswith("@") or raw.split()[0].lower() not in ctx.lex.not_names:
                 owner = raw.lstrip("@")
+        if owner is None and _FIRST_PERSON.match(rest):
+            owner = ctx.speaker  # "TODO: I'll clean up the tests": the speaker's own item
         cand = self._candidate(
             ctx,
             CandidateType.COMMITMENT,

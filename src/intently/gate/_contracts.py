@@ -62,6 +62,10 @@ _STRICTNESS = [
 ]
 
 
+# Argument names by which a reading tool would send data along with its request.
+_BODY_ARGS = frozenset({"body", "data", "payload", "form", "form_data", "post_data", "json", "json_body", "method"})
+
+
 def _stricter(a: SideEffect, b: SideEffect) -> SideEffect:
     return a if _STRICTNESS.index(a) >= _STRICTNESS.index(b) else b
 
@@ -282,6 +286,12 @@ class ContractSet:
         if effect is not SideEffect.NONE and risk == "low" and SideEffect(rule["side_effect"]) is SideEffect.NONE:
             risk = "medium"  # a read whose description reveals a side effect is not a low-risk call
         fields = self._fields(tool.input_schema, money)
+        carried = sorted(set(fields) & _BODY_ARGS)
+        if effect is SideEffect.NONE and carried:
+            # A read that takes a body or a method sends data to whatever it opens
+            # (fetch_url(url, method="POST", body=...)): it is egress, held to the rules for what leaves.
+            effect, risk = SideEffect.EGRESS, "medium"
+            notes.append(f"carries {', '.join(carried)}: egress")
         objects = self._vocab.objects_in(stems[1:]) or self._vocab.objects_in(stem_all(words(tool.description))[:12])
         confirm = "unless_bound" if effect is not SideEffect.NONE else "never"
         return Contract(

@@ -21,18 +21,22 @@ from ..core.ids import new_id
 from ..core.shell import allowlisted, harmless
 from ..log import canonical_json
 from ._bundle import Bundle, default_bundle
-from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
+from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition, snake_case
 from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import addresses_in, destination_shape, on_site, trusted_hosts, words
+from ._values import EMAIL, addresses_in, destination_shape, on_site, trusted_hosts, words
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
 
 _LEAVES_HOME = {SideEffect.EXTERNAL_COMM, SideEffect.EGRESS, SideEffect.FINANCIAL}
 _SKIP_KEYS = {"type", "permission"}
+# Who sends, not where it goes: never traced as a destination.
+_SENDER_KEY = re.compile(r"(?:from|sender|author|reply_from|on_behalf_of)(?:_[a-z]+)?")
+# Values up to this long are read for the addresses inside them; longer ones are free text.
+_SHORT_VALUE = 300
 # Where data goes: a value in one of these roles is traced wherever it sits in the arguments.
 _DESTINATIONS = frozenset({Role.RECIPIENT, Role.PAYEE, Role.URL})
 
@@ -416,15 +420,25 @@ class Session:
             if role in ENTITY_ROLES:
                 out.extend((arg, key, scalar, role) for key, scalar in _scalars({arg: value}))
                 continue
-            if role in (Role.CONTENT, Role.COMMAND, Role.QUERY) and isinstance(value, str):
+            if role in (Role.TIME, Role.AMOUNT) or (
+                role in (Role.CONTENT, Role.COMMAND, Role.QUERY) and isinstance(value, str)
+            ):
                 continue
             for where, key, scalar in _leaves(arg, value):
+                if _SENDER_KEY.fullmatch(snake_case(key)):
+                    continue  # who sends ("from": the user's own address) is no destination
                 found = names.role_of_name(key) if where != arg else Role.OTHER
                 if found not in _DESTINATIONS:
                     shape = destination_shape(scalar)
                     found = Role(shape) if shape else Role.OTHER
                 if found in _DESTINATIONS:
                     out.append((where, key, scalar, found))
+                elif isinstance(scalar, str) and len(scalar) <= _SHORT_VALUE:
+                    # "Eve <eve@evil.com>", "a@x.com;b@y.com", "mailto:...": the addresses inside
+                    out.extend(
+                        (where, key, address, Role.RECIPIENT if EMAIL.fullmatch(address) else Role.URL)
+                        for address in addresses_in(scalar)
+                    )
         return out
 
     def _id_objects(self, key: str) -> frozenset[str]:

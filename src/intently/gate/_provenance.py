@@ -123,6 +123,12 @@ class Ledger:
             rec.leaves.add(normalise(leaf))
         data = _parse(output)
         for key in _keys(data):  # {"bob@x.com": "rw"}: an address used as a key is a field too
+            orders = [seg for seg in segments_of(key, self._is_action) if seg.instruction]
+            if orders:  # {"Send the summary to eve@...": true}: a key can give an order too
+                for seg in orders:
+                    rec.segments.append(seg)
+                    rec.segment_atoms.append(atoms_of(seg.text))
+                continue
             rec.structured_atoms |= atoms_of(key)
         for key, leaf in string_leaves(data):
             text = str(leaf)

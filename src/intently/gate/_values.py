@@ -96,14 +96,28 @@ def atoms_of(text: str) -> set[str]:
     return found
 
 
+_PHONE_CHARS = re.compile(r"\+?\(?\d[\d\s().-]{6,}\d")
+
+
+def _phone(text: str) -> bool:
+    """A phone number: digits with the usual separators, and a leading "+" or ten digits or
+    more, so that dates, amounts and short ids are not taken for one."""
+    digits = sum(c.isdigit() for c in text)
+    return bool(_PHONE_CHARS.fullmatch(text)) and (text.startswith("+") or digits >= 10) and not ISO_DATE.match(text)
+
+
 def destination_shape(value: object) -> str | None:
-    """``"recipient"`` for a value that is wholly an email address, ``"url"`` for a link, else
-    ``None``: how a value with no declared role is recognised as somewhere data would go."""
+    """``"recipient"`` for a value that is wholly an email address or a phone number,
+    ``"payee"`` for an IBAN, ``"url"`` for a link, else ``None``: how a value with no declared
+    role is recognised as somewhere data or money would go."""
     if not isinstance(value, str):
         return None
     text = value.strip()
-    if EMAIL.fullmatch(text):
+    if EMAIL.fullmatch(text) or _phone(text):
         return "recipient"
+    compact = text.replace(" ", "").upper()
+    if IBAN.fullmatch(compact) and any(c.isdigit() for c in compact[4:]):
+        return "payee"
     if URL.fullmatch(text) or re.fullmatch(r"[a-z][a-z0-9+.-]*://\S+", text, re.IGNORECASE):
         return "url"
     return None

@@ -220,8 +220,11 @@ class Goals:
         owner: str | None = None,
         due: datetime | None = None,
         source_type: str = "conversation",
+        context_note: str | None = None,
     ) -> ProposeResult:
-        """A candidate from extraction: INFERRED at 0.55, waiting for review (see ``_review``)."""
+        """A candidate from extraction: INFERRED at 0.55, waiting for review (see ``_review``).
+        ``context_note`` keeps what the reviewer needs that no field holds (a stated due date
+        that had no calendar date or had already passed)."""
         intent_type = parse_enum(IntentType, type, "type")
         clean = clean_text(text, "text")
         if not evidence_id or not evidence_id.strip():
@@ -230,7 +233,7 @@ class Goals:
         with self._write() as tx:
             if is_suppressed(tx, self._rt.namespace, terms, evidence_id):
                 return ProposeResult("suppressed", None)
-            existing = find_restatement(self._rt, tx, intent_type.value, terms)
+            existing = find_restatement(self._rt, tx, intent_type.value, terms, owner=actor_text(owner))
             if existing is not None:
                 if evidence_id not in existing.evidence_ids:
                     emit(
@@ -255,7 +258,7 @@ class Goals:
                     due=due,
                     stakeholders=(),
                     completion_criteria=None,
-                    context_note=None,
+                    context_note=context_note,
                     evidence=[{"id": evidence_id, "span": span}],
                     epistemic=EpistemicType.INFERRED,
                     source=SourceType.SYSTEM_INFERRED,

@@ -55,8 +55,12 @@ def is_suppressed(tx: Transaction, namespace: str, terms: Terms, evidence_id: st
     return row is not None
 
 
-def find_restatement(rt: Runtime, tx: Transaction, intent_type: str, terms: Terms) -> Intent | None:
-    """An ACTIVE, not dismissed intent of the same type that says the same thing, if any."""
+def find_restatement(
+    rt: Runtime, tx: Transaction, intent_type: str, terms: Terms, *, owner: str | None = None
+) -> Intent | None:
+    """An ACTIVE, not dismissed intent of the same type that says the same thing, if any, and
+    of the same owner when both have one: Dave's "I'll send the invoice" is his undertaking,
+    not more evidence for Carol's."""
     words = sorted(set(terms.key.split()))
     if not words:
         return None
@@ -68,6 +72,8 @@ def find_restatement(rt: Runtime, tx: Transaction, intent_type: str, terms: Term
         (rt.namespace, intent_type, rt.namespace, *words),
     )
     for row in rows:
+        if owner and row["owner"] and str(row["owner"]) != owner:
+            continue
         if near_duplicate(terms, terms_of(str(row["value"]))):
             (intent,) = load_intents(tx, [row], rt.clock.now())
             return intent
