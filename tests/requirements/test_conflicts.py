@@ -147,3 +147,17 @@ def test_one_long_rule_does_not_push_out_the_rules_ranked_after_it(ix: Intently)
     assert ranks[big.id] < min(ranks[r.id] for r in small)  # the long rule is the most valuable
     assert big.id not in sel.ids and {r.id for r in small} <= set(sel.ids)
     assert sel.omitted == 1 and sel.tokens <= 300
+
+
+@pytest.mark.parametrize("target", ["", "SELF", "req-aaaaaaaaaaaa"])
+def test_validate_refuses_a_supersede_that_points_nowhere(ix: Intently, target: str) -> None:
+    rule = ix.requirements.add("Use tabs for indentation in Go files.")
+    path = ix.home.requirements_dir / f"{rule.id}.md"
+    text = path.read_text(encoding="utf-8").replace("status: active", "status: superseded")
+    named = rule.id if target == "SELF" else target
+    text = text.replace("superseded_by: ''", f"superseded_by: '{named}'")
+    path.write_text(text, encoding="utf-8")
+    errors = ix.requirements.validate()
+    assert [(e.field, e.file.endswith(f"{rule.id}.md")) for e in errors] == [("superseded_by", True)], errors
+    why = {"": "names the rule", "SELF": "itself", "req-aaaaaaaaaaaa": "no requirement"}[target]
+    assert why in errors[0].message

@@ -59,6 +59,21 @@ def test_expiry_by_tick_and_by_listing(ix: Intently, clock: ManualClock) -> None
     assert {i.id for i in ix.triggers.list(include_closed=True)} == {a.id, b.id}
 
 
+def test_an_intent_past_its_expiry_is_expired_not_edited(ix: Intently, clock: ManualClock) -> None:
+    """No list or tick ran since it expired: the edit still finds it expired, and no update is
+    written after the end."""
+    from intently.core.errors import InvalidTransition
+
+    gone = ix.triggers.add("gone", when=["giraffe"], expires="1d")
+    clock.advance("2d")
+    with pytest.raises(InvalidTransition, match="expired"):
+        ix.triggers.update(gone.id, when=["elephant"])
+    with pytest.raises(InvalidTransition, match="expired"):
+        ix.triggers.snooze(gone.id, "1d")
+    ops = [o.op for o in ix.log.read(ix.namespace) if o.target == gone.id]
+    assert "TRIGGER_UPDATE" not in ops and "TRIGGER_SNOOZE" not in ops
+
+
 def test_cancel_is_explicit_and_final(ix: Intently) -> None:
     intent = ix.triggers.add("x", when=["launch"])
     ix.triggers.match("no cancel here, just launch talk: cancel the launch?")

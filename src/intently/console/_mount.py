@@ -38,10 +38,16 @@ def mount_console(app: FastAPI, ix: Intently) -> None:
     app.mount(STATIC_PATH, StaticFiles(directory=str(Path(__file__).parent / "static")), name="console-static")
     for router in (session_router, log_router, goals_router, triggers_router, requirements_router, gate_router):
         app.include_router(router, include_in_schema=False)
+    app.add_api_route("/favicon.ico", _no_icon, methods=["GET"], include_in_schema=False)
     app.add_exception_handler(LoginRequired, _to_login)
     app.add_exception_handler(CsrfRejected, _csrf_rejected)
     app.add_exception_handler(PageNotFound, _not_found)
     install_form_errors(app)
+
+
+async def _no_icon() -> Response:
+    """Browsers ask for an icon on every page; "none" is an answer, a 404 is an error in the console."""
+    return Response(status_code=204)
 
 
 async def _to_login(request: Request, exc: Exception) -> Response:

@@ -82,7 +82,31 @@ class Requirements:
         loaded = load_home(self._rt.home, warn=False)
         for conflict in self._conflicts(loaded):
             warnings.warn(conflict.message(), RequirementConflictWarning, stacklevel=2)
-        return loaded.errors
+        return loaded.errors + self._broken_supersedes(loaded)
+
+    def _broken_supersedes(self, loaded: LoadResult) -> _List[FileError]:
+        """Each file is valid alone, but a superseded rule must point at another rule that
+        exists: `req supersede` refuses the rest, and a hand edit must not slip them in."""
+        ids = {r.id for r in loaded.requirements}
+        errors: _List[FileError] = []
+        for req in loaded.requirements:
+            if req.status != "superseded":
+                continue
+            target = req.meta.superseded_by
+            why = (
+                "a superseded rule names the rule that replaces it"
+                if not target
+                else "a rule cannot supersede itself"
+                if target == req.id
+                else f"no requirement {target}"
+                if target not in ids
+                else None
+            )
+            if why is not None:
+                text = req.path.read_text(encoding="utf-8", errors="replace").splitlines()
+                line = next((n for n, t in enumerate(text, 1) if t.lstrip().startswith("superseded_by")), None)
+                errors.append(FileError(rel(self._rt.home, req.path), line, "superseded_by", why))
+        return errors
 
     def conflicts(self) -> _List[Conflict]:
         """Every pair of active requirements that contradict each other (see :mod:`._conflicts`)."""

@@ -317,6 +317,8 @@ class Triggers:
         stamp = None if until is None else self._expiry(until, now)
         with self._rt.store.transaction() as tx:
             intent = self._managed(tx, intent_id)
+            self._maintain(tx, now)  # an intent past its expiry is expired first, not edited
+            intent = self._reload(tx, intent.id)
             if intent.state in _TERMINAL:
                 raise InvalidTransition("standing intent", intent.state.value, "snoozed")
             self._append(tx, "TRIGGER_SNOOZE", intent.id, {"until": stamp})
@@ -363,6 +365,8 @@ class Triggers:
             raise InvalidInput("max fires must be at least 1", where="max_fires")
         with self._rt.store.transaction() as tx:
             intent = self._managed(tx, intent_id)
+            self._maintain(tx, now)  # an intent past its expiry is expired first, not edited
+            intent = self._reload(tx, intent.id)
             if intent.state in _TERMINAL:
                 raise InvalidTransition("standing intent", intent.state.value, "updated")
             if max_fires is not None:
