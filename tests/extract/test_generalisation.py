@@ -66,6 +66,9 @@ def test_the_reply_itself_is_still_read(extract: Extract) -> None:
         ("jdoe to review the patch and leave a comment", ["jdoe"]),
         ("Tom: will follow up offline", ["Tom"]),
         ("Zoe to write-up the summary", ["Zoe"]),
+        ("@bob.smith-jr to renew the cert by Friday", ["bob.smith-jr"]),
+        ("@José to rotate the keys", ["José"]),
+        ("Felix to examine the repositories", ["Felix"]),
     ],
 )
 def test_minutes_action_formats_name_their_owner(extract: Extract, text: str, owners: list[str]) -> None:

@@ -90,6 +90,9 @@ def test_review_end_to_end_over_http_observe_edit_confirm(api: Api) -> None:
         assert edited.status_code == 200, edited.text
         assert (edited.json()["value"], edited.json()["owner"]) == ("Update the deploy runbook", "user:bob")
         assert edited.json()["epistemic_type"] == "INFERRED"
+        cleared = c.patch(f"/v1/namespaces/proj/review/{commitment_id}", json={"owner": None, "due": None})
+        assert cleared.status_code == 200, cleared.text  # null removes, as in a JSON merge patch
+        assert cleared.json()["owner"] is None and cleared.json()["target_completion"] is None
         assert c.post(f"/v1/namespaces/proj/review/{commitment_id}/confirm").status_code == 200
         late = c.patch(f"/v1/namespaces/proj/review/{commitment_id}", json={"text": "changed after review"})
         assert late.status_code == 409 and late.headers["content-type"] == PROBLEM

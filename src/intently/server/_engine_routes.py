@@ -24,6 +24,7 @@ from fastapi import APIRouter, Query
 
 from ..access import Permission
 from ..core.clock import format_time
+from ..goals import CLEAR
 from ..hooks import Observation, gate_check
 from ._deps import NamespaceView, run_engine
 from ._models import (
@@ -60,6 +61,16 @@ def _page(data: Any, offset: int, limit: int) -> dict[str, Any]:
 # -- goals -------------------------------------------------------------------------------
 
 
+def _patch(body: GoalUpdate) -> dict[str, Any]:
+    """A PATCH as JSON merge patch reads it: a field left out stays, an optional field sent as
+    null is removed (owner, due, context note); the library says the latter with ``CLEAR``."""
+    fields = body.model_dump()
+    for name in ("owner", "due", "context_note"):
+        if name in body.model_fields_set and fields[name] is None:
+            fields[name] = CLEAR
+    return fields
+
+
 @router.get("/goals", tags=["goals"])
 def goals_list(
     view: NamespaceView,
@@ -84,7 +95,7 @@ def goals_add(view: NamespaceView, body: GoalCreate) -> Any:
 @router.patch("/goals/{goal_id}", tags=["goals"])
 def goals_update(view: NamespaceView, goal_id: str, body: GoalUpdate) -> Any:
     view.require(Permission.WRITE)
-    return run_engine(view, "goals", "edit", goal_id, **body.model_dump())
+    return run_engine(view, "goals", "edit", goal_id, **_patch(body))
 
 
 @router.post("/goals/{goal_id}/complete", tags=["goals"])
@@ -117,7 +128,7 @@ def review_edit(view: NamespaceView, candidate_id: str, body: GoalUpdate) -> Any
     """Correct a candidate before confirming it (text, type, owner, due...). An intent that
     was already confirmed or dismissed is not in the queue: 409 (edit a goal under /goals)."""
     view.require(Permission.WRITE)
-    return run_engine(view, "goals", "edit", candidate_id, **body.model_dump(), awaiting_review=True)
+    return run_engine(view, "goals", "edit", candidate_id, **_patch(body), awaiting_review=True)
 
 
 @router.get("/review", tags=["review"])
