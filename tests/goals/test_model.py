@@ -113,7 +113,7 @@ def test_core_fields_are_recorded(goals: Goals, clock: ManualClock) -> None:
     assert intent.priority is Priority.HIGH
     assert intent.owner == "user:bob"
     assert intent.stakeholders == ("agent:claude", "user:carol")
-    assert intent.target_completion == "2026-03-31T00:00:00.000000Z"
+    assert intent.target_completion == "2026-03-31T23:59:59.000000Z"  # a day is due by its end
     assert intent.structured_value == {"milestone": "M2"}
     assert intent.namespace == "proj"
     assert 0.0 <= intent.salience <= 1.0
@@ -142,7 +142,7 @@ def test_only_the_owner_may_reopen_an_expired_intent(ix: Intently, clock: Manual
         ix.goals.reopen(intent.id, due="2026-03-01")
     reopened = ix.goals.reopen(intent.id, due="2026-04-01")  # alice owns the home
     assert reopened.state is IntentState.ACTIVE
-    assert reopened.target_completion == "2026-04-01T00:00:00.000000Z"
+    assert reopened.target_completion == "2026-04-01T23:59:59.000000Z"
 
 
 def test_a_past_target_is_refused_at_creation(goals: Goals) -> None:

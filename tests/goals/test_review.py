@@ -117,7 +117,7 @@ def test_edit_none_leaves_fields_and_clear_empties_them(goals: Goals) -> None:
     same = goals.edit(intent.id, text=None, owner=None, due=None, context_note=None, priority="HIGH")
     assert (same.owner, same.target_completion, same.context_note) == (
         "user:bob",
-        "2026-04-01T00:00:00.000000Z",
+        "2026-04-01T23:59:59.000000Z",
         "for the pilot",
     )
     cleared = goals.edit(intent.id, owner=CLEAR, due=CLEAR, context_note=CLEAR)

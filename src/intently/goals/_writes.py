@@ -4,6 +4,7 @@ the caller's transaction."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
@@ -46,13 +47,19 @@ def clean_text(value: str, where: str) -> str:
 def to_time(value: datetime | date | str | None, where: str) -> str | None:
     if value is None:
         return None
-    if isinstance(value, str):
+    if isinstance(value, str) and not _DAY.fullmatch(value.strip()):
         return format_time(parse_time(value, where=where))
     if isinstance(value, datetime):
         return format_time(value)
-    if isinstance(value, date):  # a day: read as the same date written as text ("2031-01-01")
-        return format_time(parse_time(value.isoformat(), where=where))
+    if isinstance(value, date | str):
+        # A day, not an instant: due *by* that day, so its last second (UTC), as extraction
+        # resolves "by Friday"; its first second would make the intent overdue a day early.
+        day = parse_time(str(value).strip(), where=where)
+        return format_time(day.replace(hour=23, minute=59, second=59, microsecond=0))
     raise InvalidInput(f"expected a date or an RFC 3339 time, got {type(value).__name__}", where=where)
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def people(value: str | Sequence[str]) -> list[str]:
