@@ -197,3 +197,23 @@ def test_a_decision_made_in_conversation_becomes_a_rule_in_the_imperative(rix: I
     rix.requirements.scan()
     (rule,) = [r for r in rix.requirements.list() if r.meta.provenance.kind == "decision"]
     assert rule.statement == "Use httpx instead of requests for the API client"
+
+
+def test_rules_under_generic_section_headings_apply_project_wide() -> None:
+    """ "## Rules" or "## Code style" says what kind of text follows, not which part of the
+    project it is about: a rule there applies everywhere. A heading naming an area (API,
+    Testing) still founds a domain."""
+    from intently.requirements._extract import extract_text
+
+    text = (
+        "# Agent guide\n\n"
+        "## Rules\n\n- Never commit secrets or credentials to the repository.\n\n"
+        "## Code style\n\n- Always use type hints in Python code.\n\n"
+        "## General guidelines\n\n- Keep functions small and never swallow exceptions.\n\n"
+        "## API (src/api/)\n\n- Every endpoint must validate its input.\n"
+    )
+    found = {c.statement: c.top for c in extract_text("AGENTS.md", text)}
+    assert found["Never commit secrets or credentials to the repository."]
+    assert found["Always use type hints in Python code."]
+    assert found["Keep functions small and never swallow exceptions."]
+    assert found["Every endpoint must validate its input."] is False

@@ -30,6 +30,14 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"intently {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
@@ -45,6 +53,9 @@ def _root(
         str | None,
         typer.Option("--namespace", "-n", envvar="INTENTLY_NAMESPACE", help="Namespace (default: the home's)."),
     ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_show_version, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     ctx.obj = State(home=home, actor=actor, namespace=namespace)
 

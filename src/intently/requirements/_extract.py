@@ -190,6 +190,89 @@ def _is_prescriptive(text: str) -> bool:
     return bool(_MODAL.search(text))
 
 
+#: Words of section headings that say what kind of text follows, not which part of the project it
+#: is about: a section made only of them ("## Rules", "## Code style", "## General guidelines")
+#: holds project-wide rules.
+_GENERIC_HEADING_WORDS = frozenset(
+    [
+        "rules",
+        "rule",
+        "guidelines",
+        "guideline",
+        "conventions",
+        "convention",
+        "code",
+        "coding",
+        "style",
+        "styles",
+        "standards",
+        "standard",
+        "general",
+        "important",
+        "key",
+        "core",
+        "principles",
+        "principle",
+        "practices",
+        "practice",
+        "best",
+        "instructions",
+        "instruction",
+        "requirements",
+        "requirement",
+        "notes",
+        "note",
+        "overview",
+        "policy",
+        "policies",
+        "dos",
+        "don'ts",
+        "do",
+        "don't",
+        "must",
+        "always",
+        "never",
+        "agents",
+        "agent",
+        "ai",
+        "assistant",
+        "assistants",
+        "llm",
+        "workflow",
+        "workflows",
+        "guide",
+        "guidance",
+        "expectations",
+        "basics",
+        "essentials",
+        "project",
+        "repository",
+        "repo",
+        "and",
+        "for",
+        "the",
+        "of",
+        "to",
+        "a",
+        "our",
+        "your",
+        "when",
+        "working",
+        "with",
+        "in",
+        "on",
+        "this",
+        "these",
+        "things",
+    ]
+)
+
+
+def _generic_heading(heading: str) -> bool:
+    words = re.findall(r"[a-z']+", heading.lower())
+    return bool(words) and all(w in _GENERIC_HEADING_WORDS for w in words)
+
+
 def _units(text: str) -> list[tuple[str, bool, str]]:
     """``(heading, is the title, unit)`` for each list item and paragraph outside code fences."""
     units: list[tuple[str, bool, str]] = []
@@ -200,7 +283,10 @@ def _units(text: str) -> list[tuple[str, bool, str]]:
     def flush() -> None:
         if current:
             heading = headings[-1][1] if headings else ""
-            top = not headings or (headings[-1][0] == 1 and len(headings) == 1)
+            sections = headings[1:] if headings and headings[0][0] == 1 else headings
+            # Under the title, or only under headings that name no area of the project ("Rules",
+            # "Code style", "Guidelines"): the rule applies project-wide, not to a made-up domain.
+            top = all(_generic_heading(h) for _, h in sections)
             units.append((heading, top, " ".join(current)))
             current.clear()
 
