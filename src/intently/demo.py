@@ -78,6 +78,11 @@ def _tamper(ix: Intently, console: Console) -> None:
     console.print(
         f"Verify on the copy: [red]{escape(stream.error_type or 'passed?!')}[/red]: {escape(stream.error or '')}"
     )
+    if stream.error_type:
+        console.print(
+            "The one-field edit is caught, as it should be: the real log still verifies. "
+            "Next: `intently init` in your own project (README, 'Put intently in front of Claude Code')."
+        )
 
 
 def _engines() -> list[Chapter]:
