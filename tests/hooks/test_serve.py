@@ -273,3 +273,19 @@ def test_hook_status_says_whether_a_server_answers_and_what_it_did(ix: Intently,
     finally:
         running.stop()
     assert status()["running"] is False
+
+
+def test_a_client_that_trickles_its_event_does_not_hold_the_server(ix: Intently, project: Path, server: Server) -> None:
+    """The server answers one event at a time: a client that sends a length and then nothing
+    is dropped after a short deadline, and the next hook is still answered by the server."""
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.connect(str(server.path))
+    slow.sendall((100).to_bytes(8, "big"))  # promises 100 bytes, sends none
+    try:
+        read = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "a.txt")})
+        done = installed_hook(read)
+        assert done.returncode == 0, done.stderr
+        assert decision(done) in ("allow", "defer", "ask")
+    finally:
+        slow.close()
+    assert "answered PreToolUse" in server.stop()

@@ -306,30 +306,32 @@ class GateEngine:
 
     # -- reading --------------------------------------------------------------
 
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+    def _read(self, sql: str, limit: int) -> list[Any]:
+        """Rows of one query over this namespace (``?`` namespace, then ``?`` limit), for a reader."""
         with self._rt.store.transaction(write=False) as tx:
             self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
-            rows = tx.query(
-                "SELECT s.id, s.request, s.started, "
-                "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id) AS decisions, "
-                "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id AND d.level = 'block') AS blocked "
-                "FROM gate_sessions s WHERE s.namespace = ? ORDER BY s.started DESC, s.id DESC LIMIT ?",
-                (self._rt.namespace, limit),
-            )
+            return list(tx.query(sql, (self._rt.namespace, limit)))
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT s.id, s.request, s.started, "
+            "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id) AS decisions, "
+            "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id AND d.level = 'block') AS blocked "
+            "FROM gate_sessions s WHERE s.namespace = ? ORDER BY s.started DESC, s.id DESC LIMIT ?",
+            limit,
+        )
         return [dict(r) for r in rows]
 
     def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
         """Decisions that wait for a person (confirm or review, neither approved nor denied),
         newest first, each with its run's request: every one, however many runs came after."""
-        with self._rt.store.transaction(write=False) as tx:
-            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
-            rows = tx.query(
-                "SELECT d.payload, s.request FROM gate_decisions d JOIN gate_sessions s ON s.id = d.session_id "
-                "LEFT JOIN gate_approvals a ON a.decision_id = d.id "
-                "WHERE d.namespace = ? AND d.level IN ('confirm', 'review') AND a.decision_id IS NULL "
-                "ORDER BY d.decided_at DESC, d.id DESC LIMIT ?",
-                (self._rt.namespace, limit),
-            )
+        rows = self._read(
+            "SELECT d.payload, s.request FROM gate_decisions d JOIN gate_sessions s ON s.id = d.session_id "
+            "LEFT JOIN gate_approvals a ON a.decision_id = d.id "
+            "WHERE d.namespace = ? AND d.level IN ('confirm', 'review') AND a.decision_id IS NULL "
+            "ORDER BY d.decided_at DESC, d.id DESC LIMIT ?",
+            limit,
+        )
         return [{**json.loads(str(r["payload"])), "request": str(r["request"])} for r in rows]
 
     def run(self, run_id: str) -> dict[str, Any]:

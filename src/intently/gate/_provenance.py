@@ -209,7 +209,14 @@ def _keys(obj: Any) -> Iterable[str]:
 # short label ("bob@corp.com" is not "bob@corp.com.au"). A sentence's full stop with the space
 # missing ("www.our-company.com.they sent") does not.
 _HOST_GOES_ON = r"(?![a-z0-9_\-]|\.(?:[a-z]{2,3}|[a-z0-9-]+\.)(?![a-z]))"
-_ADDRESS_LIKE = re.compile(r"[^\s]*(?:@|/)[^\s]*|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}")
+_HOST = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}")
+
+
+def _address_like(nv: str) -> bool:
+    """A host, a link or a path-like value (checked without a backtracking pattern)."""
+    if any(c.isspace() for c in nv):
+        return False
+    return "@" in nv or "/" in nv or _HOST.fullmatch(nv) is not None
 
 
 def _whole_value(nv: str) -> re.Pattern[str]:
@@ -218,7 +225,7 @@ def _whole_value(nv: str) -> re.Pattern[str]:
     nor "bob@corp.com" inside "bob@corp.com.au"; other values end at a letter or digit."""
     if "@" in nv:  # an email: its local part may hold dots, dashes and pluses
         return re.compile(r"(?<![a-z0-9._%+\-])" + re.escape(nv) + _HOST_GOES_ON)
-    if _ADDRESS_LIKE.fullmatch(nv):  # a host or a link, kept without "https://www." when normalised
+    if _address_like(nv):  # a host or a link, kept without "https://www." when normalised
         return re.compile(r"(?<![a-z0-9_%+\-])" + re.escape(nv) + _HOST_GOES_ON)
     return re.compile(r"(?<![a-z0-9])" + re.escape(nv) + r"(?![a-z0-9])")
 

@@ -40,6 +40,9 @@ from ._wire import (
 __all__ = ["ServeReport", "serve_hooks"]
 
 ACCEPT_TICK_S = 1.0
+# A hook client writes its whole event at once; one that has not within this long is dropped
+# (it answers in-process) rather than holding the queue of hooks behind it.
+_READ_WITHIN_S = 2.0
 # sun_path holds 108 bytes on Linux and 104 on macOS, the terminating NUL included.
 _MAX_SOCKET_PATH = 103
 
@@ -186,11 +189,11 @@ def _serve_one(
     stale: bool = False,
 ) -> None:
     began = time.perf_counter()
-    conn.settimeout(10.0)
     try:
-        message = read_message(conn)
+        message = read_message(conn, within=_READ_WITHIN_S)
     except (OSError, ValueError):
-        return  # the client gave up or sent garbage before handing over an event: it answers itself
+        return  # the client gave up, trickled or sent garbage before handing over an event: it answers itself
+    conn.settimeout(10.0)  # for the answer: the read's deadline is spent
     if message.get("ping") is True and message.get("protocol") == PROTOCOL:  # `intently hook status`
         alive = {"status": "alive", "pid": os.getpid(), "version": __version__, **report.to_json()}
         with contextlib.suppress(OSError):

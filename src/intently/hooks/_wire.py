@@ -104,10 +104,15 @@ def write_message(conn: socket.socket, message: dict[str, Any]) -> None:
     conn.sendall(len(body).to_bytes(8, "big") + body)
 
 
-def _read_exact(conn: socket.socket, size: int) -> bytes:
+def _read_exact(conn: socket.socket, size: int, deadline: float | None = None) -> bytes:
     chunks: list[bytes] = []
     left = size
     while left:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the message did not arrive in time")
+            conn.settimeout(remaining)
         chunk = conn.recv(min(left, 1 << 20))
         if not chunk:
             raise ConnectionError("the other side closed the connection mid-message")
@@ -116,12 +121,15 @@ def _read_exact(conn: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_message(conn: socket.socket) -> dict[str, Any]:
-    """The next message; ``ValueError`` when it is not one JSON object within the size limit."""
-    size = int.from_bytes(_read_exact(conn, 8), "big")
+def read_message(conn: socket.socket, *, within: float | None = None) -> dict[str, Any]:
+    """The next message; ``ValueError`` when it is not one JSON object within the size limit.
+    ``within`` bounds the whole message, not each read: a client that trickles bytes must not
+    hold a one-at-a-time server (and every hook queued behind it) for longer."""
+    deadline = None if within is None else time.monotonic() + within
+    size = int.from_bytes(_read_exact(conn, 8, deadline), "big")
     if size > MAX_MESSAGE:
         raise ValueError(f"message of {size} bytes is over the {MAX_MESSAGE}-byte limit")
-    data = json.loads(_read_exact(conn, size).decode("utf-8"))
+    data = json.loads(_read_exact(conn, size, deadline).decode("utf-8"))
     if not isinstance(data, dict):
         raise ValueError("message is not a JSON object")
     return data
