@@ -136,6 +136,9 @@ def test_declined_cancelled_or_unanswered_elicitation_runs_nothing(ix: Intently,
     assert len(user.questions) == 3
     assert _done(done) == []
     assert ix.log.read("proj", op="GATE_APPROVED") == []
+    # the refusal is in the log, and that decision can never be approved after it
+    (denied,) = ix.log.read("proj", op="GATE_DENIED")
+    assert denied.target == decided[1]["id"] and "declined by the user" in denied.payload["reason"]
 
 
 def test_without_elicitation_it_blocks_forwards_and_names_the_approval_command(
@@ -247,6 +250,20 @@ def test_an_accepted_answer_is_bound_to_its_own_action(tools: list[dict[str, Any
         f"intently gate: the user declined send_money ({', '.join(other.decision.rule_ids)}); "
         f"it did not run. Decision {other.decision.id}."
     )
+
+
+def test_without_a_home_the_refusal_does_not_name_an_approval_that_cannot_reach_it(
+    tools: list[dict[str, Any]],
+) -> None:
+    """With --no-home the decisions live in memory: `intently gate approve` could never reach
+    them, so the refusal says what can (a client that answers the question, or a home)."""
+    for approvable, expected in ((True, "intently gate approve"), (False, "Without a home")):
+        gateway = Gateway(Gate.from_tools(tools), request=PAY_REQUEST, approvable=approvable)
+        gateway.check("search_emails", {"query": "bill"}).session.observe(
+            "search_emails", [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR, account {IBAN}."}]
+        )
+        waiting = gateway.check("send_money", {**BILL, "date": "2026-03-02"})
+        assert waiting.needs_approval and expected in gateway.refusal(waiting.decision)
 
 
 def test_a_tool_listed_without_hints_is_open_world_as_the_mcp_spec_defaults() -> None:

@@ -259,6 +259,13 @@ class Session:
             raise InvalidTransition("decision", str(decision.level), "approved")
         self.gate.journal.approve(decision, approver or self.gate.actor)
 
+    def deny(self, decision_id: str, reason: str) -> None:
+        """Refuse a confirm/review decision of this session for good (the user said no)."""
+        decision = self.gate.journal.decision(decision_id)
+        if decision.session_id != self.id or not decision.level.needs_approval:
+            raise InvalidTransition("decision", str(decision.level), "denied")
+        self.gate.journal.deny(decision, reason)
+
     # -- facts ----------------------------------------------------------------
 
     def _facts(

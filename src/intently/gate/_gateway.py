@@ -78,8 +78,12 @@ class Gateway:
         request: str = "",
         request_file: Path | None = None,
         ask_timeout: float = ASK_TIMEOUT,
+        approvable: bool = True,
     ) -> None:
         self.gate = gate
+        # Whether `intently gate approve` can reach this gate's decisions (a home's log); with
+        # --no-home they live in memory, so only an answer through elicitation can approve one.
+        self.approvable = approvable
         # How long a call waits for the user's answer to an elicitation; after it the call is
         # refused like one the client could not ask about (with the approval command).
         self.ask_timeout = ask_timeout
@@ -92,7 +96,10 @@ class Gateway:
     def session(self) -> Session:
         text = self._request
         if self._file is not None and self._file.exists():
-            text = self._file.read_text(encoding="utf-8").strip()
+            try:
+                text = self._file.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                text = ""  # an unreadable request authorises nothing: fail closed, not open
         if self._session is None or text != self._seen:
             self._session = self.gate.session(user_request=text)
             self._seen = text
@@ -106,7 +113,14 @@ class Gateway:
     def refusal(self, decision: Decision) -> str:
         """The error text for a call that does not run, with the approval command when one helps."""
         d = decision
-        hint = f" Approve with `intently gate approve {d.id}`, then retry." if d.level.needs_approval else ""
+        hint = ""
+        if d.level.needs_approval:
+            hint = (
+                f" Approve with `intently gate approve {d.id}`, then retry."
+                if self.approvable
+                else " Without a home nothing outside this call can approve it: use a client that can answer"
+                " the question (MCP elicitation), or run the gateway in a project with `intently init`."
+            )
         return f"intently gate: {d.level} ({', '.join(d.rule_ids)}): {d.reason}. Decision {d.id}.{hint}"
 
     def question(self, decision: Decision) -> str:
@@ -133,6 +147,9 @@ class Gateway:
         d = checked.decision
         if answer != "accept":
             verb = "declined" if answer == "decline" else "cancelled the confirmation of"
+            if answer == "decline":  # a refusal is a decision too: logged, and never approvable after
+                with contextlib.suppress(InvalidTransition):
+                    checked.session.deny(d.id, "declined by the user when asked (elicitation)")
             return (
                 f"intently gate: the user {verb} {d.tool} ({', '.join(d.rule_ids)}); it did not run. Decision {d.id}."
             )
@@ -265,9 +282,13 @@ async def _serve(command: list[str], make_gateway: Any) -> None:
     def error(text: str) -> Any:
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
     params = StdioServerParameters(command=command[0], args=command[1:])
     async with stdio_client(params) as (up_read, up_write), ClientSession(up_read, up_write) as upstream:
-        await upstream.initialize()
+        with anyio.fail_after(_UPSTREAM_START_S):  # an upstream that never answers the handshake
+            await upstream.initialize()
         listed = await upstream.list_tools()
         definitions = [
             open_world_by_default(t.model_dump(by_alias=True, exclude_none=True, mode="json")) for t in listed.tools
@@ -287,7 +308,13 @@ async def _serve(command: list[str], make_gateway: Any) -> None:
             if not checked.executes:
                 return error(gateway.refusal(checked.decision))
             args = checked.decision.args  # exactly what was hashed (and shown, when asked)
-            result = await upstream.call_tool(params.name, args)
+            try:
+                result = await upstream.call_tool(params.name, args)
+            except MCPError as exc:  # the upstream died or broke the protocol mid-session
+                return error(
+                    f"intently gateway: the upstream MCP server ({' '.join(command)}) did not answer {params.name}: "
+                    f"{exc}. Restart the gateway."
+                )
             texts = [c.text for c in result.content if isinstance(c, types.TextContent)]
             output: Any = _maybe_json(texts) if texts else result.structured_content
             gateway.observe(checked.session, params.name, args, output)
@@ -296,6 +323,10 @@ async def _serve(command: list[str], make_gateway: Any) -> None:
         server = Server("intently-gateway", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
+
+
+# Seconds an upstream has to answer the MCP handshake before the gateway gives up on it.
+_UPSTREAM_START_S = 30.0
 
 
 def _maybe_json(texts: list[str]) -> Any:
@@ -327,7 +358,9 @@ def run_gateway(
             if home is not None
             else Gate.from_tools(definitions, web_trusted=sites)
         )
-        return Gateway(gate, request=request, request_file=request_file, ask_timeout=ask_timeout)
+        return Gateway(
+            gate, request=request, request_file=request_file, ask_timeout=ask_timeout, approvable=home is not None
+        )
 
     del ctx
     try:

@@ -36,6 +36,10 @@ class Journal(Protocol):
         """Grant a single-use approval for ``decision.action_hash``."""
         ...
 
+    def deny(self, decision: Decision, reason: str) -> None:
+        """Refuse ``decision`` for good: it can never be approved afterwards."""
+        ...
+
     def open_approval(self, session_id: str, action_hash: str) -> str | None:
         """The id of an unused approval of this exact action in this session, if any."""
         ...
@@ -103,6 +107,13 @@ class MemoryJournal:
         if decision.id in self.approvals:
             raise InvalidTransition("approval", "granted", "granted")
         self.approvals[decision.id] = _Approval(decision.id, decision.session_id, decision.action_hash, approver)
+
+    def deny(self, decision: Decision, reason: str) -> None:
+        if decision.id in self.approvals:
+            raise InvalidTransition("approval", "settled", "denied")
+        denied = _Approval(decision.id, decision.session_id, decision.action_hash, "")
+        denied.used_by = "denied"  # never usable: open_approval skips used ones
+        self.approvals[decision.id] = denied
 
     def open_approval(self, session_id: str, action_hash: str) -> str | None:
         for ap in self.approvals.values():
