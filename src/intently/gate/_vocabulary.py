@@ -27,6 +27,8 @@ def stem_all(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(_stemmer().stemWords([t.replace("’", "'") for t in tokens]))
 
 
+# Who an order inside a statement is addressed to ("wants you to send").
+_ADDRESSEES = frozenset({"you", "assistant", "agent", "ai", "bot", "model"})
 _GAP = "*"  # in a phrase: one to three words of anything ("let * know": "let Bob know")
 _MAX_GAP = 3
 
@@ -141,7 +143,15 @@ class Vocabulary:
         ):
             return True  # "Open https://…", "Please go to www.…" ("go" and "to" are fillers too)
         hit = any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_kinds)
-        return hit and not self._noun_start(stem_all(tokens), i)
+        if hit and not self._noun_start(stem_all(tokens), i):
+            return True
+        # An order addressed to the reader inside a statement: "The user wants you to send …",
+        # "we need you to forward …", "I'd like the assistant to post …".
+        for j in range(i, min(len(tokens) - 2, i + 8)):
+            if tokens[j] in _ADDRESSEES and tokens[j + 1] == "to":
+                at = j + 2
+                return any(tuple(tokens[at : at + len(p)]) == p for p in self.raw_kinds)
+        return False
 
     def _noun_start(self, stems: Sequence[str], i: int) -> bool:
         # "Email from Bob" or "Payment received" read as nouns, not commands.
