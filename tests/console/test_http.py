@@ -323,3 +323,25 @@ def test_the_login_page_answers_whatever_is_pasted(fresh: Served) -> None:
             r = c.post("/login", data={"token": pasted, "next": "/"})
         assert r.status_code == 401 and r.headers["content-type"].startswith("text/html"), r.text[:200]
         assert "token" in r.text
+
+
+def test_an_engine_refusal_comes_back_as_the_filled_form_with_the_error_by_the_field(fresh: Served) -> None:
+    """A due date in the past is refused by the goals engine, not by the form's own bounds: the
+    form still comes back with what was typed and the message next to the due field."""
+    with fresh.login("user:alice") as alice:
+        csrf = _csrf(alice.get("/ns/proj/goals").text)
+        sent = alice.post(
+            "/ns/proj/goals",
+            data={
+                "csrf": csrf,
+                "text": "Publish the pricing page",
+                "type": "GOAL",
+                "priority": "HIGH",
+                "due": "2020-01-01",
+            },
+        )
+        assert sent.status_code == 303
+        page = alice.get(sent.headers["location"]).text
+    assert 'id="goal-due"' in page and 'value="2020-01-01"' in page
+    assert re.search(r'id="goal-due"[^>]*aria-invalid="true"', page)
+    assert 'id="due-error"' in page and "Publish the pricing page" in page

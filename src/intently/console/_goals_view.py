@@ -159,7 +159,14 @@ def create(
     page = checked_page(request, namespace, csrf)
     fields = {"type": type, "priority": priority, "due": due.strip() or None}
     done = f"Added: {text.strip()[:200]}"
-    return act(page, page.url("goals"), done, lambda: run_engine(page.view, "goals", "add", text.strip(), **fields))
+    typed = {"text": text, "type": type, "priority": priority, "due": due}
+    return act(
+        page,
+        page.url("goals"),
+        done,
+        lambda: run_engine(page.view, "goals", "add", text.strip(), **fields),
+        typed=typed,
+    )
 
 
 @router.post("/ns/{namespace}/goals/{intent_id}/complete")

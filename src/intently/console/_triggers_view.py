@@ -106,6 +106,15 @@ def create(
         "Standing intent created.",
         lambda: run_engine(page.view, "triggers", "add", reminder, **fields),
         need=Permission.MANAGE_REMINDERS,
+        typed={
+            "reminder": reminder,
+            "when": when,
+            "event": event,
+            "expires": expires,
+            "max_fires": "" if max_fires is None else str(max_fires),
+            "cooldown": cooldown,
+            "scope": scope,
+        },
     )
 
 

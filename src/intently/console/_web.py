@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,12 +271,20 @@ def _read_flash(request: Request) -> dict[str, Any] | None:
 
 
 def act(
-    page: Page, back: str, done: str, fn: Callable[[], Any], *, need: Permission | None = Permission.WRITE
+    page: Page,
+    back: str,
+    done: str,
+    fn: Callable[[], Any],
+    *,
+    need: Permission | None = Permission.WRITE,
+    typed: Mapping[str, str] | None = None,
 ) -> Response:
     """Run one state change for a form, checkpoint, and redirect back with its outcome.
 
     ``need`` is checked first, as the API checks it before calling the engine (which checks
-    again); ``None`` leaves the decision to the engine alone.
+    again); ``None`` leaves the decision to the engine alone. ``typed`` is what the person
+    typed: when the engine refuses one of those fields (a due date in the past), the form
+    comes back filled in, with the error next to that field, as for a field the form refused.
     """
     if need is not None and not page.can(need):
         return redirect_with(
@@ -286,6 +295,11 @@ def act(
     except EngineUnavailable as exc:
         return redirect_with(back, "error", str(exc))
     except IntentlyError as exc:
+        if typed:
+            where = str(getattr(exc, "where", "") or "")
+            name = re.split(r"[.:\s]+", where.strip())[-1] if where else ""
+            fields = {name: str(exc).removeprefix(f"{where}: ")} if name in typed else None
+            return redirect_with(back, "error", f"{type(exc).__name__}: {exc}", fields=fields, values=typed)
         return redirect_with(back, "error", f"{type(exc).__name__}: {exc}")
     except Exception:
         _log.exception("console: action on %s failed", back)
