@@ -145,3 +145,10 @@ def test_a_turn_without_a_time_was_said_now(ix: Intently, clock: ManualClock) ->
 def test_quoted_lines_and_code_are_not_the_speakers_words(ix: Intently) -> None:
     turn = {**TURN, "text": "> I'll draft the budget tomorrow\nSounds good!\n```\n# I'll refactor this later\n```"}
     assert ix.extraction.observe(turn).proposals == []
+
+
+@pytest.mark.parametrize(("name", "actor"), [("José Núñez", "user:jose-nunez"), ("@Zoë", "user:zoe")])
+def test_accented_owner_names_become_readable_actor_names(name: str, actor: str) -> None:
+    from intently.extract import owner_actor
+
+    assert owner_actor(name) == actor

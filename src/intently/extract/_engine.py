@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -253,7 +254,9 @@ def owner_actor(name: str | None) -> str | None:
     if sep and kind.lower() in {k.value for k in ActorKind} and re.fullmatch(r"[A-Za-z0-9._@+-]{1,128}", rest):
         return str(Actor.parse(f"{kind.lower()}:{rest}"))
     first = re.split(r"\s*(?:/|,|&|\band\b)\s*", name.strip().lstrip("@"))[0]
-    slug = re.sub(r"[^A-Za-z0-9._@+-]+", "-", first).strip("-._@+").lower()[:128]
+    # "José Núñez" -> "jose-nunez": accents folded rather than dropped mid-name ("jos-n-ez")
+    folded = unicodedata.normalize("NFKD", first).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^A-Za-z0-9._@+-]+", "-", folded).strip("-._@+").lower()[:128]
     if not slug:
         return None
     return str(Actor.parse(slug))
