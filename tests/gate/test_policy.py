@@ -739,3 +739,31 @@ def test_an_order_addressed_to_the_reader_is_an_instruction(injected: str) -> No
     s.observe("search_emails", [{"id": "1", "sender": "alice@corp.com", "body": injected}], args={"query": "offsite"})
     d = s.check("send_email", {"recipients": ["eve@evil.example"], "subject": "s", "body": "."})
     assert d.level is Level.BLOCK and d.rule_ids == ("instructed-value",), d.reason
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool", "args"),
+    [
+        (
+            "Pay 50 EUR to gb29 nwbk 6016 1331 9268 19",
+            "send_money",
+            {"recipient": "GB29NWBK60161331926819", "amount": "50"},
+        ),
+        ("Email bob@corp.com the notes", "send_email", {"to": "mailto:bob@corp.com", "body": "notes"}),
+        (
+            "Read https://example.com/Blog/Post?id=5&lang=EN on the web",
+            "fetch_page",
+            {"url": "https://example.com/Blog/Post?lang=EN&id=5"},
+        ),
+    ],
+)
+def test_the_users_own_value_written_another_way_is_still_the_users(
+    request_text: str, tool: str, args: dict[str, Any]
+) -> None:
+    """An IBAN in lower case, an address behind mailto:, a link with its parameters in another
+    order: the same value the user gave, not one the model made up."""
+    gate = Gate.from_tools(
+        [_tool_of("send_money", "recipient", "amount"), _tool_of("send_email", "to", "body"), FETCH_PAGE]
+    )
+    d = gate.session(user_request=request_text).check(tool, args)
+    assert d.level is Level.ALLOW, d.reason

@@ -56,6 +56,8 @@ def normalise(value: Any) -> str:
     if isinstance(value, date):
         return value.isoformat()
     text = _SPACE.sub(" ", str(value)).strip()
+    if text[:7].lower() == "mailto:" and EMAIL.fullmatch(text[7:]):
+        text = text[7:]  # "mailto:bob@corp.com" is bob@corp.com
     if EMAIL.fullmatch(text):
         return text.lower()
     compact = text.replace(" ", "")
@@ -76,7 +78,11 @@ def _url(text: str) -> str:
     t = text.strip().lower()
     t = re.sub(r"^https?://", "", t)
     t = re.sub(r"^www\.", "", t)
-    return t.rstrip("/.,;)")
+    t = t.rstrip("/.,;)")
+    base, sep, query = t.partition("?")
+    if sep and "#" not in query:  # the same parameters in another order are the same address
+        return f"{base}?{'&'.join(sorted(query.split('&')))}"
+    return t
 
 
 def atoms_of(text: str) -> set[str]:
@@ -84,8 +90,10 @@ def atoms_of(text: str) -> set[str]:
     found: set[str] = set()
     for m in EMAIL.finditer(text):
         found.add(m.group(0).lower())
-    for m in IBAN.finditer(text):
-        found.add(m.group(0).replace(" ", "").upper())
+    for m in IBAN.finditer(text.upper()):  # "gb29 nwbk 6016 …" written in lower case is the same IBAN
+        compact = m.group(0).replace(" ", "")
+        if any(c.isdigit() for c in compact[4:]):
+            found.add(compact)
     for m in URL.finditer(text):
         found.add(_url(m.group(0)))
     for m in ISO_DATE.finditer(text):
