@@ -176,8 +176,18 @@ def on_site(url: str, hosts: Sequence[str]) -> bool:
     return any(host == h or host.endswith("." + h) for h in hosts)
 
 
+# Letters that look Latin but are not (Cyrillic and Greek), and characters that take no space:
+# "Sеnd" with a Cyrillic е, or "Se\u200bnd", reads as "Send" to a model, so it does to the gate.
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјԁѕԛԝҺвнкмтαοιντρκ",
+    "aeopcyxijdsqwhbhkmtaoivtpk",
+    "\u200b\u200c\u200d\u2060\ufeff\u00ad",
+)
+
+
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    """The words of ``text``, lower-cased, with look-alike letters read as the Latin ones."""
+    return _WORD.findall(text.lower().translate(_LOOKALIKES))
 
 
 def shingles(text: str, n: int) -> set[tuple[str, ...]]:
