@@ -395,3 +395,11 @@ def test_general_classes_found_on_blind_data(extract: Extract, text: str, kind: 
 )
 def test_general_classes_keep_their_limits(extract: Extract, text: str, kind: str, why: str) -> None:
     assert kind not in types(extract(text)), why
+
+
+def test_a_question_decided_in_the_same_turn_is_found_after_markup_was_dropped(extract: Extract) -> None:
+    """Candidates hold offsets into the turn as written, sentences into the normalised text:
+    after enough dropped markup (bold labels) the two drift apart, and the question decided
+    later in the turn must still be recognised as answered."""
+    text = " ".join(f"**w{i}**" for i in range(20)) + ". Should we use Postgres? Let's go with Postgres."
+    assert types(extract(text)) == {"DECISION"}

@@ -151,20 +151,22 @@ def _only_impersonal_futures(low: str) -> bool:
 
 
 def _decided_after_asking(
-    found: Mapping[tuple[CandidateType, int], Candidate], sents: list[Sentence]
+    found: Mapping[tuple[CandidateType, int], Candidate], sents: list[Sentence], norm: Normalized
 ) -> set[tuple[CandidateType, int]]:
     """Open questions asked and decided in the same turn ("Should we use Postgres? Let's go with
-    Postgres."): a question sentence followed by a decision made is answered, not open."""
+    Postgres."): a question sentence followed by a decision made is answered, not open.
+    Candidates hold offsets into the original text, sentences into the normalised one."""
     decided = [c.start for c in found.values() if c.type is CandidateType.DECISION]
     if not decided:
         return set()
     last = max(decided)
+    asked = [norm.original_span(s.start, s.end) for s in sents if s.is_question and s.end > s.start]
     return {
         key
         for key, cand in found.items()
         if cand.type is CandidateType.OPEN_QUESTION
         and cand.start < last
-        and any(s.is_question and s.start <= cand.start < s.end for s in sents)
+        and any(start <= cand.start < end for start, end in asked)
     }
 
 
@@ -305,7 +307,7 @@ class RuleExtractor(Extractor):
             questions = [] if asked else self._questions(ctx, bool(commitments))
             for cand in (*commitments, *self._goals(ctx), *risks, *questions, *self._decisions(ctx)):
                 found.setdefault((cand.type, cand.start), cand)
-        settled = _decided_after_asking(found, sents)
+        settled = _decided_after_asking(found, sents, norm)
         if self.model is not None and not to_agent:
             have = {c.type.coarse for c in found.values()} | ({CandidateType.OPEN_QUESTION} if settled else set())
             for cand in self._recalled(self.model, turn, norm, sents, have):
