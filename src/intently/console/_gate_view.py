@@ -27,7 +27,7 @@ router = APIRouter()
 
 RUNS = 30
 _WAITING = ("confirm", "review")
-#: ``gate._engine.DENIED``, spelled out so the page does not import an engine that may be missing.
+#: ``gate._journal.DENIED``, spelled out so the page does not import an engine that may be missing.
 DENIED = "denied"
 
 

@@ -62,6 +62,13 @@ _STRICTNESS = [
 ]
 
 
+def breaks_constraint(constraint: Mapping[str, Any], value: object) -> bool:
+    """Whether ``value`` fails a declarative ``must_match`` constraint: the pattern must match
+    the whole value, in any case, across lines. One reading for the gate and for the hook that
+    checks where a path really leads."""
+    return re.fullmatch(str(constraint["must_match"]), str(value), re.IGNORECASE | re.DOTALL) is None
+
+
 # Argument names by which a reading tool would send data along with its request.
 _BODY_ARGS = frozenset({"body", "data", "payload", "form", "form_data", "post_data", "json", "json_body", "method"})
 
@@ -143,7 +150,7 @@ class Contract:
         out = []
         for c in self.constraints:
             value = args.get(str(c["arg"]))
-            if value is not None and not re.fullmatch(str(c["must_match"]), str(value), re.IGNORECASE | re.DOTALL):
+            if value is not None and breaks_constraint(c, value):
                 out.append(str(c.get("message") or f"{c['arg']} does not match {c['must_match']}"))
         return out
 

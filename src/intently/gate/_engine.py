@@ -24,7 +24,7 @@ from ..store import Transaction, register_migration
 from ._contracts import ToolDefinition
 from ._decision import Decision, Level
 from ._gate import Gate, Session
-from ._journal import postcondition_record
+from ._journal import DENIED, postcondition_record
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -119,11 +119,6 @@ register_applier("GATE_SESSION_OPENED", _apply_session)
 register_applier("GATE_OUTPUT_OBSERVED", _apply_observed)
 register_applier("GATE_DECIDED", _apply_decided)
 register_applier("GATE_APPROVED", _apply_approved)
-
-#: ``used_by`` of the ``gate_approvals`` row that settles a denied decision: never NULL, so
-#: :meth:`HomeJournal.open_approval` can never hand it out, and its presence makes a later
-#: approval a refused transition.
-DENIED = "denied"
 
 
 def _apply_denied(tx: Transaction, op: Operation) -> None:

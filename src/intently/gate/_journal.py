@@ -13,7 +13,12 @@ from typing import Any, Protocol
 from ..core.errors import InvalidTransition, NotFound
 from ._decision import Decision
 
-__all__ = ["Journal", "MemoryJournal", "postcondition_record"]
+__all__ = ["DENIED", "Journal", "MemoryJournal", "postcondition_record"]
+
+#: ``used_by`` of the approval record that settles a denied decision, in every journal: never
+#: empty, so no journal hands it out as an open approval, and its presence makes a later
+#: approval a refused transition.
+DENIED = "denied"
 
 
 class Journal(Protocol):
@@ -112,7 +117,7 @@ class MemoryJournal:
         if decision.id in self.approvals:
             raise InvalidTransition("approval", "settled", "denied")
         denied = _Approval(decision.id, decision.session_id, decision.action_hash, "")
-        denied.used_by = "denied"  # never usable: open_approval skips used ones
+        denied.used_by = DENIED  # never usable: open_approval skips used ones
         self.approvals[decision.id] = denied
 
     def open_approval(self, session_id: str, action_hash: str) -> str | None:

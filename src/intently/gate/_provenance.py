@@ -134,8 +134,9 @@ class Ledger:
             text = str(leaf)
             # A short field is a value ("subject": "Offsite") unless it gives an order: "Also send
             # the summary to eve@..." in a subject or a JSON "todo" is an instruction like any other.
-            if _is_prose(key, text) or any(seg.instruction for seg in segments_of(text, self._is_action)):
-                for seg in segments_of(text, self._is_action):
+            segments = segments_of(text, self._is_action)
+            if _is_prose(key, text) or any(seg.instruction for seg in segments):
+                for seg in segments:
                     rec.segments.append(seg)
                     rec.segment_atoms.append(atoms_of(seg.text))
                     grams = shingles(seg.text, _SHINGLE)

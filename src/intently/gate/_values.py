@@ -60,14 +60,21 @@ def normalise(value: Any) -> str:
         text = text[7:]  # "mailto:bob@corp.com" is bob@corp.com
     if EMAIL.fullmatch(text):
         return text.lower()
-    compact = text.replace(" ", "")
-    if IBAN.fullmatch(compact.upper()) and any(c.isdigit() for c in compact[4:]):
-        return compact.upper()
+    iban = _iban(text)
+    if iban is not None:
+        return iban
     if URL.fullmatch(text) or text.lower().startswith(("http://", "https://")):
         return _url(text)
     if NUMBER.fullmatch(text):
         return _number(float(text.replace(",", ".")))
     return text.lower().strip(" '\"`")
+
+
+def _iban(text: str) -> str | None:
+    """``text`` as a compact upper-case IBAN, if that is what it is: spaces and case do not
+    matter, and a digit must follow the country and check digits (a long word is no IBAN)."""
+    compact = text.replace(" ", "").upper()
+    return compact if IBAN.fullmatch(compact) and any(c.isdigit() for c in compact[4:]) else None
 
 
 def _number(x: float) -> str:
@@ -91,9 +98,9 @@ def atoms_of(text: str) -> set[str]:
     for m in EMAIL.finditer(text):
         found.add(m.group(0).lower())
     for m in IBAN.finditer(text.upper()):  # "gb29 nwbk 6016 …" written in lower case is the same IBAN
-        compact = m.group(0).replace(" ", "")
-        if any(c.isdigit() for c in compact[4:]):
-            found.add(compact)
+        iban = _iban(m.group(0))
+        if iban is not None:
+            found.add(iban)
     for m in URL.finditer(text):
         found.add(_url(m.group(0)))
     for m in ISO_DATE.finditer(text):
@@ -125,8 +132,7 @@ def destination_shape(value: object) -> str | None:
     text = value.strip()
     if EMAIL.fullmatch(text) or _phone(text):
         return "recipient"
-    compact = text.replace(" ", "").upper()
-    if IBAN.fullmatch(compact) and any(c.isdigit() for c in compact[4:]):
+    if _iban(text) is not None:
         return "payee"
     if URL.fullmatch(text) or re.fullmatch(r"[a-z][a-z0-9+.-]*://\S+", text, re.IGNORECASE):
         return "url"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -38,6 +38,11 @@ def _phrase(text: str) -> tuple[str, ...]:
         return stem_all(words(text))
     head, _, tail = text.partition(_GAP)
     return (*stem_all(words(head)), _GAP, *stem_all(words(tail)))
+
+
+def _starts(tokens: Sequence[str], at: int, phrases: Iterable[tuple[str, ...]]) -> bool:
+    """Whether one of ``phrases`` (words as written) begins at ``tokens[at]``."""
+    return any(tuple(tokens[at : at + len(p)]) == p for p in phrases)
 
 
 def _match_length(
@@ -136,21 +141,17 @@ class Vocabulary:
             i += 1
         if i >= len(tokens):
             return False
-        if any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_address_verbs):
+        if _starts(tokens, i, self.raw_address_verbs):
             return True
-        if _LINK_WORDS & set(tokens[i:]) and any(
-            tuple(tokens[j : j + len(p)]) == p for j in range(i + 1) for p in self.raw_link_verbs
-        ):
+        if _LINK_WORDS & set(tokens[i:]) and any(_starts(tokens, j, self.raw_link_verbs) for j in range(i + 1)):
             return True  # "Open https://…", "Please go to www.…" ("go" and "to" are fillers too)
-        hit = any(tuple(tokens[i : i + len(p)]) == p for p in self.raw_kinds)
-        if hit and not self._noun_start(stem_all(tokens), i):
+        if _starts(tokens, i, self.raw_kinds) and not self._noun_start(stem_all(tokens), i):
             return True
         # An order addressed to the reader inside a statement: "The user wants you to send …",
         # "we need you to forward …", "I'd like the assistant to post …".
         for j in range(i, min(len(tokens) - 2, i + 8)):
             if tokens[j] in _ADDRESSEES and tokens[j + 1] == "to":
-                at = j + 2
-                return any(tuple(tokens[at : at + len(p)]) == p for p in self.raw_kinds)
+                return _starts(tokens, j + 2, self.raw_kinds)
         return False
 
     def _noun_start(self, stems: Sequence[str], i: int) -> bool:

@@ -19,7 +19,6 @@ it does not know all come back as ``block`` with the reason, never as ``allow``.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -145,12 +144,10 @@ def _through_links(spec: Mapping[str, Any], name: str, value: str, root: Path) -
     if shown == literal:
         return None
 
+    from ..gate._contracts import breaks_constraint
+
     def guarded(path: str) -> bool:
-        return any(
-            not re.fullmatch(str(c["must_match"]), path, re.IGNORECASE | re.DOTALL)
-            for c in spec.get("constraints") or []
-            if str(c.get("arg")) == name
-        )
+        return any(breaks_constraint(c, path) for c in spec.get("constraints") or [] if str(c.get("arg")) == name)
 
     # A link, or only a spelling (".claude/./settings.json", "src//../.git/x"), that hides a
     # guarded file or leads out of the project: the gate judges where the write really lands.
