@@ -20,7 +20,6 @@ from .. import __version__
 from .._intently import Intently
 from ..access import Permission
 from ..context import assemble, run_engine
-from ..core.clock import format_time
 from ..core.errors import IntentlyError
 from ..hooks import Observation, gate_check
 
@@ -170,9 +169,8 @@ def build_server(ix: Intently) -> MCPServer:
         message_id: str | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        turn = {"text": text, "speaker": speaker, "channel": channel, "message_id": message_id}
-        turn["time"] = time or format_time(ix.runtime.clock.now())
-        return call("extraction", "observe", turn)
+        turn = {"text": text, "speaker": speaker, "time": time, "channel": channel, "message_id": message_id}
+        return call("extraction", "observe", turn)  # no time: said now (the library's default)
 
     @server.tool(description="The candidates waiting for review, oldest first.")
     @_as_tool_error

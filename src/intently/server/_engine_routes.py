@@ -23,7 +23,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from ..access import Permission
-from ..core.clock import format_time
 from ..goals import CLEAR
 from ..hooks import Observation, gate_check
 from ._deps import NamespaceView, run_engine
@@ -118,9 +117,7 @@ def goals_cancel(view: NamespaceView, goal_id: str, body: GoalCancel | None = No
 def review_observe(view: NamespaceView, body: TurnObserve) -> Any:
     """Feed one turn: it is recorded as evidence and what it contains waits in the queue."""
     view.require(Permission.WRITE)
-    turn = body.model_dump(exclude_none=True)
-    turn.setdefault("time", format_time(view.runtime.clock.now()))
-    return run_engine(view, "extraction", "observe", turn)
+    return run_engine(view, "extraction", "observe", body.model_dump(exclude_none=True))  # no time: said now
 
 
 @router.patch("/review/{candidate_id}", tags=["review"])
