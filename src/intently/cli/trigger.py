@@ -37,12 +37,17 @@ def register(app: typer.Typer) -> None:
     app.add_typer(trigger_app, name="trigger")
 
 
+def _entries(intent: StandingIntent) -> str:
+    """The entries as a person types them back: terms of one entry by spaces, entries by " | "."""
+    return " | ".join(" ".join(entry) for entry in intent.entries)
+
+
 def _render_intent(intent: StandingIntent) -> None:
     """One field a line, in words: entries as `a b | c`, the scope described, empty fields left out
     (``--json`` has every key)."""
     data = intent.to_json()
     fires = data.pop("fires")
-    data["when"] = " | ".join(" ".join(entry) for entry in intent.entries)
+    data["when"] = _entries(intent)
     data["exclude"] = ", ".join(data.get("exclude") or [])
     data["scope"] = intent.scope.describe()
     data["cooldown"] = f"{data.pop('cooldown_seconds')} s"
@@ -158,7 +163,7 @@ def list_(
                     i.id[-8:],
                     i.state.value,
                     i.reminder[:60],
-                    " | ".join(" ".join(e) for e in i.entries),
+                    _entries(i),
                     i.scope.describe(),
                     f"{i.fire_count}/{i.max_fires}",
                     i.expires_at[:10],
