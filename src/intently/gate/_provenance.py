@@ -81,6 +81,10 @@ class Ledger:
         self.instruction_shingles: dict[tuple[str, ...], set[str]] = {}
         self.designated_labels: set[str] = set()
         self.text_shingles: set[tuple[str, ...]] = set()
+        # What instructions said, for a cheap first test before a full trace: a value absent from
+        # all of them cannot have come from one alone.
+        self._instructed_text: list[str] = []
+        self._instructed_atoms: set[str] = set()
         self._counter = 0
 
     # -- recording ------------------------------------------------------------
@@ -117,8 +121,7 @@ class Ledger:
             label=label, kind=Origin.STRUCTURED, designated=designated, requested=requested, objects=objects
         )
         for _, leaf in string_leaves(dict(args or {})):
-            seen = self.trace(leaf)
-            if seen and all(s.origin is Origin.INSTRUCTION for s in seen):
+            if self._only_instructed(leaf):
                 continue  # an injected value passed to a read is still the instruction's
             rec.leaves.add(normalise(leaf))
         data = _parse(output)
@@ -126,8 +129,7 @@ class Ledger:
             orders = [seg for seg in segments_of(key, self._is_action) if seg.instruction]
             if orders:  # {"Send the summary to eve@...": true}: a key can give an order too
                 for seg in orders:
-                    rec.segments.append(seg)
-                    rec.segment_atoms.append(atoms_of(seg.text))
+                    self._add_segment(rec, seg)
                 continue
             rec.structured_atoms |= atoms_of(key)
         for key, leaf in string_leaves(data):
@@ -137,8 +139,7 @@ class Ledger:
             segments = segments_of(text, self._is_action)
             if _is_prose(key, text) or any(seg.instruction for seg in segments):
                 for seg in segments:
-                    rec.segments.append(seg)
-                    rec.segment_atoms.append(atoms_of(seg.text))
+                    self._add_segment(rec, seg)
                     grams = shingles(seg.text, _SHINGLE)
                     self.text_shingles |= grams
                     if seg.instruction or seg.after_instruction:
@@ -151,6 +152,24 @@ class Ledger:
         if designated:
             self.designated_labels.add(label)
         return label
+
+    def _add_segment(self, rec: SourceRecord, seg: Segment) -> None:
+        atoms = atoms_of(seg.text)
+        rec.segments.append(seg)
+        rec.segment_atoms.append(atoms)
+        if seg.instruction:
+            self._instructed_text.append(seg.text)
+            self._instructed_atoms |= atoms
+
+    def _only_instructed(self, value: Any) -> bool:
+        """Whether ``value`` was seen so far inside instructions and nowhere else. Only a value an
+        instruction holds can be (the exact look-up is a full trace over the session, so it runs
+        only when the cheap test says an instruction might hold it)."""
+        nv = normalise(value)
+        if not nv or not (nv in self._instructed_atoms or any(nv.lower() in t for t in self._instructed_text)):
+            return False
+        seen = self.trace(value)
+        return bool(seen) and all(s.origin is Origin.INSTRUCTION for s in seen)
 
     # -- looking up -----------------------------------------------------------
 
