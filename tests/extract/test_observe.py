@@ -152,3 +152,26 @@ def test_accented_owner_names_become_readable_actor_names(name: str, actor: str)
     from intently.extract import owner_actor
 
     assert owner_actor(name) == actor
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ich werde den Bericht bis Freitag schicken, wenn das Team zustimmt.",
+        "Enviaré el informe el viernes si el equipo está de acuerdo con todo.",
+        "Я отправлю отчёт в пятницу, если команда согласится.",
+        "我周五之前会把报告发给你",
+    ],
+)
+def test_a_turn_in_another_language_says_it_was_not_read(ix: Intently, text: str) -> None:
+    """The rules read English only; an empty queue must not pass for "nothing was said"."""
+    result = ix.extraction.observe({**TURN, "text": text})
+    assert result.proposals == [] and result.unread is not None and "English" in result.unread
+    assert result.to_json()["unread"] == result.unread
+    (op,) = ix.log.read(ix.namespace, op="TURN_OBSERVED")
+    assert op.payload["unread"] == result.unread
+
+
+def test_an_english_turn_is_read(ix: Intently) -> None:
+    result = ix.extraction.observe(TURN)
+    assert result.unread is None and "unread" not in ix.log.read(ix.namespace, op="TURN_OBSERVED")[0].payload

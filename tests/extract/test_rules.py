@@ -99,6 +99,31 @@ def test_speaker_label_in_minutes_owns_first_person_lines(extract: Extract) -> N
 
 @pytest.mark.parametrize(
     "text",
+    ["<bob> I'll send the report tomorrow.", "[10:32] <@bob> I'll send the report tomorrow."],
+)
+def test_a_chat_log_nick_owns_the_line(extract: Extract, text: str) -> None:
+    """IRC and its bridges write the speaker as ``<nick>``: that person undertook it, not the
+    account that pasted the log."""
+    found = extract(text, speaker="alice")
+    assert [(c.type.value, c.owner, c.span) for c in found] == [("COMMITMENT", "bob", "I'll send the report tomorrow")]
+
+
+def test_a_time_of_day_is_not_a_clause_boundary(extract: Extract) -> None:
+    """ "10:32" and "1,200" are one token each; splitting them cut the start off a span."""
+    (found,) = extract("[10:32] we should decide whether to drop node 18?", speaker=None)
+    assert found.span == "[10:32] we should decide whether to drop node 18?"
+
+
+def test_capital_i_for_l_still_reads_as_ill(extract: Extract) -> None:
+    """OCR and some transcripts write "I'll" as "I'II"; the span stays as it was written."""
+    found = extract("Then I'II make reservations for 9 pm for a party of four .", speaker="A")
+    assert [(c.type.value, c.span) for c in found] == [
+        ("COMMITMENT", "I'II make reservations for 9 pm for a party of four")
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
     [
         "Should we adopt a chalk-like API in addition to styleText?",
         "We need to decide how deferred imports work.",

@@ -187,6 +187,8 @@ def _render_observed(data: Any) -> None:
     out.print(f"turn recorded as evidence {escape(data['evidence_id'])} ({escape(data['extractor'])})")
     if data["rejected"]:
         out.print(f"extractor answer rejected: {escape(data['rejected'])}")
+    if data.get("unread"):
+        out.print(f"{escape(data['unread'])} (the llm extractor reads other languages: docs/extraction.md)")
     if not data["proposals"]:
         out.print("no candidates")
         return

@@ -22,3 +22,10 @@ class Extractor(ABC):
     def extract(self, turn: Turn) -> list[Candidate]:
         """Return the candidates found in ``turn`` (an empty list when there are none)."""
         raise NotImplementedError
+
+    def unread(self, turn: Turn) -> str | None:
+        """Why this extractor cannot read ``turn`` (say, its language), or ``None`` when it can.
+
+        An empty answer must not pass for "nothing was said": ``observe`` reports this reason
+        with the result and in the log."""
+        return None

@@ -83,6 +83,7 @@ class ObserveResult:
     extractor: str
     proposals: list[Proposal] = field(default_factory=list)
     rejected: str | None = None
+    unread: str | None = None  # why the extractor could not read the turn (its language), if so
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -95,6 +96,7 @@ class ObserveResult:
             "content_hash": self.content_hash,
             "extractor": self.extractor,
             "rejected": self.rejected,
+            "unread": self.unread,
             "proposals": [p.to_json() for p in self.proposals],
         }
 
@@ -160,6 +162,7 @@ class Extraction:
         if not checked.text.strip():
             raise InvalidInput("the turn has no text: nothing was said to observe", where="turn.text")
         extractor = self.extractor
+        unread = extractor.unread(checked)
         rejected: ExtractionRejected | None = None
         try:
             candidates = extractor.extract(checked)
@@ -189,6 +192,7 @@ class Extraction:
                     "message_id": checked.message_id,
                     "extractor": extractor.name,
                     "candidates": len(candidates),
+                    **({"unread": unread} if unread else {}),
                 },
                 policy_version=POLICY_VERSION,
             )
@@ -209,6 +213,7 @@ class Extraction:
             content_hash=digest,
             extractor=extractor.name,
             rejected=str(rejected) if rejected else None,
+            unread=unread,
         )
         for cand in candidates:
             try:

@@ -189,7 +189,18 @@ CLEFT_DESIRE = re.compile(
 EMBEDDED = re.compile(r"\b(?:what|whether|if|which|how)\b")
 # "Josh: I'll write it up" in minutes: the label names who speaks on that line.
 # Lower-case handles label lines too ("joshtriplett: Would love to see ...").
-SPEAKER_LABEL = re.compile(r"^(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[a-z][a-z0-9_.-]{2,}):\s+(?=\S)")
+SPEAKER_LABEL = re.compile(
+    r"^(?:\[[\d:. APMapm]{3,12}\]\s*)?"  # an optional chat timestamp: "[10:32] <bob> ..."
+    r"(?:<[@+%~&]?(?P<nick>[A-Za-z][\w.|-]{0,30})>\s+(?=\S)"  # IRC and Matrix bridges: "<bob> I'll ..."
+    r"|(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[a-z][a-z0-9_.-]{2,}):\s+(?=\S))"
+)
+
+
+def label_name(label: re.Match[str]) -> str:
+    """Who a ``SPEAKER_LABEL`` match names: the ``Name:`` or the ``<nick>``."""
+    return label.group("who") or label.group("nick")
+
+
 # Minutes report a planned task in the present progressive after a name: "James is scheduling a
 # call". Only before a task verb (the caller checks the verb's stem), so "Anna is wondering" stays out.
 NAMED_PROGRESSIVE = re.compile(

@@ -36,6 +36,7 @@ from datetime import timedelta
 from ..core.errors import InvalidInput
 from ._base import Extractor
 from ._dates import DueDate, find_due
+from ._language import looks_english
 from ._lexicon import Lexicon, load_lexicon
 from ._model import SentenceModel, load_model, sentence_features
 from ._models import Candidate, CandidateType, Turn
@@ -81,6 +82,7 @@ from ._patterns import (
     WHETHER_IF,
     WHETHER_SHOULD,
     WORD,
+    label_name,
 )
 from ._text import Normalized, Sentence, normalize, sentences
 
@@ -107,8 +109,8 @@ class _Ctx:
     def speaker(self) -> str | None:
         """The turn's speaker, or the ``Name:`` that opens this line or the turn (minutes, notes)."""
         label = SPEAKER_LABEL.match(self.sent.text) or SPEAKER_LABEL.match(self.sents[0].text)
-        if label and label.group("who").split()[0].lower() not in self.lex.not_names:
-            return label.group("who")
+        if label and label_name(label).split()[0].lower() not in self.lex.not_names:
+            return label_name(label)
         who = (self.turn.speaker or "").strip()
         return None if who.lower() in NOBODY else who
 
@@ -286,6 +288,11 @@ class RuleExtractor(Extractor):
         """Whether a question in the turn is put to someone who answers it in the next turn:
         the agent on an agent channel, the listener in a one-to-one dialogue."""
         return turn.channel in self.agent_channels or turn.channel in self.dialogue_channels
+
+    def unread(self, turn: Turn) -> str | None:
+        if looks_english(turn.text):
+            return None
+        return "not read: the turn does not look like English, the only language the rules extractor reads"
 
     def extract(self, turn: Turn) -> list[Candidate]:
         norm = normalize(turn.text, self.lex.action_verbs)

@@ -16,6 +16,8 @@ from functools import cached_property
 __all__ = ["Clause", "Normalized", "Sentence", "normalize", "sentences"]
 
 _CHAR_MAP = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2014": "-", "\u2013": "-"})
+# "I'II": capital i for l, as OCR and some transcripts spell "I'll" (DailyDialog has it).
+_CAPITAL_I_LL = re.compile(r"\b(I|[Ww]e|[Yy]ou|[Hh]e|[Ss]he|[Tt]hey|[Ii]t|[Tt]hat)'II\b")
 # Spaces that tokenised transcripts put inside contractions ("I ' m", "don ' t") and before punctuation.
 _CONTRACTION_GAP = re.compile(r"(?<=\w)(\s*)'(\s*)(?=(?:m|s|re|ve|ll|d|t)\b)", re.IGNORECASE)
 _PUNCT_GAP = re.compile(r"(?<=\w)(\s+)(?=[.,!?;:](?:\s|$))")
@@ -37,8 +39,9 @@ _QUESTION_END = re.compile(r"\?\s*(?:\([^()]*\)\s*)?$")
 _INVERTED_OPENING = re.compile(
     r"(?:are|is|do|does|did|will|would|can|could|should|shall)\s+(?:we|you|they|it|there|i)\b", re.IGNORECASE
 )
+# A comma or colon between two digits is part of a number or a time ("1,200", "[10:32]").
 _CLAUSE_BOUNDARY = re.compile(
-    r"\s*[,;:()]\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|while|since|which)\b)",
+    r"\s*(?:[;()]|[,:](?!\d)|(?<!\d)[,:])\s*|\s+-\s+|\s+(?=(?:but|so|because|although|though|whereas|while|since|which)\b)",
     re.IGNORECASE,
 )
 # "may take a while", "all the while": the noun, not the conjunction that opens a clause.
@@ -62,6 +65,8 @@ def normalize(original: str, verbs: Collection[str] = ()) -> Normalized:
     """Map quotes and dashes one to one, drop the gaps tokenisers leave, and restore the apostrophe
     chat drops from "I'm", "I've" and, before one of ``verbs``, "I'll"."""
     mapped = original.translate(_CHAR_MAP)
+    if "'II" in mapped:  # same length, so the offsets stay one to one
+        mapped = _CAPITAL_I_LL.sub(r"\1'll", mapped)
     drop: set[int] = set()
     for pattern in (_CONTRACTION_GAP, _PUNCT_GAP, _EMPHASIS):
         for match in pattern.finditer(mapped):
