@@ -41,6 +41,7 @@ class Intently:
 
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
+        self._closed = False
 
     # -- construction ---------------------------------------------------------
 
@@ -302,6 +303,11 @@ class Intently:
         return len(self._rt.log.checkpoint_dirty())
 
     def close(self) -> None:
+        """Sign what this handle wrote, then close the store; later calls raise ``StoreError``
+        (a write after close would be one no checkpoint covers). Closing twice does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self.checkpoint()
         finally:

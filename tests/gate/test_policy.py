@@ -238,6 +238,42 @@ def test_negated_action_is_blocked(gate: Gate) -> None:
     assert d.level is Level.BLOCK and d.rule_ids == ("negated-action",)
 
 
+@pytest.mark.parametrize(
+    ("request_text", "recipient"),
+    [
+        ("Email the minutes to the team, but don't send anything to Bob", "bob.smith@example.com"),
+        ("Send the report to alice@example.com, not bob@example.com", "bob@example.com"),
+        ("Invite everyone from the thread except Carol and Dan", "Dan Brown <dan@example.com>"),
+        ("No need to cc eve@example.com on this, just mail it to alice@example.com", "eve@example.com"),
+    ],
+)
+def test_a_recipient_the_request_leaves_out_is_blocked(gate: Gate, request_text: str, recipient: str) -> None:
+    """The user named who must not get it: the name or address in their own words does not
+    authorise sending to that person, it forbids it."""
+    d = gate.session(user_request=request_text).check(
+        "send_email", {"recipients": ["alice@example.com", recipient], "subject": "Minutes", "body": "Attached."}
+    )
+    assert d.level is Level.BLOCK and d.rule_ids == ("excluded-recipient",), d.reason
+    assert recipient in d.reason
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "I don't know Bob's address; look it up and email him the minutes",  # "know" is no action
+        "Don't forget to email Bob the minutes",  # the negation is cancelled
+        "Never mind the draft, send the minutes to Bob",  # the negation ends at the comma
+        "Don't email Carol, email Bob instead",
+        "Do not share the minutes with anyone outside Bob's team",  # who may get it, not who may not
+    ],
+)
+def test_a_name_outside_an_exclusion_still_authorises(gate: Gate, request_text: str) -> None:
+    d = gate.session(user_request=request_text).check(
+        "send_email", {"recipients": ["bob@example.com"], "subject": "Minutes", "body": "Attached."}
+    )
+    assert "excluded-recipient" not in d.rule_ids, d.reason
+
+
 def test_rules_are_data_and_fail_closed(tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match=r"rules\[0\].*cannot parse"):
         PolicySet({"rules": [{"id": "x", "when": "a &&& b", "decision": "allow"}]})

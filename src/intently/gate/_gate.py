@@ -26,7 +26,7 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import EMAIL, addresses_in, destination_shape, on_site, trusted_hosts, words
+from ._values import EMAIL, addresses_in, atoms_of, destination_shape, normalise, on_site, trusted_hosts, words
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
@@ -286,6 +286,7 @@ class Session:
         sources: dict[str, set[str]] = {k: set() for k in groups}
         provenance: dict[str, list[dict[str, Any]]] = {}
         recipients_bound = True
+        excluded: list[str] = []  # destinations the request said to leave out
         invented_elsewhere = False
         # A path outside the working folder that the user did not give: whatever source named
         # it (a README's free text), writing there is asked about, never merely warned of.
@@ -326,8 +327,10 @@ class Session:
             ):
                 instructed_unfound = True
             sources[group] |= srcs
-            if role in (Role.RECIPIENT, Role.PAYEE, Role.URL) and group != "bound":
+            if role in _DESTINATIONS and group != "bound":
                 recipients_bound = False
+            if role in _DESTINATIONS and _ruled_out(scalar, role, req):
+                excluded.append(f"{arg} {scalar!r}")
             if role is Role.URL and group in ("instructed", "invented"):
                 addresses.append(
                     f"{arg} {scalar!r} ({'from an instruction in ' + ', '.join(sorted(srcs)) if srcs else 'made up'})"
@@ -387,6 +390,8 @@ class Session:
             "text_only": bool(groups["text"]),
             "unrequested": bool(groups["unrequested"]),
             "recipients_bound": recipients_bound,
+            "recipient_excluded": bool(excluded),
+            "excluded_values": "; ".join(excluded),
             "address_suspect": bool(addresses),
             "address_values": "; ".join(addresses),
             "leaves_home": contract.side_effect in _LEAVES_HOME,
@@ -511,3 +516,18 @@ def _scalars(obj: Any, key: str = "") -> list[tuple[str, Any]]:
     if isinstance(obj, list | tuple):
         return [item for v in obj for item in _scalars(v, key)]
     return [(key, obj)]
+
+
+def _ruled_out(value: Any, role: Role, req: ResolvedRequest) -> bool:
+    """Whether a destination is one the request said to leave out: the same address, link or
+    IBAN, or (for a person) one of the names it was given by (``bob.smith@x.com``, ``Bob Smith``
+    for "not Bob"). A link is never matched by a name: "don't share it outside Acme" says
+    nothing about acme.example."""
+    if not isinstance(value, str):
+        return False
+    if atoms_of(value) & req.excluded_values or normalise(value) in req.excluded_values:
+        return True
+    if role is not Role.RECIPIENT or not req.excluded_names:
+        return False
+    people = re.sub(r"@[\w.-]+", "", value)  # names, and the local parts of addresses, not domains
+    return bool(set(re.findall(r"[a-z]+", people.lower())) & req.excluded_names)

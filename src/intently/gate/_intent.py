@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ._values import words
+from ._values import EMAIL, IBAN, URL, atoms_of, words
 from ._vocabulary import Vocabulary, stem_all
 
 __all__ = ["Clause", "Proposer", "ResolvedRequest", "resolve"]
@@ -48,6 +48,10 @@ class ResolvedRequest:
     vocabulary_version: str = ""
     stems: frozenset[str] = field(default_factory=frozenset)
     plural: bool = False
+    # Who the user said to leave out ("don't send anything to Bob", "everyone except eve@x.com"):
+    # addresses as normalised atoms, people by their names in lower case.
+    excluded_values: frozenset[str] = field(default_factory=frozenset)
+    excluded_names: frozenset[str] = field(default_factory=frozenset)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -58,6 +62,7 @@ class ResolvedRequest:
             "unplaced": list(self.unplaced),
             "proposed": sorted(self.proposed),
             "plural": self.plural,
+            "excluded": sorted(self.excluded_values | self.excluded_names),
             "vocabulary_version": self.vocabulary_version,
         }
 
@@ -86,6 +91,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
         except Exception:  # a failing model proposes nothing; the resolver still decides
             raw_kinds = []
         proposed = frozenset(k for k in raw_kinds if isinstance(k, str) and k in vocabulary.kinds) - positive - negated
+    excluded_values, excluded_names = _excluded(request, vocabulary)
     return ResolvedRequest(
         text=request,
         intents=positive,
@@ -98,6 +104,8 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
         vocabulary_version=vocabulary.version,
         stems=frozenset(all_stems),
         plural=bool(set(all_stems) & vocabulary.quantifiers) or _counted_plural(request),
+        excluded_values=excluded_values,
+        excluded_names=excluded_names,
     )
 
 
@@ -145,3 +153,90 @@ def _negator_at(stems: tuple[str, ...], i: int, vocab: Vocabulary) -> int:
         if tuple(stems[i : i + len(p)]) == p:
             return len(p)
     return 0
+
+
+# A token of the request: an address or link whole, else a word (its case kept, for names).
+_TOKEN = re.compile(rf"{EMAIL.pattern}|{URL.pattern}|[A-Za-z0-9]+(?:['’][a-z]+)?")
+# Where an exclusion's reach ends: a sentence or clause mark, or a comma before a lower-case
+# word ("don't email Bob, email Alice"), but not a comma in a list of names ("except Bob, Carol").
+_SCOPE_END = re.compile(r"[.;:!?()]|,\s*[a-z]")
+# "anyone outside Acme": what follows says who may be involved, not who is left out.
+_SCOPE_CLOSERS = frozenset({"outside", "beyond"})
+# Words that open a sentence in capitals without naming anyone (a scope never opens a clause, so
+# a capitalised first word counts only as a mention outside one).
+_NOT_NAMES = frozenset({"i", "please", "also", "the", "a", "an", "my", "our", "your", "this", "that"})
+
+
+def _excluded(request: str, vocab: Vocabulary) -> tuple[frozenset[str], frozenset[str]]:
+    """The addresses and names the request rules out, minus any it also names outside such a scope.
+
+    A scope opens after a negated action ("don't send ... to Bob", "no need to cc Bob"), after
+    an exclusion word ("except", "other than"), or at a negator right before a name or address
+    ("to Alice, not Bob"); it runs to the end of the clause. "I don't know Bob's address" rules
+    nobody out: "know" is no action.
+    """
+    in_scope: set[tuple[str, str]] = set()
+    outside: set[tuple[str, str]] = set()
+    for raw in _CLAUSE_SPLIT.split(request):
+        if not raw or not raw.strip():
+            continue
+        tokens = list(_TOKEN.finditer(raw))
+        stems = stem_all([t.group(0).lower() for t in tokens])
+        open_at: int | None = None
+        i = 0
+        while i < len(tokens):
+            if open_at is not None and (
+                (i > open_at and _ends_scope(raw, tokens, i)) or tokens[i].group(0).lower() in _SCOPE_CLOSERS
+            ):
+                open_at = None
+            opener = _scope_opener(raw, tokens, stems, i, vocab)
+            if opener:
+                open_at = i + opener
+                i += opener
+                continue
+            mention = _mention(tokens[i].group(0))
+            if mention is not None:
+                (in_scope if open_at is not None else outside).add(mention)
+            i += 1
+    ruled_out = in_scope - outside
+    return (
+        frozenset(v for kind, v in ruled_out if kind == "value"),
+        frozenset(v for kind, v in ruled_out if kind == "name"),
+    )
+
+
+def _ends_scope(raw: str, tokens: list[re.Match[str]], i: int) -> bool:
+    """Whether the text between token ``i - 1`` and token ``i`` closes a scope."""
+    return _SCOPE_END.search(raw, tokens[i - 1].end(), tokens[i].start() + 1) is not None
+
+
+def _scope_opener(raw: str, tokens: list[re.Match[str]], stems: tuple[str, ...], i: int, vocab: Vocabulary) -> int:
+    """How many tokens at ``i`` open an exclusion scope (0: none)."""
+    for phrase in vocab.exclusions:
+        if tuple(stems[i : i + len(phrase)]) == phrase:
+            return len(phrase)
+    neg = _negator_at(stems, i, vocab)
+    if not neg or (i + neg < len(stems) and stems[i + neg] in vocab.cancellers):
+        return 0
+    after = i + neg
+    nxt = after + 1 if after < len(stems) and stems[after] in ("to", "for", "cc", "bcc") else after
+    if nxt < len(tokens) and _mention(tokens[nxt].group(0)) is not None:
+        return neg  # "not Bob", "not to eve@x.com"
+    for j in range(after, min(after + 4, len(stems))):  # a negated action, as the kinds read it
+        if j > after and _ends_scope(raw, tokens, j):  # "never mind, send it to Bob"
+            break
+        hits = [n for _, n in vocab.kinds_at(stems, j) if not vocab.is_noun_use(stems, j, n)]
+        if hits:
+            return j + max(hits) - i
+    return 0
+
+
+def _mention(token: str) -> tuple[str, str] | None:
+    """("value", atom) for an address, link or IBAN; ("name", lower case) for a capitalised word."""
+    if EMAIL.fullmatch(token) or URL.fullmatch(token) or IBAN.fullmatch(token.upper()):
+        found = atoms_of(token)
+        return ("value", next(iter(sorted(found)))) if found else None
+    name = re.sub(r"['’]s$", "", token).lower()  # "Bob's manager": Bob
+    if token[:1].isupper() and token[1:2].islower() and name not in _NOT_NAMES:
+        return ("name", name)
+    return None

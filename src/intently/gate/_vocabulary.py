@@ -87,6 +87,7 @@ class Vocabulary:
     raw_address_verbs: frozenset[tuple[str, ...]] = frozenset()
     raw_link_verbs: frozenset[tuple[str, ...]] = frozenset()
     not_in_gap: frozenset[str] = frozenset()
+    exclusions: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], *, where: str = "vocabulary") -> Vocabulary:
@@ -110,6 +111,7 @@ class Vocabulary:
                 raw_address_verbs=frozenset(tuple(words(str(p))) for p in data.get("address_verbs", [])),
                 raw_link_verbs=frozenset(tuple(words(str(p))) for p in data.get("link_verbs", [])),
                 not_in_gap=frozenset(x for w in data.get("not_in_gap", []) for x in _phrase(str(w))),
+                exclusions=tuple(_phrase(p) for p in data.get("exclusions", [])),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc

@@ -214,6 +214,7 @@ class PostgresStore(Store):
     ) -> None:
         self.url = redact(url)
         self._local = threading.local()
+        self._closed = False
         self._probe(url, connect_timeout, check_collation)
         try:
             self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[DictRow]] = psycopg_pool.ConnectionPool(
@@ -259,6 +260,8 @@ class PostgresStore(Store):
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
+        if self._closed:
+            raise StoreError(f"the store {self.url} is closed; open the home again")
         if getattr(self._local, "active", False):
             raise StoreError("nested transactions are not supported; pass the open transaction down")
         self._local.active = True
@@ -314,6 +317,8 @@ class PostgresStore(Store):
             yield str(row["tablename"])
 
     def close(self) -> None:
+        """Refuse new transactions; the pool waits for connections in use to come back."""
+        self._closed = True
         self._pool.close()
 
     def __repr__(self) -> str:

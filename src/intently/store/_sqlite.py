@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,11 @@ class SQLiteStore(Store):
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # close() waits for transactions in flight: closing a connection another thread is
+        # using crashes the interpreter (connections are shared with check_same_thread=False).
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._closed = False
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -131,6 +136,21 @@ class SQLiteStore(Store):
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
+        with self._lock:
+            if self._closed:
+                raise StoreError(f"the store {self.path} is closed; open the home again")
+            self._in_flight += 1
+        try:
+            tx = yield from self._transaction(write)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._idle.notify_all()
+        for callback in tx._callbacks:
+            callback()
+
+    def _transaction(self, write: bool) -> Generator[_SQLiteTx, None, _SQLiteTx]:
+        """One transaction; returns it (for its commit callbacks) once it has committed."""
         conn = self._connection()
         if conn.in_transaction:
             raise StoreError("nested transactions are not supported; pass the open transaction down")
@@ -149,8 +169,7 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             conn.execute("ROLLBACK")
             raise StoreError(f"sqlite: commit failed: {exc}") from exc
-        for callback in tx._callbacks:
-            callback()
+        return tx
 
     def tables(self) -> Iterator[str]:
         with self.transaction(write=False) as tx:
@@ -161,7 +180,10 @@ class SQLiteStore(Store):
                 yield name
 
     def close(self) -> None:
+        """Refuse new transactions, wait (up to the busy timeout) for those in flight, then close."""
         with self._lock:
+            self._closed = True
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=self._busy_ms / 1000)
             for conn in self._all:
                 with suppress(sqlite3.Error):
                     conn.close()
