@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from intently import Intently
-from intently.core.errors import BadSignature, InvalidTransition, UnknownKey
+from intently import Actor, Intently, Permission
+from intently.core.errors import BadSignature, InvalidTransition, PermissionDenied, UnknownKey
 from intently.gate import Level, verify_trace
 from intently.log import KeyRing
 
@@ -85,6 +85,25 @@ def test_approval_from_another_process_is_single_use(ix: Intently, tools: list[d
     assert s.check("delete_file", {"file_id": "42"}).level is Level.CONFIRM
     with pytest.raises(InvalidTransition):
         ix.gate.approve(waiting.id)  # an approval is granted once
+
+
+def test_an_agent_cannot_approve_its_own_waiting_call(ix: Intently, tools: list[dict[str, Any]]) -> None:
+    """Confirm means a person says yes: an agent with write access that approved its own waiting
+    call turned every confirm into an allow. A person's approval still lets the agent's call run."""
+    ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    agent = ix.as_actor("agent:bot")
+    s = agent.gate.session(tools, user_request="Delete the file named in 'cleanup.txt'")
+    s.observe("read_file", "Old drafts to remove: file 42 is obsolete.", args={"file_path": "cleanup.txt"})
+    waiting = s.check("delete_file", {"file_id": "42"})
+    assert waiting.level is Level.CONFIRM
+    with pytest.raises(PermissionDenied, match="approved by a person"):
+        agent.gate.approve(waiting.id)
+    with pytest.raises(PermissionDenied):
+        s.approve(waiting.id, approver="user:alice")  # naming a person does not make the agent one
+    assert s.check("delete_file", {"file_id": "42"}).level is Level.CONFIRM
+    assert ix.log.read("proj", op="GATE_APPROVED") == []
+    ix.gate.approve(waiting.id)  # alice, the person
+    assert s.check("delete_file", {"file_id": "42"}).approval_used == waiting.id
 
 
 def test_trace_bundle_verifies_offline_and_detects_tampering(ix: Intently, tools: list[dict[str, Any]]) -> None:

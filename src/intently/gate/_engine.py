@@ -17,6 +17,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 
 from ..access import Permission
+from ..core.actors import ActorKind
 from ..core.clock import format_time
 from ..core.errors import BadSignature, InvalidInput, InvalidTransition, NotFound, PermissionDenied, UnknownKey
 from ..log import KeyRing, Operation, canonical_json, register_applier
@@ -222,7 +223,16 @@ class HomeJournal:
         return Decision.from_json(json.loads(str(row["payload"])))
 
     def approve(self, decision: Decision, approver: str) -> None:
-        del approver  # the acting actor of the runtime is the approver, recorded by the log
+        """Only a person approves: a confirm or review decision waits for one, and an agent that
+        could approve its own waiting call would make every such decision an allow. The acting
+        actor of the runtime is the approver the log records (``approver`` names the channel)."""
+        del approver
+        actor = self._rt.actor
+        if actor.kind is not ActorKind.USER:
+            raise PermissionDenied(
+                f"{actor} cannot approve decision {decision.id}: a waiting decision is approved by a person "
+                f"(a user: actor), not by an {actor.kind.value}"
+            )
         with self._rt.store.transaction() as tx:
             _require_unsettled(tx, decision.id, "approved")
             payload = {"session_id": decision.session_id, "action_hash": decision.action_hash}
