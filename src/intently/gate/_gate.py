@@ -335,6 +335,21 @@ class Session:
                 addresses.append(
                     f"{arg} {scalar!r} ({'from an instruction in ' + ', '.join(sorted(srcs)) if srcs else 'made up'})"
                 )
+        # An amount is only ever checked for the one sign of an attack: every place it was seen
+        # is an instruction in a tool output ("send 9,800 instead"). Amounts are computed (a
+        # total, a share, a difference), and small numbers are everywhere, so an amount the
+        # model worked out, or one a bill or the request also shows, is left alone.
+        for arg, value in args.items():
+            if contract.role_of(arg) is not Role.AMOUNT or isinstance(value, bool) or value in (None, ""):
+                continue
+            stated = self.ledger.stated_only_by_instructions(value, delegated=req.delegated)
+            if stated:
+                groups["instructed"].append(f"{arg} {value!r}")
+                sources["instructed"] |= stated
+                instructed_unfound = True
+                provenance.setdefault(arg, []).append(
+                    {"value": value, "seen": [{"origin": "instruction", "source": s} for s in sorted(stated)]}
+                )
         copied = 0
         content_instruction = False
         content_fields: list[str] = []

@@ -198,6 +198,23 @@ class Ledger:
                 found.append(Sighting(hit, rec.label, rec.designated, rec.requested, rec.objects))
         return found
 
+    def stated_only_by_instructions(self, value: Any, *, delegated: bool) -> set[str]:
+        """The sources whose instructions state this number, when no data, plain text or trusted
+        source does (else empty). Numbers are compared as numbers, never as text inside text:
+        the 10 of a transaction is not the "$10,000" an injected order names, and a record with
+        the number as a field vouches for it even when an order elsewhere in it repeats it."""
+        nv = normalise(value)
+        stated: set[str] = set()
+        for rec in self.records:
+            if nv in rec.leaves or nv in rec.structured_atoms:
+                return set()
+            for seg, atoms in zip(rec.segments, rec.segment_atoms, strict=True):
+                if nv in atoms:
+                    if not seg.instruction or (delegated and rec.designated):
+                        return set()
+                    stated.add(rec.label)
+        return stated
+
     def in_request(self, value: Any) -> bool:
         return any(s.origin in TRUSTED_ORIGINS for s in self.trace(value))
 

@@ -33,7 +33,9 @@ __all__ = [
 EMAIL = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}\b")
 URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?![\w])")
+# "10,000" and "1,250.50" group thousands; "41,20" is a decimal comma.
+NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w,])")
+_GROUPED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _SPACE = re.compile(r"\s+")
@@ -66,7 +68,7 @@ def normalise(value: Any) -> str:
     if URL.fullmatch(text) or text.lower().startswith(("http://", "https://")):
         return _url(text)
     if NUMBER.fullmatch(text):
-        return _number(float(text.replace(",", ".")))
+        return _number(_float(text))
     return text.lower().strip(" '\"`")
 
 
@@ -75,6 +77,11 @@ def _iban(text: str) -> str | None:
     matter, and a digit must follow the country and check digits (a long word is no IBAN)."""
     compact = text.replace(" ", "").upper()
     return compact if IBAN.fullmatch(compact) and any(c.isdigit() for c in compact[4:]) else None
+
+
+def _float(text: str) -> float:
+    """A written number's value: commas group thousands ("10,000") or mark decimals ("41,20")."""
+    return float(text.replace(",", "") if _GROUPED.fullmatch(text) else text.replace(",", "."))
 
 
 def _number(x: float) -> str:
@@ -107,7 +114,7 @@ def atoms_of(text: str) -> set[str]:
         found.add(m.group(0))
     for m in NUMBER.finditer(text):
         try:
-            found.add(_number(float(m.group(0).replace(",", "."))))
+            found.add(_number(_float(m.group(0))))
         except ValueError:
             continue
     return found
