@@ -672,16 +672,18 @@ class OperationLog:
             )
         return {str(r["stream"]) for r in rows}
 
-    def _leaf_chunks(self, stream: str) -> Iterator[list[tuple[Any, ...]]]:
+    def _leaf_chunks(self, stream: str, upto: int | None = None) -> Iterator[list[tuple[Any, ...]]]:
         """(seq, id, time, actor, op, target, payload, policy_version, leaf) in seq order, a
-        chunk at a time: never the whole stream in memory, and no payload parsing."""
+        chunk at a time: never the whole stream in memory, and no payload parsing. ``upto``
+        stops at that seq: what others append while the walk runs is not part of it."""
         after = 0
+        last = upto if upto is not None else 2**62
         while True:
             with self.store.transaction(write=False) as tx:
                 rows = tx.rows(
                     "SELECT seq, id, time, actor, op, target, payload, policy_version, leaf FROM log_ops "
-                    "WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?",
-                    (stream, after, _CHUNK),
+                    "WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                    (stream, after, last, _CHUNK),
                 )
             if not rows:
                 return
@@ -706,14 +708,25 @@ class OperationLog:
                 for r in tx.query("SELECT * FROM log_checkpoints WHERE stream = ? ORDER BY size", (stream,))
             ]
             recorded_size = int(tx.scalar("SELECT size FROM log_streams WHERE stream = ?", (stream,)) or 0)
+            # Header and last seq from one snapshot: an append commits both together, so they
+            # differ only when rows were added or removed behind the log's back.
+            stored_last = int(tx.scalar("SELECT MAX(seq) FROM log_ops WHERE stream = ?", (stream,)) or 0)
         rep.checkpoints = len(cps)
+        rep.size = recorded_size
+        if stored_last > recorded_size:
+            raise SequenceGap(
+                f"stream header says {recorded_size} operations but operation {stored_last} is stored",
+                stream=stream,
+                seq=recorded_size + 1,
+            )
         if witnessed is not None:
             rep.witnessed_size = witnessed.size
         at_size = {cp.size: cp for cp in cps}
         frontier = Frontier()
         expected = 1
         append, root = frontier.append, frontier.root
-        for rows in self._leaf_chunks(stream):
+        # Appends that commit while the walk runs are beyond the snapshot's size and not walked.
+        for rows in self._leaf_chunks(stream, upto=recorded_size):
             for seq, id_, time_, actor, op, target, payload, policy, stored_leaf in rows:
                 if seq != expected:
                     kind = "missing" if not isinstance(seq, int) or seq > expected else "repeated or out of order"
