@@ -713,12 +713,6 @@ class OperationLog:
             stored_last = int(tx.scalar("SELECT MAX(seq) FROM log_ops WHERE stream = ?", (stream,)) or 0)
         rep.checkpoints = len(cps)
         rep.size = recorded_size
-        if stored_last > recorded_size:
-            raise SequenceGap(
-                f"stream header says {recorded_size} operations but operation {stored_last} is stored",
-                stream=stream,
-                seq=recorded_size + 1,
-            )
         if witnessed is not None:
             rep.witnessed_size = witnessed.size
         at_size = {cp.size: cp for cp in cps}
@@ -761,6 +755,12 @@ class OperationLog:
                 progress(len(rows))
         size = frontier.size
         rep.size = size
+        if stored_last > recorded_size == size:  # the walk stopped at the header; rows lie beyond it
+            raise SequenceGap(
+                f"stream header says {recorded_size} operations but operation {stored_last} is stored",
+                stream=stream,
+                seq=recorded_size + 1,
+            )
         if recorded_size != size:
             raise SequenceGap(
                 f"stream header says {recorded_size} operations but {size} are stored",
