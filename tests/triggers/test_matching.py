@@ -219,3 +219,97 @@ def test_negated_compounds_code_and_partial_aliases_do_not_fire(entry: list[str]
 def test_a_product_name_with_a_dot_is_still_prose() -> None:
     assert fires([["node"]], "we upgraded Node.js last week")
     assert fires([["rate limits"]], "rate limits are configured in gateway.yaml")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("CI/CD", "the CI/CD pipeline is red again"),
+        ("Node.js", "we upgraded Node.js last week"),
+        ("nodejs", "we upgraded Node.js last week"),
+        ("v2.0", "when does v2.0 ship?"),
+        ("Python 3.12", "moving the runners to Python 3.12 soon"),
+        ("R&D", "the R&D budget is frozen"),
+        ("I/O", "disk I/O is the bottleneck"),
+        ("C++", "we rewrote the parser in C++"),
+        ("C++", "C++20 modules are still rough"),
+        ("C#", "the client is written in C#."),
+        (".NET", "our .NET services need the patch"),
+        ("gitignore", "add it to .gitignore first"),
+    ],
+)
+def test_a_name_with_punctuation_in_it_meets_itself(trigger: str, turn: str) -> None:
+    """The '.', '/', '&', '++' or '#' inside a name is part of the word, not a clause break."""
+    assert fires([[trigger]], turn)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("C++", "plan C is fine"),
+        ("C#", "plan C is fine"),
+        ("C", "we rewrote the parser in C++"),
+        (".NET", "the fishing net is torn"),
+        ("R&D", "the 3rd time this week"),  # initials are not glued into one token
+        ("Python 3.12", "Python 3 and 12 other tools"),
+        ("rfcs", "see issue#12"),
+    ],
+)
+def test_a_name_with_punctuation_is_not_its_bare_word(trigger: str, turn: str) -> None:
+    assert not fires([[trigger]], turn)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("oncall", "who is on call this week?"),
+        ("on call", "who is oncall this week?"),
+        ("on-call", "who is on call this week?"),
+        ("database", "the data base is slow"),
+        ("data base", "the databases are slow"),
+        ("timezone", "which time zone is that?"),
+        ("time zone", "the timezones are wrong"),
+        ("codebase", "the code base is old"),
+        ("code base", "the codebase is old"),
+        ("roll back", "we will rollback"),
+        ("rollback", "we will roll back"),
+    ],
+)
+def test_two_words_meet_their_one_word_form_when_stemming_changes_it(trigger: str, turn: str) -> None:
+    """The joined form is stemmed whole, as the one-word form is ("oncall" -> "oncal")."""
+    assert fires([[trigger]], turn)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("HTTP", "we moved to HTTPS"),
+        ("HTTPS", "we are still on HTTP"),
+        ("GCS", "long GC pauses"),
+        ("DNS", "the DN field is empty"),
+        ("dns", "the DN field is empty"),
+        ("AWS", "aw, that is a shame"),
+        ("aws", "aw, that is a shame"),
+        ("SMS", "the SM module"),
+    ],
+)
+def test_an_acronym_ending_in_s_is_its_own_word(trigger: str, turn: str) -> None:
+    assert not fires([[trigger]], turn)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("PR", "two PRs landed"),
+        ("API", "the public APIs"),
+        ("RFC", "see the open RFCs"),
+        ("rfc", "see rust-lang/rfcs#2396"),  # lower case: case cannot tell, a turn's plural counts
+        ("PR", "merged two prs"),
+        ("HTTPS", "we moved to https"),
+        ("AWS", "we are on aws"),
+        ("aws", "we are on AWS"),
+        ("DNS", "a DNS outage"),
+    ],
+)
+def test_plural_acronyms_meet_their_singular_and_acronyms_meet_across_case(trigger: str, turn: str) -> None:
+    assert fires([[trigger]], turn)

@@ -8,7 +8,8 @@ hyphenated, camelCase or spaced compound, a synonym's canonical form, a broader 
 A trigger term becomes :class:`Term`: the alternative token sequences any one of which
 satisfies it. Both sides go through :func:`word_tokens` with the same steps: NFKC, case
 folding, accent folding, British-to-American spelling, apostrophes dropped, hyphen,
-underscore and camelCase splitting, CJK characters one token each, Snowball stemming.
+underscore, camelCase and in-name punctuation splitting (``CI/CD``, ``Node.js``), CJK
+characters one token each, Snowball stemming.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ._negation import NegationRule
     from ._synonyms import SynonymTable
 
-__all__ = ["Term", "TurnText", "Word", "normalise_turn", "stem", "word_tokens"]
+__all__ = ["Term", "TurnText", "Word", "compound_stem", "compound_stems", "normalise_turn", "stem", "word_tokens"]
 
 # Text that is not prose: URLs (with or without a scheme), Markdown code and file names
 # with their paths (``build.py``, ``migrations/0042_add.sql``; not ``.js``, since "Node.js"
@@ -41,12 +42,30 @@ _IGNORED = re.compile(
     r"|(?<![\w/.\-])(?:[\w.\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:" + _FILE_EXT + r")\b",
     re.IGNORECASE | re.DOTALL,
 )
-# A word: letters and digits, joined by hyphens, underscores or apostrophes.
-_WORD = re.compile(r"[^\W_]+(?:['’_\-‐‑][^\W_]+)*")
-_JOINERS = re.compile(r"[_\-‐‑]")
+# A word: letters and digits, joined by hyphens, underscores or apostrophes, or, with no
+# space around them, by ".", "/" or "&": a name such as "Node.js", "CI/CD", "v2.0", "R&D"
+# or "I/O" is one word whose parts stay adjacent, so a trigger naming it meets it. A name
+# may also begin with a dot (".NET", not a decimal point) and end in "++" or "#" ("C++",
+# "C#"; "C++20" too, but "PR#12" is a reference): the symbol is part of the name, so "C++"
+# is not "C" and ".NET" is not "net".
+_WORD_PATTERN = (
+    r"(?:(?<![\w.])\.(?=[^\W\d_]))?"
+    r"[^\W_]+(?:['’_\-‐‑./&][^\W_]+)*"
+    r"(?:\+\+(?![^\W\d]|[+\#])|\#(?![\w+\#]))?"
+)
+# Punctuation that ends a clause, so that a phrase never matches across it. It is tried
+# after a word at each position, so the "." of "Node.js" or the "/" of "CI/CD" (inside a
+# word) is not a break, while the "." ending a sentence or a spaced "/" still is.
+_CLAUSE_BREAK = r"[.!?;:,()\[\]{}<>\"“”|/\\#*=+&^~@$%]"
+_SCAN = re.compile(rf"(?P<word>{_WORD_PATTERN})|{_CLAUSE_BREAK}")
+# Where a written word splits into parts; the capture keeps the joint, since a joint inside
+# a name ("." "/" "&") glues into one token only between real words ("CI/CD" is "cicd",
+# "Node.js" "nodejs"), never between initials or numbers ("R&D" is not "rd", "3.12" not "312").
+_JOINTS = re.compile(r"([_\-‐‑./&])")
+_NAME_JOINTS = frozenset("./&")
+_MAX_JOINED = 12  # the longest spaced pair a turn also reads as one word, stemmed whole
 _APOSTROPHES = re.compile(r"['’]")
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af])")
-_CLAUSE_BREAK = re.compile(r"[.!?;:,()\[\]{}<>\"“”|/\\#*=+&^~@$%]")
 
 # British spellings folded to American ones. Both sides get the same fold, so a word that
 # merely looks British (``contour`` -> ``contor``) still meets itself.
@@ -57,6 +76,7 @@ _SPELLING = (
     (re.compile(r"(?<=[a-z]{3})tre(?=(?:s|d)?$)"), "ter"),
     (re.compile(r"(?<=[a-z]{3})ogue(?=s?$)"), "og"),
 )
+_ANY_SPELLING = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _SPELLING))
 _SPELLING_WORDS = {"licence": "license", "defence": "defense", "offence": "offense", "grey": "gray"}
 
 # Irregular verb forms the stemmer cannot reach ("frozen" is "freeze", "broke" is "break").
@@ -103,10 +123,19 @@ _VOWELS = frozenset("aeiouy")
 
 @dataclass(frozen=True, slots=True)
 class Word:
-    """One written word split into its parts (``roll-back`` -> ``roll``, ``back``), each stemmed."""
+    """One written word split into its parts (``roll-back`` -> ``roll``, ``back``), each stemmed.
+
+    ``folded`` keeps the parts before stemming, so that two spaced words can be joined and
+    stemmed as the one word they may also be written as ("on call" and "oncall" meet only
+    once "oncall" is stemmed whole). ``bare`` holds forms a turn's word also counts as but a
+    trigger never takes as an alternative: ".gitignore" in a turn mentions "gitignore", while
+    a trigger ``.NET`` must not fire on "net".
+    """
 
     parts: tuple[str, ...]
     joined: tuple[str, ...]  # forms of the whole compound, empty for a one-part word
+    folded: tuple[str, ...] = ()
+    bare: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,16 +170,68 @@ class TurnText:
 @lru_cache(maxsize=200_000)
 def stem(part: str) -> str:
     """Spelling fold and Snowball stem of one lower-case, accent-folded word part."""
+    return _stem(part)
+
+
+def compound_stem(first: str, second: str) -> str:
+    """:func:`stem` of two spaced words joined, as their one-word form is stemmed."""
+    return compound_stems([first + second])[0]
+
+
+def compound_stems(joined: list[str]) -> list[str]:
+    """:func:`stem` of many joined word pairs at once, for the spaced compounds of a turn.
+
+    A turn has a pair per adjacent words, mostly never seen again, so they are not cached
+    (they would evict the words themselves) and the plain ones go to Snowball in one call;
+    the result is exactly :func:`stem`'s.
+    """
+    plain = [
+        w.isascii()
+        and w.isalpha()
+        and len(w) > 3
+        and w not in _IRREGULAR
+        and w not in _SPELLING_WORDS
+        and not _ANY_SPELLING.search(w)
+        for w in joined
+    ]
+    stemmed = iter(_stemmer.stemWords([w for w, ok in zip(joined, plain, strict=True) if ok]))
+    return [next(stemmed) if ok else _stem(w) for w, ok in zip(joined, plain, strict=True)]
+
+
+def _stem(part: str) -> str:
     if not part.isascii() or not part.isalpha():
         return part
     word = _IRREGULAR.get(part) or _SPELLING_WORDS.get(part, part)
-    for pattern, repl in _SPELLING:
-        word = pattern.sub(repl, word)
+    if _ANY_SPELLING.search(word):  # one search instead of every rule on most words
+        for pattern, repl in _SPELLING:
+            word = pattern.sub(repl, word)
+    # A final s is not dropped from a word of three letters ("aws" is not "aw", "sms" not
+    # "sm", "ios" not "io"): at that length it is an acronym far more often than a plural.
+    # Nor from a vowel-less word, which Snowball leaves alone: "https" is not "http", "gcs"
+    # not "gc". A plural acronym is told apart by its case instead ("PRs", "RFCs", see
+    # :func:`_camel_parts`), before folding loses it.
+    if len(word) <= 3 and word.endswith("s"):
+        return word
     stemmed: str = _stemmer.stemWord(word)
-    # Snowball keeps the s of vowel-less plurals (``rfcs``, ``prs``); acronyms need it gone.
-    if len(stemmed) >= 3 and stemmed.endswith("s") and not (_VOWELS & set(stemmed[:-1])):
-        stemmed = stemmed[:-1]
     return stemmed
+
+
+def _lower_case_plural(word: str) -> str | None:
+    """The singular a lower-case turn word may also mean, when :func:`stem` kept its s.
+
+    Written in lower case, "rfcs" or "prs" is most likely a plural (and "https" a name): case,
+    which tells "PRs" from "HTTPS", is gone. So a turn's lower-case vowel-less word, or a
+    three-letter one Snowball would shorten ("ids", "ads"), also counts as its singular.
+    Only in a turn: a trigger ``HTTPS`` or ``dns`` is that word and never its singular.
+    """
+    if not (word.isascii() and word.isalpha() and len(word) >= 3 and word.endswith("s")) or word.endswith("ss"):
+        return None
+    if not _VOWELS & set(word[:-1]):
+        return word[:-1]
+    if len(word) <= 3:
+        shorter: str = _stemmer.stemWord(word)
+        return shorter if shorter != word else None
+    return None
 
 
 def _fold(text: str) -> str:
@@ -183,21 +264,40 @@ def _digit_parts(chunk: str) -> list[str]:
 
 @lru_cache(maxsize=100_000)
 def word_tokens(raw_word: str) -> Word:
-    """Normalise one written word (a :data:`_WORD` match) into stemmed parts and joined forms."""
+    """Normalise one written word (a ``word`` match of :data:`_SCAN`) into stemmed parts and joined forms."""
+    text = _APOSTROPHES.sub("", raw_word)
+    # A name's symbols (".NET", "C++", "C#") stay on its first and last part, unstemmed.
+    lead = "." if text.startswith(".") else ""
+    mark = "++" if text.endswith("++") else "#" if text.endswith("#") else ""
+    text = text[len(lead) : len(text) - len(mark)]
+    chunks = _JOINTS.split(text)
+    glue = all(
+        chunks[i - 1].isalpha() and chunks[i + 1].isalpha() and len(chunks[i - 1]) > 1 and len(chunks[i + 1]) > 1
+        for i in range(1, len(chunks), 2)
+        if chunks[i] in _NAME_JOINTS
+    )
     pieces: list[str] = []
-    for chunk in _JOINERS.split(_APOSTROPHES.sub("", raw_word)):
+    for chunk in chunks[::2]:
         if not chunk:
             continue
         for piece in _camel_parts(chunk):
             pieces.extend(p for p in _CJK.split(piece) if p)
-    folded = [_fold(p) for p in pieces]
-    parts = tuple(stem(p) for p in folded if p)
-    if len(parts) <= 1:
-        return Word(parts, ())
-    joined = {"".join(parts), stem("".join(folded))}
-    if any(_CJK.fullmatch(p) for p in parts):
-        joined = set()
-    return Word(parts, tuple(sorted(j for j in joined if j)))
+    pairs = [(p, f) for p, f in ((p, _fold(p)) for p in pieces) if f]
+    if not pairs:
+        return Word((), ())
+    folded = [f for _, f in pairs]
+    stems = [stem(f) for f in folded]
+    bare = [stems[0]] if lead else []  # ".gitignore" in a turn mentions "gitignore"
+    # An all-capitals piece ending in S (HTTPS, GCS, AWS) is that name and nothing else.
+    bare.extend(s for s in (_lower_case_plural(f) for p, f in pairs if not p.isupper()) if s)
+    folded[0], stems[0] = lead + folded[0], lead + stems[0]
+    folded[-1], stems[-1] = folded[-1] + mark, stems[-1] + mark
+    parts = tuple(stems)
+    if len(parts) <= 1 or not glue or any(_CJK.fullmatch(p) for p in parts):
+        return Word(parts, (), tuple(folded), tuple(bare))
+    whole = "".join(pieces)
+    joined = {"".join(parts), lead + stem(_fold(whole)) + mark}
+    return Word(parts, tuple(sorted(j for j in joined if j)), tuple(folded), tuple(bare))
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
@@ -222,10 +322,19 @@ def raw_segments(text: str) -> list[list[Word]]:
     text = unicodedata.normalize("NFKC", text)
     segments: list[list[Word]] = []
     for start, end in _spans(text):
-        for clause in _CLAUSE_BREAK.split(text[start:end]):
-            words = [w for w in map(word_tokens, _WORD.findall(clause)) if w.parts]
-            if words:
-                segments.append(words)
+        words: list[Word] = []
+        for m in _SCAN.finditer(text, start, end):
+            raw = m.group("word")
+            if raw is None:  # a clause break
+                if words:
+                    segments.append(words)
+                words = []
+                continue
+            word = word_tokens(raw)
+            if word.parts:
+                words.append(word)
+        if words:
+            segments.append(words)
     return segments
 
 
@@ -234,20 +343,30 @@ def normalise_turn(text: str, negation: NegationRule, synonyms: SynonymTable) ->
     turn = TurnText()
     for words in raw_segments(text):
         tokens: list[str] = []
+        folded: list[str] = []
         for word in words:
             tokens.extend(word.parts)
+            folded.extend(word.folded)
         flags = negation.flags(tokens)
         pos = 0
         for word in words:
             n = len(word.parts)
             neg = flags[pos]  # a compound is negated when its head is, like a phrase
-            for joined in word.joined:
+            for joined in word.joined + word.bare:
                 turn.extras.append(((joined,), neg))
             pos += n
         # Spaced compounds: "roll back" also counts as "rollback", "dev net" as "devnet".
+        # The joined word is also stemmed whole, as the one-word form is ("on call" is
+        # "oncall", stemmed "oncal"; "data base" is "database", stemmed "databas").
         # Like a phrase, the compound is negated when its first word is ("no code freeze").
+        # Only short pairs are stemmed whole: a one-word form longer than a dozen letters is
+        # rare ("launch checklist" is never one word), and stemming every pair doubled the cost.
+        short = [i for i in range(len(tokens) - 1) if len(folded[i]) + len(folded[i + 1]) <= _MAX_JOINED]
+        whole = dict(zip(short, compound_stems([folded[i] + folded[i + 1] for i in short]), strict=True))
         for i in range(len(tokens) - 1):
-            turn.extras.append(((tokens[i] + tokens[i + 1],), flags[i]))
+            for form in dict.fromkeys((tokens[i] + tokens[i + 1], whole.get(i, ""))):
+                if form:
+                    turn.extras.append(((form,), flags[i]))
         turn.extras.extend(synonyms.expand(tokens, flags))
         turn.segments.append(tokens)
         turn.negated.append(flags)

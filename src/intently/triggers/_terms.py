@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._normalise import Term, raw_segments
+from ._normalise import Term, compound_stem, raw_segments
 from ._synonyms import SynonymTable
 
 __all__ = ["MAX_TERM_CHARS", "compile_entry", "compile_term_texts", "entry_words", "phrase_variant"]
@@ -88,7 +88,10 @@ def _build_term(text: str, phrase: bool, synonyms: SynonymTable) -> Term | None:
     if len(words) == 1:
         alternatives.extend((j,) for j in words[0].joined)
     elif len(words) == 2 and all(len(w.parts) == 1 for w in words):
+        # "roll back" may be written "rollback": the joined stems, and the joined word
+        # stemmed whole as a turn's one-word form is ("on call" -> "oncal", like "oncall").
         alternatives.append((words[0].parts[0] + words[1].parts[0],))
+        alternatives.append((compound_stem(words[0].folded[0], words[1].folded[0]),))
     canon = synonyms.canonical_of(seq)
     if canon is not None:
         alternatives.insert(0, canon)
