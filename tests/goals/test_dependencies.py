@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from intently import Intently, InvalidInput, NotFound
+from intently import Intently, InvalidInput, ManualClock, NotFound
 from intently.goals import MAX_DEPTH, MAX_FAN_IN, DependencyCycle, DependencyLimit, Goals, IntentState
 
 
@@ -137,3 +137,25 @@ def test_one_stakeholder_as_a_string_and_a_date_as_a_due_date(goals: Goals) -> N
     intent = goals.add("Plan the offsite", stakeholders="carol", due=dt.date(2099, 1, 1))
     assert intent.stakeholders == ("user:carol",)
     assert intent.target_completion.startswith("2099-01-01")
+
+
+def test_an_expired_dependent_is_told_too(goals: Goals, clock: ManualClock) -> None:
+    """RFC-0013 section 6: the DEPENDENCY_CANCELLED event "MUST be generated". An EXPIRED
+    dependent can be reopened, so it is told like a live one; finished dependents are not."""
+    upstream = goals.add("Vendor SDK upgrade")
+    expired = goals.add("Feature using the SDK", owner="alice", due="2026-03-05")
+    superseded = goals.add("Old plan")
+    for d in (expired, superseded):
+        goals.depend(d.id, upstream.id)
+    goals.supersede(superseded.id, text="New plan")
+    clock.advance("4d")
+    assert goals.get(expired.id).state is IntentState.EXPIRED
+    goals.cancel(upstream.id, reason="vendor dropped it")
+    (event,) = goals.get(expired.id).events
+    assert event["kind"] == "DEPENDENCY_CANCELLED"
+    assert event["payload"]["cancelled"] == upstream.id
+    assert event["payload"]["dependent_state"] == "EXPIRED"
+    assert goals.get(superseded.id).events == ()
+    reopened = goals.reopen(expired.id, due="2026-04-30")
+    assert reopened.state is IntentState.ACTIVE and upstream.id in reopened.depends_on
+    assert [e["kind"] for e in reopened.events] == ["DEPENDENCY_CANCELLED"]

@@ -148,3 +148,19 @@ def test_only_the_owner_may_reopen_an_expired_intent(ix: Intently, clock: Manual
 def test_a_past_target_is_refused_at_creation(goals: Goals) -> None:
     with pytest.raises(InvalidInput, match="due"):
         goals.add("Too late", due="2026-01-01")
+
+
+def test_an_expired_risk_leaves_only_by_reopen_completion_or_cancellation(goals: Goals, clock: ManualClock) -> None:
+    """RFC-0013 section 8 adds EXPIRED -> COMPLETED / CANCELLED for risks (so an escalated risk
+    can be resolved); the other undrawn moves stay refused for them too."""
+    risk = goals.add("Certificate expires", type="RISK", due="2026-03-05")
+    clock.advance("4d")
+    for refused in (
+        lambda: goals.hold(risk.id),
+        lambda: goals.supersede(risk.id, text="Other"),
+        lambda: goals.resume(risk.id),
+    ):
+        with pytest.raises(InvalidTransition, match="EXPIRED"):
+            refused()
+    assert goals.get(risk.id).state is IntentState.EXPIRED
+    assert goals.complete(risk.id).state is IntentState.COMPLETED

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from intently import Intently, ManualClock
-from intently.goals import Goals, IntentState, Priority
+from intently import Actor, Intently, InvalidTransition, ManualClock, Permission, PermissionDenied
+from intently.goals import Goals, IntentState, LifecycleState, Priority
 
 
 def test_a_passed_target_expires_the_intent_on_the_next_read(goals: Goals, clock: ManualClock) -> None:
@@ -105,3 +105,66 @@ def test_high_risk_surfaces_at_least_once_per_session(ix: Intently) -> None:
         assert again.goals.bundle("", session="s-2", budget=tight).items[0].intent.id == risk.id
     ops = ix.log.read("proj", op="RISK_SURFACED")
     assert sorted(o.payload["session"] for o in ops) == ["s-1", "s-2"]
+
+
+def _expired_critical_risk(ix: Intently, clock: ManualClock) -> tuple[str, Goals]:
+    """A HIGH risk created by a writing agent, escalated to CRITICAL when its deadline passed."""
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    agent = ix.as_actor("agent:claude").goals
+    risk = agent.add("Domain registration lapses", type="RISK", priority="HIGH", due="2026-03-05")
+    clock.advance("4d")
+    escalated = agent.get(risk.id)
+    assert (escalated.state, escalated.priority) == (IntentState.EXPIRED, Priority.CRITICAL)
+    assert [i.intent.id for i in agent.bundle("lunch menu").items] == [risk.id]
+    return risk.id, agent
+
+
+@pytest.mark.parametrize("close", ["complete", "cancel"])
+def test_an_expired_escalated_risk_can_be_closed_out(ix: Intently, clock: ManualClock, close: str) -> None:
+    """RFC-0013 section 8: a CRITICAL risk is in every bundle "until it is COMPLETED, CANCELLED, or
+    explicitly downgraded by the user" -- so an expired (escalated) risk must still be closable,
+    by any writer as for other transitions, and the move is logged as an INTENT_TRANSITION."""
+    risk_id, agent = _expired_critical_risk(ix, clock)
+    closed = agent.complete(risk_id) if close == "complete" else agent.cancel(risk_id, reason="renewed")
+    assert closed.state.value == {"complete": "COMPLETED", "cancel": "CANCELLED"}[close]
+    assert closed.lifecycle_state is LifecycleState.ARCHIVED
+    assert agent.bundle("lunch menu").items == []
+    last = ix.log.read("proj", op="INTENT_TRANSITION", target=risk_id)[-1]
+    assert (last.payload["from_state"], last.payload["to_state"]) == ("EXPIRED", closed.state.value)
+    assert last.actor == "agent:claude"
+
+
+def test_an_expired_escalated_risk_can_be_downgraded_and_only_downgraded(ix: Intently, clock: ManualClock) -> None:
+    """The third way out of section 8: the user lowers the priority (an INTENT_UPDATE). As HIGH
+    it is no longer in every bundle (only surfaced once per session); other edits stay refused."""
+    risk_id, agent = _expired_critical_risk(ix, clock)
+    for refused in ({"priority": "CRITICAL"}, {"text": "Renamed"}, {"priority": "HIGH", "text": "Renamed"}):
+        with pytest.raises(InvalidTransition, match="downgraded"):
+            agent.edit(risk_id, **refused)
+    lowered = agent.edit(risk_id, priority="HIGH")
+    assert (lowered.state, lowered.priority) == (IntentState.EXPIRED, Priority.HIGH)
+    assert agent.bundle("lunch menu").items == []
+    assert [i.intent.id for i in agent.bundle("lunch menu", session="s-1").items] == [risk_id]
+    (update,) = ix.log.read("proj", op="INTENT_UPDATE", target=risk_id)
+    assert update.payload["changes"] == {"priority": "HIGH"} and update.actor == "agent:claude"
+    # an expired goal is still not edited: the exception is for risks
+    goal = ix.goals.add("Pay the invoice", priority="HIGH", due="2026-03-10")
+    clock.advance("5d")
+    assert ix.goals.get(goal.id).state is IntentState.EXPIRED
+    with pytest.raises(InvalidTransition, match="EXPIRED"):
+        ix.goals.edit(goal.id, priority="LOW")
+
+
+def test_a_reader_cannot_close_out_or_downgrade_an_expired_risk(ix: Intently, clock: ManualClock) -> None:
+    risk_id, _ = _expired_critical_risk(ix, clock)
+    ix.access.grant(Actor.parse("agent:reader"), Permission.READ)
+    reader = ix.as_actor("agent:reader").goals
+    for call in (
+        lambda: reader.complete(risk_id),
+        lambda: reader.cancel(risk_id),
+        lambda: reader.edit(risk_id, priority="LOW"),
+    ):
+        with pytest.raises(PermissionDenied):
+            call()
+    after = ix.goals.get(risk_id)
+    assert (after.state, after.priority) == (IntentState.EXPIRED, Priority.CRITICAL)

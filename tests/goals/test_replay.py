@@ -21,6 +21,7 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     api = g.add("Ship the API", priority="HIGH", owner="bob", due="2026-03-20", stakeholders=["carol"])
     docs = g.add("Write the docs for api/server.py", context_note="after the freeze")
     risk = g.add("Certificate expiry", type="RISK", priority="HIGH", due="2026-03-10")
+    lapse = g.add("Domain lapses", type="RISK", priority="HIGH", due="2026-03-10")
     g.depend(api.id, docs.id)
     g.block(risk.id, api.id)
     g.undepend(api.id, risk.id)
@@ -41,6 +42,8 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     clock.advance("10d")
     g.organise()  # the risk expires and escalates
     g.reopen(risk.id, due="2026-04-30")
+    g.edit(lapse.id, priority="HIGH")  # the escalated risk downgraded, then closed out
+    g.cancel(lapse.id)
     g.complete(proposed.id)
     ix.in_namespace("other").goals.add("Elsewhere")
 

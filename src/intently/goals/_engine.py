@@ -59,6 +59,21 @@ def _many(raw: str | Sequence[str] | None) -> list[str]:
     return [raw] if isinstance(raw, str) else list(raw)
 
 
+def _is_risk_downgrade(intent: Intent, changes: dict[str, Any]) -> bool:
+    """An EXPIRED risk's priority lowered, and nothing else changed.
+
+    RFC-0013 section 8 keeps a CRITICAL risk in every bundle "until it is COMPLETED, CANCELLED,
+    or explicitly downgraded by the user"; an expired risk is escalated by the organiser, so the
+    user must be able to lower it again. Any other edit of an expired intent stays refused
+    (reopen it first): the exception is the downgrade the RFC names, not general editing."""
+    return (
+        intent.is_risk
+        and intent.state is IntentState.EXPIRED
+        and set(changes) == {"priority"}
+        and Priority(changes["priority"]).rank < intent.priority.rank
+    )
+
+
 class Goals:
     """Goals, commitments, open questions, decisions in progress, risks and follow-ups (RFC-0013).
 
@@ -485,7 +500,8 @@ class Goals:
         expected_version: int | None = None,
         awaiting_review: bool = False,
     ) -> Intent:
-        """Change fields of a live intent (one INTENT_UPDATE). ``None`` leaves a field as it is;
+        """Change fields of a live intent (one INTENT_UPDATE); of an EXPIRED risk, only lower its
+        priority (the downgrade of RFC-0013 section 8). ``None`` leaves a field as it is;
         ``CLEAR`` empties an optional one (owner, due, stakeholders, criteria, note, structured value).
         ``awaiting_review`` is the review queue's edit: it refuses (409) an intent that was
         confirmed meanwhile, so correcting a candidate never rewrites what someone already decided."""
@@ -527,9 +543,15 @@ class Goals:
                     "edited",
                     detail="it is no longer awaiting review; edit it as a goal (`intently goal edit`, PATCH /goals/ID)",
                 )
-            if intent.state.final or intent.epistemic_type is EpistemicType.DEPRECATED:
-                why = "dismissed" if intent.epistemic_type is EpistemicType.DEPRECATED else intent.state.value
-                raise InvalidTransition("intent", why, "edited", detail="a closed or dismissed intent is not edited")
+            if intent.epistemic_type is EpistemicType.DEPRECATED:
+                raise InvalidTransition(
+                    "intent", "dismissed", "edited", detail="a closed or dismissed intent is not edited"
+                )
+            if intent.state.final and not _is_risk_downgrade(intent, changes):
+                detail = "a closed or dismissed intent is not edited"
+                if intent.is_risk and intent.state is IntentState.EXPIRED:
+                    detail = "an expired risk can only be downgraded (a lower priority, nothing else)"
+                raise InvalidTransition("intent", intent.state.value, "edited", detail=detail)
             emit(self._rt, tx, "INTENT_UPDATE", intent_id, {"changes": changes, "version": intent.version + 1})
             return self._as_written(tx, intent_id)
 
@@ -538,14 +560,16 @@ class Goals:
     def complete(
         self, intent_id: str, *, summary: bool = True, reason: str | None = None, expected_version: int | None = None
     ) -> Intent:
-        """ACTIVE -> COMPLETED (archived); by default also a SUMMARY at half the current salience."""
+        """ACTIVE (or, for a risk, EXPIRED) -> COMPLETED (archived); by default also a SUMMARY at
+        half the current salience. An expired risk is closed out this way (RFC-0013 section 8)."""
         with self._write() as tx:
             lifecycle.complete(self._rt, tx, intent_id, summary, reason, expected_version)
             return self._as_written(tx, intent_id)
 
     def cancel(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
-        """-> CANCELLED (archived). Never cascades: each live dependent gets a DEPENDENCY_CANCELLED
-        event and stays as it was until its owner decides."""
+        """ACTIVE or ON_HOLD (or, for a risk, EXPIRED) -> CANCELLED (archived). Never cascades:
+        each dependent not yet finished (EXPIRED ones too: they can be reopened) gets a
+        DEPENDENCY_CANCELLED event and stays as it was until its owner decides."""
         with self._write() as tx:
             lifecycle.cancel(self._rt, tx, intent_id, reason, expected_version)
             return self._as_written(tx, intent_id)

@@ -22,7 +22,8 @@ __all__ = ["cancel", "complete", "move", "reopen", "supersede"]
 def complete(
     rt: Runtime, tx: Transaction, intent_id: str, summary: bool, reason: str | None, expected_version: int | None
 ) -> None:
-    """-> COMPLETED (archived), and a SUMMARY at half the intent's current salience."""
+    """-> COMPLETED (archived), and a SUMMARY at half the intent's current salience. From
+    ACTIVE, or from EXPIRED for a risk (RFC-0013 section 8: resolving it ends its surfacing)."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     transition(rt, tx, intent, IntentState.COMPLETED, reason)
     if not summary:
@@ -46,13 +47,18 @@ def complete(
 
 
 def cancel(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
-    """-> CANCELLED (archived). Never cascades: each live dependent gets a DEPENDENCY_CANCELLED
-    event and stays as it was until its owner decides."""
+    """-> CANCELLED (archived). Never cascades: each dependent that is not finished gets a
+    DEPENDENCY_CANCELLED event and stays as it was until its owner decides.
+
+    "Not finished" includes EXPIRED (RFC-0013 section 6: the event MUST be generated): an
+    expired dependent can be reopened, and must not come back silently depending on a
+    cancelled prerequisite. Only COMPLETED, CANCELLED and SUPERSEDED dependents, which nothing
+    revives, are skipped."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     transition(rt, tx, intent, IntentState.CANCELLED, reason)
     for dependent_id in intent.blocks:
         dependent = load_for_write(rt, tx, dependent_id, None)
-        if dependent.state.final:
+        if dependent.state.finished:
             continue
         emit(
             rt,

@@ -23,6 +23,7 @@ __all__ = [
     "Priority",
     "SourceType",
     "Summary",
+    "allowed_moves",
     "check_transition",
     "initial_confidence",
     "parse_enum",
@@ -57,10 +58,19 @@ class IntentState(StrEnum):
 
     @property
     def final(self) -> bool:
+        """No longer live: finished, or EXPIRED (which only reopening, or closing out an
+        expired risk, leaves). Final intents take no edits, edges or replacement role."""
         return self in _FINAL
 
+    @property
+    def finished(self) -> bool:
+        """COMPLETED, CANCELLED or SUPERSEDED: nothing leaves these. Unlike EXPIRED, which can
+        be reopened, a finished intent can never come back to life."""
+        return self in _FINISHED
 
-_FINAL = frozenset({IntentState.COMPLETED, IntentState.CANCELLED, IntentState.EXPIRED, IntentState.SUPERSEDED})
+
+_FINISHED = frozenset({IntentState.COMPLETED, IntentState.CANCELLED, IntentState.SUPERSEDED})
+_FINAL = _FINISHED | {IntentState.EXPIRED}
 
 
 class LifecycleState(StrEnum):
@@ -156,6 +166,7 @@ def initial_confidence(epistemic: EpistemicType, source: SourceType) -> float:
 
 # RFC-0013 section 4, exactly as drawn, plus the one documented exception: the owner may
 # reopen an EXPIRED intent with a new target (checked by the caller, which knows the owner).
+# Risks add the section 8 exits below (RISK_TRANSITIONS).
 TRANSITIONS: dict[IntentState, frozenset[IntentState]] = {
     IntentState.ACTIVE: frozenset(
         {
@@ -173,11 +184,30 @@ TRANSITIONS: dict[IntentState, frozenset[IntentState]] = {
     IntentState.SUPERSEDED: frozenset(),
 }
 
+# RFC-0013 section 8: a CRITICAL risk stays in every bundle "until it is COMPLETED, CANCELLED,
+# or explicitly downgraded by the user", and an expired risk is escalated (HIGH becomes
+# CRITICAL) while it is EXPIRED. Without these two moves an expired risk could never be
+# resolved and would be surfaced forever; for other types EXPIRED stays as drawn (reopen only).
+# (Downgrading is an edit of the priority alone, allowed on an expired risk by Goals.edit.)
+RISK_TRANSITIONS: dict[IntentState, frozenset[IntentState]] = {
+    IntentState.EXPIRED: frozenset({IntentState.COMPLETED, IntentState.CANCELLED}),
+}
 
-def check_transition(current: IntentState, requested: IntentState) -> None:
-    """Raise :class:`InvalidTransition` (naming both states) unless the RFC draws the move."""
-    if requested not in TRANSITIONS[current]:
-        detail = "it is final" if not TRANSITIONS[current] else ""
+
+def allowed_moves(current: IntentState, intent_type: IntentType | None = None) -> frozenset[IntentState]:
+    """The states ``current`` may move to: the drawn ones, plus the risk exits of section 8."""
+    moves = TRANSITIONS[current]
+    if intent_type is IntentType.RISK:
+        moves = moves | RISK_TRANSITIONS.get(current, frozenset())
+    return moves
+
+
+def check_transition(current: IntentState, requested: IntentState, intent_type: IntentType | None = None) -> None:
+    """Raise :class:`InvalidTransition` (naming both states) unless the RFC draws the move
+    (for an intent of ``intent_type``: an EXPIRED risk may also be completed or cancelled)."""
+    moves = allowed_moves(current, intent_type)
+    if requested not in moves:
+        detail = "it is final" if not moves else ""
         raise InvalidTransition("intent", current.value, requested.value, detail=detail)
 
 

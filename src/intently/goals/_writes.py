@@ -140,8 +140,9 @@ def transition(
     reason: str | None,
     **extra: Any,
 ) -> int:
-    """Append and apply INTENT_TRANSITION after checking the move; returns the new version."""
-    check_transition(intent.state, to)
+    """Append and apply INTENT_TRANSITION after checking the move (for the intent's type: an
+    expired risk may still be completed or cancelled); returns the new version."""
+    check_transition(intent.state, to, intent.intent_type)
     lifecycle = {
         IntentState.COMPLETED: LifecycleState.ARCHIVED,
         IntentState.CANCELLED: LifecycleState.ARCHIVED,
