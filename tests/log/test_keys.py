@@ -175,3 +175,25 @@ def test_a_key_line_kept_twice_by_a_union_merge_reads_as_one_entry_covering_both
     path.write_text("\n".join(lines) + "\n")
     (entry,) = KeyRing.load_public(path).entries.values()
     assert (entry.first_signed, entry.last_signed) == ("2026-01-01T00:00:00.000000Z", "2026-02-01T00:00:00.000000Z")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "directory"])
+def test_a_damaged_signing_key_does_not_lock_the_home(
+    project: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    """Reading and verifying need only public keys; a write goes on unsigned and says which file
+    is damaged and what to do, instead of every command dying on a PEM parse error."""
+    with Intently.init(project, actor="user:alice", name="proj") as ix:
+        ix.goals.add("Before the damage", type="GOAL")
+    key = project / ".intently" / "keys" / "private" / "log-ed25519.pem"
+    key.unlink()
+    if damage == "garbage":
+        key.write_text("garbage\n", encoding="utf-8")
+    else:
+        key.mkdir()
+    with Intently.open(project, actor="user:alice") as ix:
+        assert [i.value for i in ix.goals.list_intents()] == ["Before the damage"]
+        assert ix.log.verify().ok
+        ix.goals.add("After the damage", type="GOAL")
+    warning = capsys.readouterr().err
+    assert "not signed" in warning and str(key) in warning and "intently init" in warning

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
@@ -85,6 +85,8 @@ class KeyRing:
     def __init__(self, entries: list[PublicKeyEntry], private: Ed25519PrivateKey | None = None) -> None:
         self.entries = {e.key_id: e for e in entries}
         self._private = private
+        # Why a private key on disk was not loaded (damaged, wrong type), for the unsigned warning.
+        self.private_problem: str | None = None
 
     # -- loading --------------------------------------------------------------
 
@@ -132,9 +134,16 @@ class KeyRing:
         ring = cls.load_public(keys_dir / "public.json")
         private_path = keys_dir / "private" / "log-ed25519.pem"
         if private_path.exists():
-            loaded = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
+            # A damaged key must not lock the home: reading and verifying need only public keys.
+            # Writes go on unsigned, with this problem named on every command that appends.
+            try:
+                loaded = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
+            except (OSError, ValueError, TypeError, UnsupportedAlgorithm) as exc:
+                ring.private_problem = f"the signing key {private_path} cannot be read ({_first_line(exc)})"
+                return ring
             if not isinstance(loaded, Ed25519PrivateKey):
-                raise InvalidInput("log signing key must be Ed25519", where=str(private_path))
+                ring.private_problem = f"the signing key {private_path} is not an Ed25519 key"
+                return ring
             ring._private = loaded
         return ring
 
@@ -219,3 +228,7 @@ class KeyRing:
             raise BadSignature(
                 f"checkpoint signature does not verify under key {key_id}", stream=stream, seq=seq
             ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -346,7 +346,13 @@ class OperationLog:
         )
         if pending:
             self._warned_unsigned = True
-            sys.stderr.write(f"intently: warning: {pending} operation(s) not signed: {NO_KEY_HINT}\n")
+            hint = NO_KEY_HINT
+            if self.keyring.private_problem:
+                hint = (
+                    f"{self.keyring.private_problem}; restore it from a backup, or move it away and run "
+                    "`intently init` for a new key of this machine"
+                )
+            sys.stderr.write(f"intently: warning: {pending} operation(s) not signed: {hint}\n")
 
     # -- database identity ----------------------------------------------------
 
