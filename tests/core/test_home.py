@@ -70,6 +70,19 @@ def test_no_home_is_not_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         find_home(tmp_path)
 
 
+def test_a_file_named_as_the_home_is_refused_naming_the_path(tmp_path: Path) -> None:
+    """``Intently.open("/etc/passwd")`` raised NotADirectoryError; ``init`` did the same."""
+    file = tmp_path / "notes.txt"
+    file.write_text("not a home")
+    for path in (file, file / "below"):
+        with pytest.raises(InvalidInput) as info:
+            Intently.open(path)
+        assert info.value.where == str(path) and "not an intently home folder" in str(info.value)
+    with pytest.raises(InvalidInput) as info:
+        Intently.init(file)
+    assert info.value.where == str(file / ".intently")
+
+
 def _line(text: str, needle: str) -> int:
     return next(n for n, line in enumerate(text.splitlines(), start=1) if line.startswith(needle))
 

@@ -164,3 +164,19 @@ def test_an_expired_risk_leaves_only_by_reopen_completion_or_cancellation(goals:
             refused()
     assert goals.get(risk.id).state is IntentState.EXPIRED
     assert goals.complete(risk.id).state is IntentState.COMPLETED
+
+
+@pytest.mark.parametrize("text", [None, 123, ["Ship the API"]])
+def test_text_that_is_not_a_string_is_refused_not_stored_as_its_repr(goals: Goals, text: object) -> None:
+    """``goals.add(None)`` stored the goal 'None': text is never coerced."""
+    with pytest.raises(InvalidInput) as info:
+        goals.add(text)  # type: ignore[arg-type]
+    assert info.value.where == "text"
+    assert goals.list_intents() == []
+
+
+@pytest.mark.parametrize("budget", ["10", 2.5, None])
+def test_a_bundle_budget_that_is_not_a_whole_number_is_refused(goals: Goals, budget: object) -> None:
+    with pytest.raises(InvalidInput) as info:
+        goals.bundle("ship", budget=budget)  # type: ignore[arg-type]
+    assert info.value.where == "budget"

@@ -147,6 +147,31 @@ def test_standing_intent_tools_for_a_reminder_manager(ix: Intently) -> None:
     assert json.loads(_text(cancelled))["state"] == "cancelled"
 
 
+def test_intents_create_keeps_the_scope_it_was_given(ix: Intently) -> None:
+    """``scope`` was silently dropped: a reminder meant for Bob's conversations was stored
+    unscoped and fired in anyone's. It is stored, and a bad scope is a tool error."""
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(build_server(ix)) as client:
+            made = await client.call_tool(
+                "intents_create",
+                {"reminder": "Ask Bob about the invoice", "when": [["invoice"]], "scope": ["sender:user:bob"]},
+            )
+            bad = await client.call_tool(
+                "intents_create", {"reminder": "x", "when": [["invoice"]], "scope": ["planet:mars"]}
+            )
+            return made, bad
+
+    made, bad = _run(go)
+    assert not made.is_error, _text(made)
+    assert json.loads(_text(made))["scope"] == {"channel": None, "conversation": None, "sender": "user:bob"}
+    assert [h.reminder for h in ix.triggers.test("the invoice is late", sender="user:bob").shown] == [
+        "Ask Bob about the invoice"
+    ]
+    assert not ix.triggers.test("the invoice is late", sender="user:eve").shown
+    assert bad.is_error and "InvalidInput: scope" in _text(bad)
+
+
 def test_requirements_preview_and_resource(ix: Intently) -> None:
     req = ix.requirements.add("Never log request bodies of the payments service", level="project")
 

@@ -106,6 +106,16 @@ def test_time_only_requests_point_to_a_scheduler(ix: Intently) -> None:
         ({"cooldown": "soon"}, "cooldown"),
         ({"expires": "2020-01-01"}, "expires"),
         ({"scope": ["room:1"]}, "scope"),
+        # Values of the wrong type: InvalidInput naming the place, never a TypeError.
+        ({"when": 5}, "when"),
+        ({"when": [None]}, "when[0]"),
+        ({"when": ["launch", ["checklist", 3]]}, "when[1][1]"),
+        ({"max_fires": "3"}, "max_fires"),
+        ({"max_fires": True}, "max_fires"),
+        ({"cooldown": None}, "cooldown"),
+        ({"expires": 5}, "expires"),
+        ({"exclude": [None]}, "exclude[0]"),
+        ({"scope": [7]}, "scope[0]"),
     ],
 )
 def test_bad_input_names_the_field_and_changes_nothing(ix: Intently, kwargs: dict[str, object], where: str) -> None:

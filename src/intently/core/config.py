@@ -263,6 +263,12 @@ class Home:
             raw = tomllib.loads(text)
         except FileNotFoundError as exc:
             raise NotFound(f"no {CONFIG_FILE} in {self.path}; run `intently init`") from exc
+        except NotADirectoryError as exc:  # a file named as the home (``open("/etc/passwd")``)
+            raise InvalidInput(
+                "is a file (or lies under one), not an intently home folder", where=str(self.path)
+            ) from exc
+        except OSError as exc:  # unreadable (permissions, a folder named intently.toml): say where
+            raise InvalidInput(f"cannot be read: {exc.strerror or exc}", where=str(self.config_path)) from exc
         except tomllib.TOMLDecodeError as exc:
             raise InvalidInput(str(exc), where=str(self.config_path)) from exc
         known = set(Config.model_fields) - {"extra"}
@@ -316,7 +322,10 @@ class Home:
         if self.exists():
             raise InvalidInput(f"a home already exists at {self.path}", where=str(self.config_path))
         for folder in (self.path, self.state_dir, self.private_keys_dir, self.requirements_dir, self.index_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file in the way (``init("/etc/passwd")``), no permission
+                raise InvalidInput(f"cannot create the folder: {exc.strerror or exc}", where=str(folder)) from exc
         os.chmod(self.private_keys_dir, 0o700)
         origin = f"intently/{name}"
         self.config_path.write_text(CONFIG_TEMPLATE.format(name=name, owner=owner, origin=origin), encoding="utf-8")

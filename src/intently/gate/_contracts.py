@@ -108,17 +108,59 @@ class ToolDefinition:
 
     @classmethod
     def parse(cls, data: Mapping[str, Any] | ToolDefinition) -> ToolDefinition:
+        """Read one MCP tool definition, refusing a malformed one with a :class:`PolicyError`
+        that names the tool and the field.
+
+        Definitions come from MCP servers, which are not trusted: a schema that is not an
+        object, or ``properties`` / ``required`` / ``annotations`` of the wrong shape, would
+        otherwise surface as a bare ValueError or AttributeError deep in inference (or, for a
+        ``required`` string, be read letter by letter)."""
         if isinstance(data, ToolDefinition):
             return data
+        if not isinstance(data, Mapping):
+            raise PolicyError(f"a tool definition must be an object with a `name`, got {type(data).__name__}")
         name = data.get("name")
         if not isinstance(name, str) or not name:
             raise PolicyError("a tool definition needs a non-empty `name`")
+        key = "inputSchema" if data.get("inputSchema") else "input_schema"
+        schema = _object_field(name, key, data.get(key))
+        props = _object_field(name, f"{key}.properties", schema.get("properties"))
+        for arg in props:
+            if not isinstance(arg, str):
+                raise PolicyError(f"tool {name!r}: {key}.properties: argument name {arg!r} is not a string")
+        required = schema.get("required")
+        if required is not None and (
+            not isinstance(required, list | tuple) or not all(isinstance(r, str) for r in required)
+        ):
+            raise PolicyError(f"tool {name!r}: {key}.required must be a list of argument names")
         return cls(
             name=name,
             description=str(data.get("description") or ""),
-            input_schema=dict(data.get("inputSchema") or data.get("input_schema") or {}),
-            annotations=dict(data.get("annotations") or {}),
+            input_schema=schema,
+            annotations=_object_field(name, "annotations", data.get("annotations")),
         )
+
+
+def _object_field(tool: str, where: str, value: Any) -> dict[str, Any]:
+    """``value`` as a dict: absent (None, or empty) is ``{}``; anything but an object is refused."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"tool {tool!r}: {where} must be an object, got {type(value).__name__}")
+    return dict(value)
+
+
+def _type_of(spec: Any) -> str:
+    """A property's JSON type (its own, or its first ``anyOf`` option's), else ``any``: a
+    property schema of any other shape says nothing about the type, and is not an error."""
+    if not isinstance(spec, Mapping):
+        return "any"
+    typ = spec.get("type")
+    if not typ:
+        options = spec.get("anyOf")
+        first = options[0] if isinstance(options, list) and options else None
+        typ = first.get("type") if isinstance(first, Mapping) else None
+    return str(typ or "any")
 
 
 @dataclass(frozen=True)
@@ -322,12 +364,7 @@ class ContractSet:
             role = self.role_of_name(arg)
             if money and role is Role.RECIPIENT:
                 role = self._money_recipient
-            typ = (
-                str(spec.get("type") or (spec.get("anyOf") or [{}])[0].get("type") or "any")
-                if isinstance(spec, Mapping)
-                else "any"
-            )
-            out[arg] = FieldSpec(arg, role, typ, arg in required)
+            out[arg] = FieldSpec(arg, role, _type_of(spec), arg in required)
         return out
 
     def role_of_name(self, arg: str) -> Role:

@@ -45,7 +45,20 @@ class Decision:
 
     @property
     def executes(self) -> bool:
+        """Whether the call may run now: ``allow`` or ``warn``. The one test a harness makes."""
         return self.level.executes
+
+    def __bool__(self) -> bool:
+        """Refused: a decision is never a bool.
+
+        A dataclass instance is always truthy, so ``if session.check(...): run_tool()`` would
+        run blocked calls. Raising makes that misuse fail loudly (closed) on its first use
+        instead of silently allowing; the caller asks the question it means instead.
+        """
+        raise TypeError(
+            f"a gate Decision has no truth value (this one is {self.level}): use decision.executes "
+            "to know whether the call may run, or decision.level for the outcome"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.clock import Clock, SystemClock, format_time
-from ..core.errors import InvalidTransition, PolicyError
+from ..core.errors import InvalidInput, InvalidTransition
 from ..core.ids import new_id
 from ..core.shell import allowlisted, harmless
 from ..log import canonical_json
@@ -41,14 +41,60 @@ _SHORT_VALUE = 300
 _DESTINATIONS = frozenset({Role.RECIPIENT, Role.PAYEE, Role.URL})
 
 
+# Arguments nested deeper than this are blocked before any recursive step reads them: no tool
+# schema nests this far, and otherwise Python's recursion limit would decide (RecursionError).
+_MAX_DEPTH = 100
+
+
 def _jsonable(value: Any) -> Any:
     result: Any = json.loads(json.dumps(value, default=str))
     return result
 
 
 def action_hash(session_id: str, tool: str, args: Mapping[str, Any]) -> str:
-    """SHA-256 of the exact action: session, tool and canonical arguments."""
-    body = canonical_json({"session": session_id, "tool": tool, "args": _jsonable(dict(args))})
+    """SHA-256 of the exact action: session, tool and canonical arguments.
+
+    Arguments that are not plain JSON (a cycle, NaN, a number JCS cannot carry) are
+    :class:`InvalidInput` naming ``args``, never a bare ValueError."""
+    try:
+        clean = _jsonable(dict(args))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInput(f"not plain JSON: {exc}", where="args") from exc
+    body = canonical_json({"session": session_id, "tool": tool, "args": clean}, where="args")
+    return hashlib.sha256(body).hexdigest()
+
+
+def _readable_args(args: object) -> tuple[dict[str, Any], str | None]:
+    """The call's arguments as plain JSON, or ``({}, why)`` when they cannot be read as such.
+
+    A tool call comes from a model and is untrusted: arguments that are not an object, that
+    refer to themselves or nest past ``_MAX_DEPTH``, or that hold NaN, infinity or a number or
+    string canonical JSON cannot carry, are a reason to block, not an exception for the
+    harness (``Session.check`` never raises for a bad call). The depth is measured without
+    recursion before anything recursive reads the arguments, so no input reaches the recursion
+    limit."""
+    if not isinstance(args, Mapping):
+        return {}, f"the arguments are {type(args).__name__}, not an object of named values"
+    try:
+        stack: list[tuple[Any, int]] = [(args, 1)]
+        while stack:
+            value, depth = stack.pop()
+            if not isinstance(value, Mapping | list | tuple):
+                continue
+            if depth > _MAX_DEPTH:
+                return {}, f"the arguments nest deeper than {_MAX_DEPTH} levels (or contain themselves)"
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, Mapping) else value))
+        clean: dict[str, Any] = _jsonable(dict(args))
+        canonical_json(clean, where="args")
+    except Exception as exc:  # anything unreadable blocks: fail closed, with the reason
+        return {}, f"the arguments are not plain JSON: {exc}"
+    return clean, None
+
+
+def _unreadable_hash(session_id: str, tool: str, problem: str) -> str:
+    """A hash for a call whose arguments could not be read: never the hash of a real call
+    (so it cannot be mistaken for ``tool({})`` in the log), and never approvable (it blocks)."""
+    body = canonical_json({"session": session_id, "tool": tool, "unreadable_args": problem})
     return hashlib.sha256(body).hexdigest()
 
 
@@ -131,6 +177,10 @@ class Session:
         trusted: Mapping[str, Any] | None,
         session_id: str | None,
     ) -> None:
+        if not isinstance(user_request, str):  # the request is what every call is checked against
+            raise InvalidInput(
+                f"expected the user's request as a string, got {type(user_request).__name__}", where="user_request"
+            )
         self.gate = gate
         self.id = session_id or new_id("run_", now=gate.clock.now())
         self.namespace = namespace
@@ -202,22 +252,39 @@ class Session:
     # -- decisions ------------------------------------------------------------
 
     def check(self, tool: str, args: Mapping[str, Any]) -> Decision:
-        """Decide one proposed call. Never raises for a bad call: it blocks (fail closed)."""
-        clean = _jsonable(dict(args))
-        ahash = action_hash(self.id, tool, clean)
-        contract = self.gate.contract(tool)
+        """Decide one proposed call. Never raises for a bad call: it blocks (fail closed).
+
+        A tool name that is not a string, arguments that are not plain JSON (not an object, a
+        cycle, NaN, nesting past 100 levels) and any failure while deciding all give a
+        ``block`` decision with rule ``unreadable-call`` or ``internal-error`` and the reason,
+        recorded in the journal like any other. The one exception is a journal that cannot
+        record the decision (:class:`~intently.PermissionDenied` for another actor's session,
+        :class:`~intently.StoreError`): then no decision is returned, so nothing may run."""
+        name = tool if isinstance(tool, str) else f"<{type(tool).__name__}>"
+        clean, problem = _readable_args(args)
+        if not isinstance(tool, str):
+            problem = f"the tool name is {type(tool).__name__}, not a string"
         provenance: dict[str, list[dict[str, Any]]] = {}
-        facts: dict[str, Any] = {"tool": tool}
+        facts: dict[str, Any] = {"tool": name}
         rules: tuple[str, ...]
-        if contract is None:
-            level, rules, reason = Level.BLOCK, ("no-contract",), f"{tool} has no contract, so the gate blocks it"
+        if problem is not None:
+            ahash = _unreadable_hash(self.id, name, problem)
+            level, rules, reason = Level.BLOCK, ("unreadable-call",), f"the gate cannot read this call: {problem}"
         else:
+            ahash = action_hash(self.id, name, clean)
             try:
-                facts, provenance = self._facts(contract, clean)
-                verdict = self.gate.bundle.policies.decide(facts)
-                level, rules, reason = verdict.level, verdict.rule_ids, verdict.reason
-            except (PolicyError, ValueError, TypeError, KeyError) as exc:
-                level, rules, reason = Level.BLOCK, ("internal-error",), f"the gate failed on this call: {exc}"
+                contract = self.gate.contract(name)
+                if contract is None:
+                    level, rules = Level.BLOCK, ("no-contract",)
+                    reason = f"{name} has no contract, so the gate blocks it"
+                else:
+                    facts, provenance = self._facts(contract, clean)
+                    verdict = self.gate.bundle.policies.decide(facts)
+                    level, rules, reason = verdict.level, verdict.rule_ids, verdict.reason
+            except Exception as exc:  # an internal error blocks, never allows (fail closed)
+                provenance, facts = {}, {"tool": name}
+                level, rules = Level.BLOCK, ("internal-error",)
+                reason = f"the gate failed on this call: {type(exc).__name__}: {exc}"
         used = self.gate.journal.open_approval(self.id, ahash) if level.needs_approval else None
         kept = {k: v for k, v in facts.items() if isinstance(v, bool | int | str)}
 
@@ -230,7 +297,7 @@ class Session:
                 id=new_id("dec_", now=self.gate.clock.now()),
                 session_id=self.id,
                 level=final,
-                tool=tool,
+                tool=name,
                 args=clean,
                 action_hash=ahash,
                 rule_ids=final_rules,
@@ -247,7 +314,7 @@ class Session:
             decision = make(None)
             self.gate.journal.decided(decision)
         if decision.executes:
-            self._executed[tool] = self._executed.get(tool, 0) + 1
+            self._executed[name] = self._executed.get(name, 0) + 1
         return decision
 
     def approve(self, decision_id: str, *, approver: str | None = None) -> None:

@@ -276,6 +276,8 @@ def assemble(
     semantic: SemanticMatcher | None = None,
 ) -> Bundle:
     """Select and pack; pure reading (the caller records which risks a session has seen)."""
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise InvalidInput(f"the token budget must be a whole number, got {type(budget).__name__}", where="budget")
     if budget < 0:
         raise InvalidInput("the token budget cannot be negative", where="budget")
     mode_text = str(mode).upper()

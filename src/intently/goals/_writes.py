@@ -35,8 +35,13 @@ MAX_TEXT = 2000
 
 
 def clean_text(value: str, where: str) -> str:
-    """Whitespace collapsed; empty or over-long text is refused, naming the field."""
-    clean = " ".join(str(value).split())
+    """Whitespace collapsed; empty or over-long text is refused, naming the field.
+
+    Text that is not a string is refused too: coercing it stored ``goals.add(None)`` as the
+    goal 'None'."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"expected a string, got {type(value).__name__}", where=where)
+    clean = " ".join(value.split())
     if not clean:
         raise InvalidInput("text is empty", where=where)
     if len(clean) > MAX_TEXT:

@@ -206,7 +206,8 @@ def build_server(ix: Intently) -> MCPServer:
     @server.tool(
         description=(
             "Create a standing intent: a reminder shown when every term of one `when` entry comes up in a turn. "
-            "Needs the manage-reminders permission. Events only, not clock times."
+            "Needs the manage-reminders permission. Events only, not clock times. Without `scope` it fires "
+            "in anyone's conversation; scope it to keep it to one sender, channel or conversation."
         )
     )
     @_as_tool_error
@@ -214,11 +215,17 @@ def build_server(ix: Intently) -> MCPServer:
         reminder: str,
         when: list[list[str]],
         event: str | None = None,
+        scope: Annotated[
+            list[str] | None,
+            Field(description="Where it may fire: `sender:ID`, `channel:ID`, `conversation:ID` (each at most once)."),
+        ] = None,
         expires: str | None = None,
         max_fires: int | None = None,
         cooldown: str | None = None,
         event_entries: bool = True,
     ) -> dict[str, Any]:
+        # ``scope`` is declared so that it reaches the engine: an argument the tool does not
+        # declare is dropped by the SDK, and a reminder meant for one sender fired for everyone.
         ix.require(Permission.MANAGE_REMINDERS)
         return call(
             "triggers",
@@ -226,6 +233,7 @@ def build_server(ix: Intently) -> MCPServer:
             reminder,
             when=when,
             event=event,
+            scope=scope,
             expires=expires,
             max_fires=max_fires,
             cooldown=cooldown,

@@ -64,20 +64,60 @@ Duration = str | timedelta | int
 def _duration(value: Duration, where: str) -> timedelta:
     if isinstance(value, timedelta):
         delta = value
-    elif isinstance(value, int):
+    elif isinstance(value, int) and not isinstance(value, bool):
         delta = timedelta(seconds=value)
-    else:
+    elif isinstance(value, str):
         delta = parse_duration(value, where=where)
+    else:
+        raise InvalidInput(
+            f"expected a duration ('24h'), a number of seconds or a timedelta, got {type(value).__name__}", where=where
+        )
     if delta < timedelta(0):
         raise InvalidInput("must not be negative", where=where)
     return delta
 
 
-def _entries(when: Sequence[str | Sequence[str]]) -> tuple[tuple[str, ...], ...]:
-    raw: list[list[str]] = []
-    for item in when:
-        raw.append([item] if isinstance(item, str) else [str(t) for t in item])
-    return validate_entries(raw)
+#: ``when``: one entry, or a list of entries (each a string of words or a list of terms).
+When = str | Sequence[str | Sequence[str]]
+
+
+def _strings(value: str | Sequence[str], where: str) -> list[str]:
+    """A list of strings, where one bare string is one item, never its letters.
+
+    ``str`` is itself a ``Sequence[str]``, so ``when="deploy"`` used to be stored as the six
+    entries d, e, p, l, o, y (firing on "d e p l o y", never on "deploy") and type checkers
+    could not see it. One string therefore means one item, the type hints say so, and anything
+    that is not a string or a list of strings is :class:`InvalidInput` naming the place."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Sequence):
+        raise InvalidInput(f"expected a string or a list of strings, got {type(value).__name__}", where=where)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InvalidInput(f"expected a string, got {type(item).__name__}", where=f"{where}[{i}]")
+    return list(items)
+
+
+def _entries(when: When) -> tuple[tuple[str, ...], ...]:
+    """``when`` as validated entries: one string is one entry; a list holds entries, each a
+    string of words or a list of terms."""
+    items = [when] if isinstance(when, str) else when
+    if not isinstance(items, Sequence):
+        raise InvalidInput(f"expected an entry or a list of entries, got {type(when).__name__}", where="when")
+    return validate_entries([_strings(item, f"when[{i}]") for i, item in enumerate(items)])
+
+
+def _scope(scope: Scope | str | Sequence[str]) -> Scope:
+    """A :class:`Scope` from ``channel:X`` / ``conversation:Y`` / ``sender:Z`` items; one string is one item."""
+    return scope if isinstance(scope, Scope) else Scope.parse(_strings(scope, "scope"))
+
+
+def _max_fires(value: int) -> int:
+    """A fire budget: a whole number of at least 1 (``"3"`` or ``True`` is refused, not compared)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(f"max fires must be a whole number, got {type(value).__name__}", where="max_fires")
+    if value < 1:
+        raise InvalidInput("max fires must be at least 1", where="max_fires")
+    return value
 
 
 class Triggers:
@@ -149,6 +189,11 @@ class Triggers:
             when = expires
         elif isinstance(expires, timedelta):
             when = now + expires
+        elif not isinstance(expires, str):
+            raise InvalidInput(
+                f"expected a duration ('90d'), a date or time, or a timedelta, got {type(expires).__name__}",
+                where="expires",
+            )
         else:
             text = expires.strip()
             try:
@@ -165,14 +210,14 @@ class Triggers:
         self,
         reminder: str,
         *,
-        when: Sequence[str | Sequence[str]],
+        when: When,
         event: str = "",
-        scope: Scope | Sequence[str] | None = None,
+        scope: Scope | str | Sequence[str] | None = None,
         expires: str | datetime | timedelta | None = None,
         max_fires: int = DEFAULT_MAX_FIRES,
         cooldown: Duration = DEFAULT_COOLDOWN,
         negation_guard: bool = True,
-        exclude: Sequence[str] = (),
+        exclude: str | Sequence[str] = (),
         propose: bool = False,
         source: str = "user",
         event_entries: bool = True,
@@ -181,7 +226,9 @@ class Triggers:
 
         ``when`` lists entries, alternatives of each other; an entry is a string of words
         that must all come up ("launch checklist"; quote a phrase to need it verbatim) or a
-        list of such terms. A clock time ("Friday at 9") is refused: use a scheduler.
+        list of such terms. One string is one entry (``when="deploy"`` is ``["deploy"]``),
+        as one string is one item of ``scope`` and ``exclude``. A clock time ("Friday at 9")
+        is refused: use a scheduler.
         With ``event_entries`` (the default), an event of the shape "When X or Y comes up"
         adds X and Y as entries too; they are stored and listed like the others.
         """
@@ -195,11 +242,10 @@ class Triggers:
         about = validate_text(event, "event", MAX_EVENT_CHARS, required=False)
         if event_entries:
             entries = with_event_entries(entries, about, limit=MAX_ENTRIES, usable=self._live().matcher.matchable)
-        where = scope if isinstance(scope, Scope) else Scope.parse(list(scope or ()))
-        if max_fires < 1:
-            raise InvalidInput("max fires must be at least 1", where="max_fires")
+        where = _scope(scope or ())
+        fires = _max_fires(max_fires)
         cool = _duration(cooldown, "cooldown")
-        excluded = [validate_text(t, "exclude", 120, required=True) for t in exclude]
+        excluded = [validate_text(t, "exclude", 120, required=True) for t in _strings(exclude, "exclude")]
         self._check_compiles(entries)
         now = self._now()
         with self._rt.store.transaction() as tx:
@@ -223,7 +269,7 @@ class Triggers:
                 "sender": where.sender,
                 "state": (IntentState.PENDING if pending else IntentState.ARMED).value,
                 "expires_at": self._expiry(expires, now),
-                "max_fires": int(max_fires),
+                "max_fires": fires,
                 "cooldown_seconds": int(cool.total_seconds()),
                 "source": source,
             }
@@ -232,9 +278,7 @@ class Triggers:
         assert created is not None
         return created
 
-    def propose(
-        self, reminder: str, *, when: Sequence[str | Sequence[str]], source: str = "extraction", **kw: Any
-    ) -> StandingIntent:
+    def propose(self, reminder: str, *, when: When, source: str = "extraction", **kw: Any) -> StandingIntent:
         """A pending intent that a reminder manager must confirm (extraction uses this)."""
         return self.add(reminder, when=when, propose=True, source=source, **kw)
 
@@ -330,9 +374,9 @@ class Triggers:
         *,
         reminder: str | None = None,
         event: str | None = None,
-        when: Sequence[str | Sequence[str]] | None = None,
-        exclude: Sequence[str] | None = None,
-        scope: Scope | Sequence[str] | None = None,
+        when: When | None = None,
+        exclude: str | Sequence[str] | None = None,
+        scope: Scope | str | Sequence[str] | None = None,
         expires: str | datetime | timedelta | None = None,
         max_fires: int | None = None,
         cooldown: Duration | None = None,
@@ -351,9 +395,11 @@ class Triggers:
             self._check_compiles(entries)
             fields["entries"] = [list(e) for e in entries]
         if exclude is not None:
-            fields["exclusions"] = [validate_text(t, "exclude", 120, required=True) for t in exclude]
+            fields["exclusions"] = [
+                validate_text(t, "exclude", 120, required=True) for t in _strings(exclude, "exclude")
+            ]
         if scope is not None:
-            where = scope if isinstance(scope, Scope) else Scope.parse(list(scope))
+            where = _scope(scope)
             fields.update(channel=where.channel, conversation=where.conversation, sender=where.sender)
         if expires is not None:
             fields["expires_at"] = self._expiry(expires, now)
@@ -361,8 +407,8 @@ class Triggers:
             fields["cooldown_seconds"] = int(_duration(cooldown, "cooldown").total_seconds())
         if negation_guard is not None:
             fields["negation_guard"] = negation_guard
-        if max_fires is not None and max_fires < 1:
-            raise InvalidInput("max fires must be at least 1", where="max_fires")
+        if max_fires is not None:
+            _max_fires(max_fires)
         with self._rt.store.transaction() as tx:
             intent = self._managed(tx, intent_id)
             self._maintain(tx, now)  # an intent past its expiry is expired first, not edited
@@ -435,6 +481,10 @@ class Triggers:
         match the same turn fire an intent once; only the intents the block shows are
         charged. ``budget`` (tokens) further limits the block. ``fire=False`` previews.
         """
+        if not isinstance(text, str):
+            raise InvalidInput(f"the turn must be a string, got {type(text).__name__}", where="text")
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
+            raise InvalidInput(f"the token budget must be a whole number of at least 0, got {budget!r}", where="budget")
         live = self._live()
         now = self._now()
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

@@ -205,6 +205,8 @@ class StandingIntent:
 
 
 def validate_text(value: str, field_name: str, limit: int, *, required: bool) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field_name} must be a string, got {type(value).__name__}", where=field_name)
     text = value.strip()
     if required and not text:
         raise InvalidInput(f"{field_name} must not be empty", where=field_name)
