@@ -444,7 +444,8 @@ class OperationLog:
                 conflicts.append(
                     RolledBack(
                         f"the witnessed checkpoint covers {old.size} operations but the database's newest covers "
-                        f"{cp.size}; the witness was kept (run `intently log verify`)",
+                        f"{cp.size} (was it restored from an older copy?); this command's change was saved, but "
+                        "the witness was kept: do not retry it, run `intently log verify`",
                         stream=stream,
                         seq=cp.size + 1,
                     )
@@ -455,7 +456,8 @@ class OperationLog:
                 conflicts.append(
                     RootMismatch(
                         f"the database has no checkpoint matching the witnessed one at size {old.size}; "
-                        "the witness was kept (run `intently log verify`)",
+                        "this command's change was saved, but the witness was kept: do not retry it, run "
+                        "`intently log verify`",
                         stream=stream,
                         seq=old.size,
                     )

@@ -224,6 +224,9 @@ class PostgresStore(Store):
                 min_size=min_size,
                 max_size=max_size,
                 configure=_configure,
+                # A pooled connection the server dropped (a restart, an idle timeout) is
+                # replaced when handed out, instead of failing the next request with it.
+                check=psycopg_pool.ConnectionPool.check_connection,
                 timeout=connect_timeout,
                 open=False,
                 name="intently",
