@@ -280,13 +280,15 @@ class Intently:
         session: str | None = None,
         channel: str | None = None,
         sender: str | None = None,
-        paths: Sequence[str] = (),
+        paths: str | Sequence[str] = (),
         budget: int | None = None,
         fire: bool = True,
     ) -> ContextResult:
         """The one bounded block an agent is given before a model call: the requirements for
         this step, the goals bundle with its mandatory risks, and the standing intents that fire
-        on this turn, each in its own delimited section (see :mod:`intently.context`)."""
+        on this turn, each in its own delimited section (see :mod:`intently.context`). ``paths``
+        lists the files the step touches (one bare string is one path); ``fire=False`` is a
+        preview that records nothing."""
         from .context import assemble
 
         return assemble(

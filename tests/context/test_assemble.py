@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from intently import Intently, NotFound
+from intently import Intently, InvalidInput, NotFound
 from intently.context import (
     SHARES,
     ContextSection,
@@ -19,6 +19,7 @@ from intently.context import (
     _render,
     assemble,
     engine_method,
+    min_budget,
 )
 from intently.core.tokens import default_counter
 
@@ -191,3 +192,76 @@ def test_firing_is_charged_once_and_preview_is_free(ix: Intently) -> None:
     assert ix.triggers.show(intent.id).fire_count == 0
     assemble(ix, "launch day plan")
     assert ix.triggers.show(intent.id).fire_count == 1
+
+
+# -- a block's side effects are those of the block returned --------------------------------
+
+
+def _fires(ix: Intently, intent_id: str) -> int:
+    return ix.triggers.show(intent_id).fire_count
+
+
+def test_a_reminder_left_out_is_not_charged_and_one_shown_is(ix: Intently) -> None:
+    """At some budgets the reminder used to be fired, then dropped with its section."""
+    intent = ix.triggers.add(
+        "Confirm the rollback owner before the launch goes out", when=["launch"], cooldown=0, max_fires=10_000
+    )
+    result = assemble(ix, "launch", budget=396)
+    assert "Confirm the rollback owner" in result.section("standing_intents").body
+    assert _fires(ix, intent.id) == 1
+    ix.goals.add("Customer data must never leak through application logs", type="RISK", priority="CRITICAL")
+    ix.goals.add("Launch payments v2 before the launch window closes", priority="HIGH")
+    ix.requirements.add("Never log request bodies of the payments service at launch", level="project")
+    before = _fires(ix, intent.id)
+    for budget in range(min_budget("proj"), 720, 9):
+        result = assemble(ix, "launch", budget=budget)
+        shown = "Confirm the rollback owner" in result.text
+        after = _fires(ix, intent.id)
+        assert after - before == int(shown), f"budget {budget}: shown={shown}, charged {after - before}"
+        assert result.tokens <= budget
+        before = after
+
+
+def test_the_frame_is_reserved_at_what_it_costs(ix: Intently) -> None:
+    """A 300-token budget holds a CRITICAL risk beside a frame of about 60 tokens."""
+    ix.goals.add("Customer data must never leak through application logs", type="RISK", priority="CRITICAL")
+    result = assemble(ix, "lunch", budget=300, fire=False)
+    assert "Customer data must never leak" in result.section("active_goals").body
+    assert result.tokens <= 300
+
+
+@pytest.mark.parametrize("budget", [-5, 0, 10, 50])
+def test_a_budget_below_the_frame_is_refused(ix: Intently, budget: int) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        assemble(ix, "lunch", budget=budget, fire=False)
+    assert caught.value.where == "budget"
+
+
+def test_the_budget_is_never_exceeded_down_to_the_smallest(ix: Intently) -> None:
+    _stock(ix)
+    smallest = min_budget("proj")
+    for budget in (smallest, smallest + 1, smallest + 40, 150, 250):
+        result = assemble(ix, "prepare the launch of the billing API", budget=budget, fire=False)
+        assert result.tokens <= budget, budget
+
+
+def test_a_preview_records_nothing(ix: Intently) -> None:
+    ix.goals.add("The vendor may rate-limit the export", type="RISK", priority="HIGH")
+    _stock(ix)
+    log_before = len(ix.log.read("proj", limit=10_000))
+    preview = assemble(ix, "launch the billing API", session="s1", fire=False)
+    assert "rate-limit the export" in preview.section("active_goals").body
+    assert len(ix.log.read("proj", limit=10_000)) == log_before
+    delivered = assemble(ix, "launch the billing API", session="s1")
+    assert "rate-limit the export" in delivered.section("active_goals").body
+    assert [o.payload["session"] for o in ix.log.read("proj", op="RISK_SURFACED")] == ["s1"]
+    assert len(ix.log.read("proj", op="REQ_INJECTED")) == 1
+
+
+def test_paths_as_one_string_is_one_path(ix: Intently) -> None:
+    """A bare string used to be read letter by letter, dropping the rule scoped to it."""
+    ix.requirements.add("Amounts in the payments API are integer cents", paths=["src/api/payments.py"])
+    as_list = assemble(ix, "tidy the module", paths=["src/api/payments.py"], fire=False)
+    as_str = assemble(ix, "tidy the module", paths="src/api/payments.py", fire=False)
+    assert "integer cents" in as_list.section("requirements").body
+    assert as_str.section("requirements").body == as_list.section("requirements").body

@@ -192,3 +192,22 @@ def test_an_embedder_adds_medium_intents_close_in_meaning(ix: Intently) -> None:
         ("Improve the onboarding checklist for new hires", "semantic_match")
     ]
     assert bundle.omitted.reasons == {"not_relevant": 1}
+
+
+def test_record_false_reads_only_and_mark_surfaced_records(ix: Intently, goals: Goals) -> None:
+    goals.add("The vendor may rate-limit the export", type="RISK", priority="HIGH")
+    sized = goals.bundle("", session="s1", record=False)
+    assert _texts(sized.items) == ["The vendor may rate-limit the export"]
+    assert ix.log.read("proj", op="RISK_SURFACED") == []
+    assert goals.mark_surfaced(sized, "s1") == [sized.items[0].intent.id]
+    assert goals.mark_surfaced(sized, "s1") == []  # once per session
+    assert len(ix.log.read("proj", op="RISK_SURFACED")) == 1
+
+
+def test_a_high_risk_on_hold_is_in_a_bundle_without_a_session(goals: Goals) -> None:
+    """Without a session id each request is its own session (RFC-0013 §8): the risk must show."""
+    risk = goals.add("The vendor may rate-limit the export", type="RISK", priority="HIGH")
+    goals.hold(risk.id)
+    assert _texts(goals.bundle("lunch").items) == ["The vendor may rate-limit the export"]
+    assert _texts(goals.bundle("lunch", session="s1").items) == ["The vendor may rate-limit the export"]
+    assert goals.bundle("lunch", session="s1").items == []

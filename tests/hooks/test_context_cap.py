@@ -24,3 +24,17 @@ def test_a_standing_intent_is_charged_once_per_prompt(ix: Intently) -> None:
     result = context_within_cap(ix, "plan the launch", session="s1")
     assert "rollback plan with Dana" in result.section("standing_intents").body
     assert ix.triggers.show(intent.id).fire_count == 1
+
+
+def test_a_high_risk_on_hold_reaches_claude_code_once_per_session(ix: Intently) -> None:
+    """RFC-0013 §8. The hook sizes the block with previews; a preview used to mark the risk
+    as surfaced, so the block actually delivered never held it."""
+    risk = ix.goals.add("The vendor may rate-limit the nightly export", type="RISK", priority="HIGH")
+    ix.goals.hold(risk.id)
+    first = context_within_cap(ix, "tidy the docs", session="s1")
+    assert "rate-limit the nightly export" in first.section("active_goals").body
+    again = context_within_cap(ix, "tidy the docs", session="s1")
+    assert "rate-limit the nightly export" not in again.text
+    other = context_within_cap(ix, "tidy the docs", session="s2")
+    assert "rate-limit the nightly export" in other.section("active_goals").body
+    assert sorted(o.payload["session"] for o in ix.log.read("proj", op="RISK_SURFACED")) == ["s1", "s2"]

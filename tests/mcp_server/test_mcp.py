@@ -291,3 +291,22 @@ def test_streamable_http_behind_the_flag(ix: Intently) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_context_prompt_is_an_injection_and_fires(ix: Intently) -> None:
+    """The prompt's text goes into the model's context: its reminders are charged like any
+    injection (it used to preview, showing a reminder past its budget on every call)."""
+    intent = ix.triggers.add("Check the rollback plan with Dana", when=["launch"], max_fires=1)
+
+    async def go() -> list[str]:
+        async with Client(build_server(ix)) as client:
+            texts = []
+            for _ in range(2):
+                result = await client.get_prompt("context", {"task": "plan the launch"})
+                texts.append(result.messages[0].content.text)
+            return texts
+
+    first, second = _run(go)
+    assert "rollback plan with Dana" in first
+    assert "rollback plan with Dana" not in second  # its one fire is spent
+    assert ix.triggers.show(intent.id).fire_count == 1

@@ -150,3 +150,16 @@ def test_selection_is_deterministic(ix: Intently, rules: dict[str, str]) -> None
     second = run_select(reqs, "Fix gui refresh bug", paths=["pkg/gui/a.go"], embedder=emb, explain=True)
     assert first.block == second.block
     assert [d.to_json() for d in first.decisions] == [d.to_json() for d in second.decisions]
+
+
+def test_paths_and_domains_as_one_string_are_one_item(ix: Intently) -> None:
+    """A bare string used to be iterated letter by letter, dropping the rule scoped to it."""
+    ix.requirements.add("Amounts in the payments API are integer cents", paths=["src/api/payments.py"])
+    as_list = ix.requirements.select("tidy the module", paths=["src/api/payments.py"], record=False)
+    as_str = ix.requirements.select("tidy the module", paths="src/api/payments.py", record=False)
+    assert "integer cents" in as_list.block
+    assert as_str.ids == as_list.ids
+    assert (
+        ix.requirements.select("tidy", domains="billing", record=False).ids
+        == ix.requirements.select("tidy", domains=["billing"], record=False).ids
+    )

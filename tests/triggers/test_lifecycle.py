@@ -9,6 +9,7 @@ import pytest
 
 from intently import Intently, InvalidInput, InvalidTransition, ManualClock
 from intently.core.clock import parse_time
+from intently.core.tokens import default_counter
 from intently.log import OperationLog, replay
 from intently.store import SQLiteStore
 from intently.triggers import IntentState
@@ -153,9 +154,10 @@ def test_block_shows_at_most_max_shown_ranked_by_specificity(ix: Intently) -> No
 def test_token_budget_limits_the_block(ix: Intently) -> None:
     ix.triggers.add("short one", when=["release"])
     ix.triggers.add("a much longer reminder " * 10, when=["release"])
-    result = ix.triggers.match("release", budget=25)
+    result = ix.triggers.match("release", budget=40)
     assert len(result.shown) == 1
     assert any(h.reason.startswith("token budget") for h in result.hits)
+    assert default_counter().count(result.block) <= 40  # the wrapper counts too
 
 
 def test_reminder_text_cannot_forge_the_block(ix: Intently) -> None:
@@ -231,3 +233,24 @@ def test_editing_the_home_synonyms_file_applies_on_the_next_match(ix: Intently) 
     assert ix.triggers.match("we had a sev1 last night").hits == ()
     (ix.home.path / "synonyms.yaml").write_text("broader:\n  incident: [sev1]\n", encoding="utf-8")
     assert [h.reminder for h in ix.triggers.match("we had a sev1 last night").shown] == ["page the on-call lead"]
+
+
+def test_the_block_wrapper_counts_against_the_budget(ix: Intently) -> None:
+    """A line that fits only without the <standing_intents> tags is not shown, nor charged."""
+    intent = ix.triggers.add("Confirm the rollback owner", when=["launch"])
+    line_only = default_counter().count(ix.triggers.test("launch").shown[0].text)
+    result = ix.triggers.match("launch", budget=line_only + 2)
+    assert result.shown == [] and result.block == ""
+    assert result.hits[0].reason.startswith("token budget")
+    assert ix.triggers.show(intent.id).fire_count == 0
+    roomy = ix.triggers.match("launch", budget=default_counter().count(result.hits[0].text) + 20)
+    assert default_counter().count(roomy.block) <= default_counter().count(result.hits[0].text) + 20
+
+
+def test_only_limits_the_fire_to_what_a_preview_showed(ix: Intently) -> None:
+    one = ix.triggers.add("First reminder", when=["launch"])
+    two = ix.triggers.add("Second reminder", when=["launch"])
+    result = ix.triggers.match("launch", only=[one.id])
+    assert [h.id for h in result.shown] == [one.id]
+    assert ix.triggers.show(one.id).fire_count == 1
+    assert ix.triggers.show(two.id).fire_count == 0

@@ -3,7 +3,8 @@
 DEFAULT mode, in this order, each candidate taken whole or not at all:
 
 1. unresolved CRITICAL risks (ACTIVE, ON_HOLD or EXPIRED): in every bundle of the namespace;
-2. HIGH risks not yet surfaced in this session (when a session id is given);
+2. HIGH risks not yet surfaced in this session (without a session id, each request is its
+   own session: the HIGH risks on hold or expired are offered here, the ACTIVE ones in 3);
 3. every other ACTIVE HIGH and CRITICAL intent (risks first, then most recently changed);
 4. ACTIVE MEDIUM intents that touch the query's entities (most shared terms first);
 5. ACTIVE LOW intents that touch the query, only with ``include_low``;
@@ -192,12 +193,15 @@ def _mandatory(tx: Transaction, pk: _Packer, ns: str, session: str | None, epi: 
     )
     crit = f"{base} AND priority_rank = {Priority.CRITICAL.rank}"
     queries = [(crit, [ns, *epi], "critical_risk")]
+    high = f"{base} AND priority_rank = {Priority.HIGH.rank}"
     if session:
-        high = (
-            f"{base} AND priority_rank = {Priority.HIGH.rank} AND id NOT IN (SELECT intent_id FROM goals_risk_sessions "
-            "WHERE namespace = ? AND session = ?)"
-        )
-        queries.append((high, [ns, *epi, ns, session], "session_risk"))
+        unseen = "AND id NOT IN (SELECT intent_id FROM goals_risk_sessions WHERE namespace = ? AND session = ?)"
+        queries.append((f"{high} {unseen}", [ns, *epi, ns, session], "session_risk"))
+    else:
+        # No session id: nothing says this caller has seen any risk, so each request is a
+        # session of its own (RFC-0013 §8: a HIGH risk is surfaced at least once per session).
+        # ACTIVE ones already lead step 3; the ones on hold or expired would otherwise never show.
+        queries.append((f"{high} AND state <> 'ACTIVE'", [ns, *epi], "session_risk"))
     nonactive = 0
     for where, params, reason in queries:
         for intent in _pages(tx, f"SELECT * {where} ORDER BY last_modified_at DESC, id", params, now):

@@ -438,12 +438,17 @@ class Goals:
         mode: Mode = "DEFAULT",
         include_low: bool = False,
         include_inferred: bool = False,
+        record: bool = True,
         **filters: Any,
     ) -> Bundle:
         """The intents for one request, packed into ``budget`` tokens (see ``_bundle``).
 
-        With a ``session`` id, the HIGH risks included are remembered (RISK_SURFACED), so each
-        is surfaced at least once per session even when the budget is tight.
+        With a ``session`` id and ``record`` (the default), the HIGH risks included are
+        remembered (RISK_SURFACED), so each is surfaced at least once per session even when
+        the budget is tight. ``record=False`` reads only: a caller that may still leave the
+        bundle out (the context assembler sizing its block, a preview) records with
+        :meth:`mark_surfaced` once the bundle is actually delivered; recording for a bundle
+        nobody saw would mark its risks as seen and keep them out of the rest of the session.
         """
         with self._read() as tx:
             result = assemble(
@@ -460,19 +465,23 @@ class Goals:
                 filters={k: v for k, v in filters.items() if v is not None},
                 semantic=self._semantic,
             )
-        if session:
-            self._remember_surfaced(result, session)
+        if session and record:
+            self.mark_surfaced(result, session)
         return result
 
-    def _remember_surfaced(self, result: Bundle, session: str) -> None:
+    def mark_surfaced(self, result: Bundle, session: str) -> list[str]:
+        """Record (RISK_SURFACED) that the HIGH risks in ``result`` reached ``session``; call it
+        only for a bundle that was delivered. Returns the ids newly recorded."""
         risks = [
             i.intent.id
             for i in result.items
             if i.intent.intent_type is IntentType.RISK and i.intent.priority is Priority.HIGH
         ]
-        if not risks:
-            return
+        if not risks or not session:
+            return []
+        recorded: list[str] = []
         with self._rt.store.transaction() as tx:
+            self._require(Permission.READ, tx)
             for intent_id in risks:
                 seen = tx.one(
                     "SELECT 1 AS x FROM goals_risk_sessions WHERE namespace = ? AND session = ? AND intent_id = ?",
@@ -480,6 +489,8 @@ class Goals:
                 )
                 if seen is None:
                     emit(self._rt, tx, "RISK_SURFACED", intent_id, {"intent_id": intent_id, "session": session})
+                    recorded.append(intent_id)
+        return recorded
 
     # -- editing ------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._intently import Intently
-from ..context import ContextResult, assemble, engine_method
+from ..context import ContextResult, assemble, engine_method, min_budget
 from ..core.clock import format_time
 from ..core.errors import IntentlyError, first_problem
 from ..core.shell import SHELL_OPERATOR
@@ -178,16 +178,23 @@ def _carry_on(event: str, exc: Exception) -> HookResult:
 def context_within_cap(ix: Intently, query: str, *, session: str | None) -> ContextResult:
     """The context block under Claude Code's character cap.
 
-    Sized first without side effects (``fire=False``), shrinking the token budget until the
-    block fits, then assembled once for real at that budget, so standing intents are charged
-    only for a block that is actually delivered.
+    Sized first with previews (``fire=False``, which record nothing), shrinking the token
+    budget until the block fits, then assembled once for real at that budget: only that
+    block, the one delivered, charges the standing intents it shows and marks the HIGH
+    risks it shows as surfaced to ``session``. (A preview that marked them would keep them
+    out of the real block for the rest of the session.) The budget never goes below the
+    smallest one the assembler accepts.
     """
-    budget = int(ix.config.context.budget)
+    floor = min_budget(ix.namespace)
+    budget = max(int(ix.config.context.budget), floor)
     preview = assemble(ix, query, session=session, budget=budget, fire=False)
     for _ in range(4):
         if len(preview.text) <= MAX_CONTEXT_CHARS:
             break
-        budget = max(int(budget * MAX_CONTEXT_CHARS / len(preview.text) * 0.9), 50)
+        # Scale what the block used, not the budget: a budget far above the content would
+        # shrink for several rounds without the block getting any smaller.
+        used = min(budget, preview.tokens)
+        budget = max(int(used * MAX_CONTEXT_CHARS / len(preview.text) * 0.9), floor)
         preview = assemble(ix, query, session=session, budget=budget, fire=False)
     result = assemble(ix, query, session=session, budget=budget)
     if len(result.text) > MAX_CONTEXT_CHARS:

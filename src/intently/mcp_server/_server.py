@@ -297,9 +297,20 @@ def build_server(ix: Intently) -> MCPServer:
         except IntentlyError as exc:
             return {"available": False, "error": f"{type(exc).__name__}: {exc}"}
 
-    @server.prompt(description="The context block for a task: project rules, goals and standing intents.")
+    @server.prompt(
+        description=(
+            "The context block for a task: project rules, goals and standing intents. `paths` is a "
+            "comma-separated list of the files the task touches. The block is meant to be injected, "
+            "so the standing intents it shows are charged a fire (their budgets and cooldowns apply)."
+        )
+    )
     def context(task: str, paths: str = "") -> str:
-        result = assemble(ix, task, paths=tuple(p for p in paths.split(",") if p.strip()), fire=False)
+        # A prompt's text goes into the model's context: it is an injection, not a preview.
+        # Previewing here showed each reminder on every call, past its fire budget and cooldown.
+        # requirements_preview stays the side-effect-free look at what would be injected.
+        files = [p.strip() for p in paths.split(",") if p.strip()]
+        result = assemble(ix, task, paths=files, fire=True)
+        ix.checkpoint()
         return result.text
 
     return server

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ..access import Permission
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound, first_problem
+from ..core.strings import str_list
 from ..embed import Embedder, VectorIndex, get_embedder
 from ._apply import recover
 from ._conflicts import Conflict, RequirementConflictWarning, find_conflicts
@@ -399,8 +400,8 @@ class Requirements:
         self,
         task: str,
         *,
-        paths: Sequence[str] = (),
-        domains: Sequence[str] = (),
+        paths: str | Sequence[str] = (),
+        domains: str | Sequence[str] = (),
         budget: int | None = None,
         explain: bool = False,
         inject: bool = True,
@@ -409,7 +410,9 @@ class Requirements:
     ) -> Selection:
         """The requirements ``task`` should see. ``inject=False`` (or ``[requirements] inject =
         "off"``) opts out and returns an empty selection. With ``record`` the injected ids go
-        into the log as ``REQ_INJECTED``."""
+        into the log as ``REQ_INJECTED``; a caller that may still leave the block out selects
+        with ``record=False`` and calls :meth:`record_injected` once it is delivered.
+        ``paths`` and ``domains`` take a list, or one bare string as a single item."""
         if not inject or not self.injection_enabled():
             self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
             return Selection(items=[], omitted=0, tokens=0, block="", explained=explain)
@@ -419,8 +422,8 @@ class Requirements:
         chosen = select(
             loaded.requirements,
             task,
-            paths=paths,
-            domains=domains,
+            paths=str_list(paths),
+            domains=str_list(domains),
             domain_map=loaded.domains,
             budget=budget if budget is not None else self._rt.config.requirements.budget,
             embedder=emb,
@@ -428,25 +431,35 @@ class Requirements:
             policy=policy,
             explain=explain,
         )
-        if record and chosen.items:
-            payload = {
-                "ids": chosen.ids,
-                "omitted": chosen.omitted,
-                "tokens": chosen.tokens,
-                "task_sha256": hashlib.sha256(task.encode("utf-8")).hexdigest(),
-                "model": chosen.model_id,
-            }
-            with self._rt.store.transaction() as tx:
-                record_op(self._rt, tx, "REQ_INJECTED", target="requirements", payload=payload)
+        if record:
+            self.record_injected(chosen, task)
         return chosen
+
+    def record_injected(self, chosen: Selection, task: str) -> bool:
+        """Log (``REQ_INJECTED``) that ``chosen`` was injected for ``task``; False when it held
+        nothing. Only for a block that was delivered: the log is the record of what rules an
+        agent was actually shown."""
+        if not chosen.items:
+            return False
+        payload = {
+            "ids": chosen.ids,
+            "omitted": chosen.omitted,
+            "tokens": chosen.tokens,
+            "task_sha256": hashlib.sha256(task.encode("utf-8")).hexdigest(),
+            "model": chosen.model_id,
+        }
+        with self._rt.store.transaction() as tx:
+            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
+            record_op(self._rt, tx, "REQ_INJECTED", target="requirements", payload=payload)
+        return True
 
     def inject(
         self,
         prompt: str,
         task: str,
         *,
-        paths: Sequence[str] = (),
-        domains: Sequence[str] = (),
+        paths: str | Sequence[str] = (),
+        domains: str | Sequence[str] = (),
         budget: int | None = None,
         inject: bool = True,
     ) -> str:

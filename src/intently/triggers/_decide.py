@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..core.tokens import default_counter
 from ._index import EntryHit
 from ._model import IntentState, StandingIntent
-from ._result import Hit, MatchResult, render_line
+from ._result import Hit, MatchResult, render_block, render_line
 
 __all__ = ["TurnContext", "decide", "ineligible"]
 
@@ -59,9 +59,13 @@ def decide(
 
     Eligible intents fill the block in rank order until ``max_shown`` intents,
     ``max_chars`` characters or the token ``budget`` would be exceeded; the rest are
-    reported with the reason and are not charged.
+    reported with the reason and are not charged. The budget holds for the whole rendered
+    block, its ``<standing_intents>`` wrapper included: a block that passed line by line but
+    not as a whole would be left out by the caller after its fires were charged.
     """
     shown = chars = tokens = 0
+    counter = default_counter()
+    wrapper = counter.count(render_block([""])) if ctx.budget is not None else 0
     out: list[Hit] = []
     charged: list[EntryHit] = []
     for eh in hits:
@@ -72,13 +76,13 @@ def decide(
         line = render_line(intent.created_at, intent.event, intent.reminder)
         show = False
         if not reason:
-            cost = default_counter().count(line) if ctx.budget is not None else 0
+            cost = counter.count(line) if ctx.budget is not None else 0
             if shown >= ctx.max_shown:
                 reason = f"block full: {ctx.max_shown} intents shown"
             elif chars + len(line) > ctx.max_chars:
                 reason = f"block full: {ctx.max_chars} characters"
-            elif ctx.budget is not None and tokens + cost > ctx.budget:
-                reason = f"token budget: {ctx.budget - tokens} tokens left"
+            elif ctx.budget is not None and wrapper + tokens + cost > ctx.budget:
+                reason = f"token budget: {max(ctx.budget - wrapper - tokens, 0)} tokens left"
             else:
                 show = True
                 charged.append(eh)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -473,18 +473,27 @@ class Triggers:
         sender: str | None = None,
         fire: bool = True,
         budget: int | None = None,
+        only: str | Collection[str] | None = None,
     ) -> MatchResult:
         """The standing intents this turn fires, most specific first, within the block limits.
 
         With ``fire=True`` the check and the fire happen in one write transaction against the
         stored rows (scope, expiry, cooldown and budget rechecked), so two processes that
         match the same turn fire an intent once; only the intents the block shows are
-        charged. ``budget`` (tokens) further limits the block. ``fire=False`` previews.
+        charged. ``budget`` (tokens) further limits the block, its wrapper included.
+        ``fire=False`` previews and changes nothing.
+
+        ``only`` limits the turn to these intent ids: a caller that previewed first (the
+        context assembler, which must know what fits before anything is charged) fires
+        exactly what its preview showed, and nothing it then left out. An intent among them
+        that another process fired in between is rechecked here and is neither shown nor
+        charged twice.
         """
         if not isinstance(text, str):
             raise InvalidInput(f"the turn must be a string, got {type(text).__name__}", where="text")
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
             raise InvalidInput(f"the token budget must be a whole number of at least 0, got {budget!r}", where="budget")
+        keep = None if only is None else frozenset([only] if isinstance(only, str) else only)
         live = self._live()
         now = self._now()
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
@@ -494,7 +503,7 @@ class Triggers:
             live.maybe_sync(self._rt.store)
             turn = live.matcher.normalise(text)
             with live.lock:
-                hits = self._raw_hits(live, turn)
+                hits = self._raw_hits(live, turn, keep)
             with self._rt.store.transaction(write=False) as tx:  # the rows, not a cached copy
                 intents = load_intents(tx, self._ns, [h.intent.id for h in hits])
             return decide(hits, intents, self._turn(now, channel, conversation, sender, budget, live), fire=False)[0]
@@ -508,7 +517,7 @@ class Triggers:
             if live.matcher is not matcher:  # rebuilt (synonyms changed): normalise again
                 turn = live.matcher.normalise(text)
             with live.lock:
-                hits = self._raw_hits(live, turn)
+                hits = self._raw_hits(live, turn, keep)
             intents = load_intents(tx, self._ns, [h.intent.id for h in hits])
             where = self._turn(now, channel, conversation, sender, budget, live)
             result, charged = decide(hits, intents, where, fire=True)
@@ -566,9 +575,10 @@ class Triggers:
         )
 
     @staticmethod
-    def _raw_hits(live: LiveIndex, turn: Any) -> builtins.list[EntryHit]:
+    def _raw_hits(live: LiveIndex, turn: Any, keep: frozenset[str] | None = None) -> builtins.list[EntryHit]:
         index = live.matcher.index
-        return rank(index.match(turn_grams(turn, index.lengths)))
+        hits = rank(index.match(turn_grams(turn, index.lengths)))
+        return hits if keep is None else [h for h in hits if h.intent.id in keep]
 
     def _fire(
         self,
