@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -80,6 +81,7 @@ class Intently:
             return cls.join(home.path, actor=actor, clock=clock, database_url=database_url)
         owner = _actor(actor)
         ns = validate_namespace(name) if name else namespace_from_folder(home.project_root.name)
+        existed = home.path.exists()
         home.create(name=ns, owner=str(owner))
         clk = clock or SystemClock()
         ring = KeyRing([])
@@ -87,14 +89,30 @@ class Intently:
         ring.save(home.keys_dir)
         ix = cls._from_home(home, actor=owner, namespace=ns, clock=clk, database_url=database_url)
         with ix.store.transaction() as tx:
-            ix.log.append(
-                tx,
-                namespace=ns,
-                actor=str(owner),
-                op="HOME_INIT",
-                target=ns,
-                payload={"owner": str(owner), "key_id": ring.current_key_id, "origin": ix.config.home.origin},
-                policy_version="intently@init",
+            # A shared database that already holds a home is joined, never initialised again:
+            # a second HOME_INIT would make a second owner of the same rows, signing with a key
+            # the first home's keyring does not know (its log verify would fail).
+            taken = tx.scalar("SELECT target FROM log_ops WHERE op = 'HOME_INIT' ORDER BY time LIMIT 1")
+            if taken is None:
+                ix.log.append(
+                    tx,
+                    namespace=ns,
+                    actor=str(owner),
+                    op="HOME_INIT",
+                    target=ns,
+                    payload={"owner": str(owner), "key_id": ring.current_key_id, "origin": ix.config.home.origin},
+                    policy_version="intently@init",
+                )
+        if taken is not None:
+            url = ix.store.url
+            ix.close()
+            if not existed:  # created above, by this call: nothing else is in it
+                shutil.rmtree(home.path, ignore_errors=True)
+            raise InvalidInput(
+                f"the database {url} already holds the home {str(taken)!r}: clone that project and run "
+                "`intently init` (or `intently join`) in the clone to join it, or give this home a database "
+                "of its own",
+                where="database_url",
             )
         ix.checkpoint()
         return ix

@@ -221,7 +221,12 @@ class KeyRing:
         over ``message``. ``stream`` and ``seq`` (a checkpoint's size) name the place in errors."""
         entry = self.entries.get(key_id)
         if entry is None:
-            raise UnknownKey(f"checkpoint signed by unknown key {key_id}", stream=stream, seq=seq)
+            raise UnknownKey(
+                f"checkpoint signed by unknown key {key_id}: not in keys/public.json (a teammate's new key "
+                "reaches this copy with `git pull`; a key nobody added is a forgery)",
+                stream=stream,
+                seq=seq,
+            )
         try:
             entry.public_key.verify(signature, message)
         except InvalidSignature as exc:
