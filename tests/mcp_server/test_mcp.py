@@ -172,6 +172,19 @@ def test_intents_create_keeps_the_scope_it_was_given(ix: Intently) -> None:
     assert bad.is_error and "InvalidInput: scope" in _text(bad)
 
 
+def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(ix: Intently) -> None:
+    """The SDK ignores unknown arguments: a typo (``prority``) used to succeed with the value
+    lost. Now the call fails, naming the argument and what the tool takes, and nothing is written."""
+
+    async def go() -> Any:
+        async with Client(build_server(ix)) as client:
+            return await client.call_tool("goals_add", {"text": "Ship v2", "prority": "HIGH"})
+
+    result = _run(go)
+    assert result.is_error and "goals_add does not take prority" in _text(result)
+    assert "priority" in _text(result) and ix.goals.list_intents() == []
+
+
 def test_requirements_preview_and_resource(ix: Intently) -> None:
     req = ix.requirements.add("Never log request bodies of the payments service", level="project")
 

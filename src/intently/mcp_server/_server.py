@@ -71,9 +71,32 @@ def _json(value: Any) -> Any:
     return jsonable(value)
 
 
+class _StrictServer(MCPServer):
+    """Refuses a call that names an argument its tool does not take.
+
+    The SDK's argument model ignores unknown fields, so a client's typo (``prority``) or an
+    argument a tool does not support (``scope`` on a tool without one) used to succeed with the
+    value dropped, silently. A refusal names the unknown arguments and the ones the tool takes.
+    """
+
+    _known: dict[str, frozenset[str]] | None = None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._known is None:
+            self._known = {
+                t.name: frozenset((t.input_schema or {}).get("properties", {})) for t in await self.list_tools()
+            }
+        known = self._known.get(name)
+        unknown = sorted(set(arguments) - known) if known is not None else []
+        if unknown:
+            takes = ", ".join(sorted(known or ())) or "no arguments"
+            raise ToolError(f"{name} does not take {', '.join(unknown)} (it takes {takes})")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(ix: Intently) -> MCPServer:
     """An MCP server over the home ``ix`` opened, acting as ``ix.actor`` in ``ix.namespace``."""
-    server = MCPServer(
+    server = _StrictServer(
         "intently",
         version=__version__,
         instructions=(
