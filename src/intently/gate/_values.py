@@ -10,6 +10,7 @@ instruction in a tool output is suspect whoever wrote it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -199,8 +200,12 @@ _LOOKALIKES = str.maketrans(
 
 
 def words(text: str) -> list[str]:
-    """The words of ``text``, lower-cased, with look-alike letters read as the Latin ones."""
-    return _WORD.findall(text.lower().translate(_LOOKALIKES))
+    """The words of ``text``, lower-cased, with look-alike letters read as the Latin ones and
+    accents dropped ("envía" is "envia", "überweise" is "uberweise")."""
+    lowered = text.lower().translate(_LOOKALIKES)
+    if not lowered.isascii():
+        lowered = "".join(c for c in unicodedata.normalize("NFKD", lowered) if not unicodedata.combining(c))
+    return _WORD.findall(lowered)
 
 
 def shingles(text: str, n: int) -> set[tuple[str, ...]]:

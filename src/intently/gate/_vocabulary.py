@@ -88,6 +88,7 @@ class Vocabulary:
     raw_link_verbs: frozenset[tuple[str, ...]] = frozenset()
     not_in_gap: frozenset[str] = frozenset()
     exclusions: tuple[tuple[str, ...], ...] = ()
+    raw_other_orders: frozenset[tuple[str, ...]] = frozenset()
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], *, where: str = "vocabulary") -> Vocabulary:
@@ -112,6 +113,7 @@ class Vocabulary:
                 raw_link_verbs=frozenset(tuple(words(str(p))) for p in data.get("link_verbs", [])),
                 not_in_gap=frozenset(x for w in data.get("not_in_gap", []) for x in _phrase(str(w))),
                 exclusions=tuple(_phrase(p) for p in data.get("exclusions", [])),
+                raw_other_orders=frozenset(tuple(words(str(p))) for p in data.get("orders_in_other_languages", [])),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc
@@ -143,7 +145,7 @@ class Vocabulary:
             i += 1
         if i >= len(tokens):
             return False
-        if _starts(tokens, i, self.raw_address_verbs):
+        if _starts(tokens, i, self.raw_address_verbs) or _starts(tokens, i, self.raw_other_orders):
             return True
         if _LINK_WORDS & set(tokens[i:]) and any(_starts(tokens, j, self.raw_link_verbs) for j in range(i + 1)):
             return True  # "Open https://…", "Please go to www.…" ("go" and "to" are fillers too)
