@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from intently import Actor, Intently, Permission
-from intently.core.errors import BadSignature, InvalidTransition, PermissionDenied, UnknownKey
+from intently.core.errors import BadSignature, InvalidTransition, PermissionDenied, TableMismatch, UnknownKey
 from intently.gate import Level, verify_trace
 from intently.log import KeyRing
 
@@ -85,6 +85,39 @@ def test_approval_from_another_process_is_single_use(ix: Intently, tools: list[d
     assert s.check("delete_file", {"file_id": "42"}).level is Level.CONFIRM
     with pytest.raises(InvalidTransition):
         ix.gate.approve(waiting.id)  # an approval is granted once
+
+
+def test_a_decision_rewritten_in_the_table_is_caught_not_explained(ix: Intently, tools: list[dict[str, Any]]) -> None:
+    """The audit trail is the log: a block rewritten as an allow in the gate's table (with the
+    database at hand) used to be explained and exported as an allow while log verify passed."""
+    s, decisions = _run(ix, tools)
+    blocked = decisions[1]
+    forged = {**blocked.to_json(), "level": "allow"}
+    with ix.store.transaction() as tx:
+        tx.execute(
+            "UPDATE gate_decisions SET level = 'allow', payload = ? WHERE id = ?",
+            (json.dumps(forged, sort_keys=True), blocked.id),
+        )
+    for read in (ix.gate.explain, ix.gate.export_run):
+        with pytest.raises(TableMismatch, match=f"decision {blocked.id}.*changed outside the log"):
+            read(s.id)
+    with ix.store.transaction() as tx:
+        tx.execute("DELETE FROM gate_decisions WHERE id = ?", (blocked.id,))
+    with pytest.raises(TableMismatch, match="logged decision"):
+        ix.gate.explain(s.id)
+
+
+def test_explain_says_who_approved_or_denied_a_waiting_call(ix: Intently, tools: list[dict[str, Any]]) -> None:
+    s = ix.gate.session(tools, user_request="Delete the files named in 'cleanup.txt'")
+    s.observe("read_file", "Old drafts to remove: files 42 and 43 are obsolete.", args={"file_path": "cleanup.txt"})
+    first, second = s.check("delete_file", {"file_id": "42"}), s.check("delete_file", {"file_id": "43"})
+    assert first.level is Level.CONFIRM and second.level is Level.CONFIRM
+    ix.gate.approve(first.id)
+    ix.gate.deny(second.id, "keep 43")
+    ran = s.check("delete_file", {"file_id": "42"})
+    text = ix.gate.explain(s.id)["text"]
+    assert "Approved by user:alice" in text and "Denied by user:alice" in text and "keep 43" in text
+    assert f"It ran on the approval of {first.id}." in text and ran.executes
 
 
 def test_an_agent_cannot_approve_its_own_waiting_call(ix: Intently, tools: list[dict[str, Any]]) -> None:

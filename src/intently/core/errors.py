@@ -22,6 +22,7 @@ cel, ...) are translated at the boundary and chained with ``from``.
     - RolledBack              the database holds fewer operations than a witnessed checkpoint
     - StaleCheckpoint         a checkpoint older than the witnessed one was put back
     - ProofError              an inclusion or consistency proof does not verify
+    - TableMismatch           a table built from the log says something the log does not
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "SequenceGap",
     "StaleCheckpoint",
     "StoreError",
+    "TableMismatch",
     "UnknownKey",
     "first_problem",
 ]
@@ -173,3 +175,8 @@ class StaleCheckpoint(LogIntegrityError):
 
 class ProofError(LogIntegrityError):
     """An inclusion or consistency proof does not verify."""
+
+
+class TableMismatch(LogIntegrityError):
+    """A table derived from the log (say, the gate's decisions) differs from the operations it
+    was built from: it was changed outside the log. ``intently log replay`` rebuilds it."""

@@ -19,7 +19,15 @@ from cryptography.hazmat.primitives import serialization
 from ..access import Permission
 from ..core.actors import ActorKind
 from ..core.clock import format_time
-from ..core.errors import BadSignature, InvalidInput, InvalidTransition, NotFound, PermissionDenied, UnknownKey
+from ..core.errors import (
+    BadSignature,
+    InvalidInput,
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    TableMismatch,
+    UnknownKey,
+)
 from ..log import KeyRing, Operation, canonical_json, register_applier
 from ..store import Transaction, register_migration
 from ._contracts import ToolDefinition
@@ -367,13 +375,67 @@ class GateEngine:
             )
         session = dict(row)
         session["resolved"] = json.loads(str(session["resolved"]))
+        decisions = [json.loads(str(d["payload"])) for d in decs]
+        settled = self._settled_in_log(str(session["namespace"]), run_id, decisions, [dict(a) for a in approvals])
         return {
             "session": session,
             "observations": [dict(o) for o in obs],
-            "decisions": [json.loads(str(d["payload"])) for d in decs],
+            "decisions": decisions,
             "approvals": [dict(a) for a in approvals],
+            "settled": settled,
             "postconditions": [{**dict(c), "passed": bool(c["passed"])} for c in checked],
         }
+
+    def _settled_in_log(
+        self, namespace: str, run_id: str, decisions: list[dict[str, Any]], approvals: list[dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """Check the run's decisions and approvals against the log, and return how each waiting
+        decision was settled (approved or denied, by whom, when), as the log says.
+
+        The gate's tables are a projection of the log for quick queries; the audit trail is the
+        log. A table row changed behind the log's back (a block rewritten as an allow) would
+        otherwise be explained and exported as fact while ``log verify`` still passed, so every
+        reader of a run (explain, export) first proves the rows equal the logged operations."""
+        logged = {
+            op.target: (op, op.payload.get("decision"))
+            for op in self._rt.log.read(namespace, op="GATE_DECIDED")
+            if isinstance(op.payload.get("decision"), dict) and op.payload["decision"].get("session_id") == run_id
+        }
+        for d in decisions:
+            entry = logged.get(str(d.get("id")))
+            if entry is None or entry[1] != d:
+                raise TableMismatch(
+                    f"decision {d.get('id')} of run {run_id} differs from its logged operation: the gate's table "
+                    "was changed outside the log; `intently log replay` rebuilds it from the log",
+                    stream=namespace,
+                    seq=entry[0].seq if entry is not None else None,
+                )
+        missing = sorted(set(logged) - {str(d.get("id")) for d in decisions})
+        if missing:
+            raise TableMismatch(
+                f"run {run_id} has logged decision(s) its table lacks ({', '.join(missing)}): the table was "
+                "changed outside the log; `intently log replay` rebuilds it from the log",
+                stream=namespace,
+                seq=logged[missing[0]][0].seq,
+            )
+        settled: dict[str, dict[str, Any]] = {}
+        for kind, name in (("GATE_APPROVED", "approved"), ("GATE_DENIED", "denied")):
+            for op in self._rt.log.read(namespace, op=kind):
+                if op.payload.get("session_id") == run_id:
+                    settled[op.target] = {
+                        "how": name,
+                        "by": op.actor,
+                        "at": op.time,
+                        **({"reason": op.payload.get("reason", "")} if name == "denied" else {}),
+                    }
+        rows = {str(a["decision_id"]) for a in approvals}
+        if rows != set(settled):
+            raise TableMismatch(
+                f"the approvals of run {run_id} differ from the logged ones: the table was changed outside the "
+                "log; `intently log replay` rebuilds it from the log",
+                stream=namespace,
+            )
+        return settled
 
     def explain(self, run_id: str) -> dict[str, Any]:
         """Plain words for each decision of a run: what was asked, what ran, what was stopped and why."""
@@ -401,6 +463,16 @@ class GateEngine:
                 Level.BLOCK: "was blocked",
             }[level]
             text = f"{i}. {d['tool']} {verb} (rule {', '.join(d['rule_ids'])}): {d['reason']}."
+            how = run["settled"].get(d["id"])
+            if how is not None and how["how"] == "approved":
+                text += f" Approved by {how['by']} at {how['at']}."
+            elif how is not None:
+                why = f": {how['reason']}" if how.get("reason") else ""
+                text += f" Denied by {how['by']} at {how['at']}{why}."
+            elif level.needs_approval:
+                text += " Not approved or denied (yet)."
+            if d.get("approval_used"):
+                text += f" It ran on the approval of {d['approval_used']}."
             lines.append(text)
             items.append(
                 {
@@ -410,6 +482,7 @@ class GateEngine:
                     "level": d["level"],
                     "rules": d["rule_ids"],
                     "why": d["reason"],
+                    "settled": run["settled"].get(d["id"]),
                 }
             )
         failed = [c for c in run["postconditions"] if not c["passed"]]
