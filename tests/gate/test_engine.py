@@ -3,6 +3,7 @@ signed trace bundles verified offline, and replay rebuilding the gate tables exa
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -10,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from intently import Actor, Intently, Permission
+from intently import Actor, Intently, ManualClock, Permission
 from intently.core.errors import BadSignature, InvalidTransition, PermissionDenied, TableMismatch, UnknownKey
 from intently.gate import Level, verify_trace
-from intently.log import KeyRing
+from intently.log import KeyRing, canonical_json
 
 from .conftest import assert_replay_rebuilds
 
@@ -146,10 +149,40 @@ def test_trace_bundle_verifies_offline_and_detects_tampering(ix: Intently, tools
     assert verify_trace(doc, ring)["decisions"] == 3
     forged = json.loads(json.dumps(doc))
     forged["run"]["decisions"][1]["level"] = "allow"
-    with pytest.raises(BadSignature):
+    with pytest.raises(TableMismatch, match=r"decision .* differs from its operation in level"):
+        verify_trace(forged, ring)  # the place is named, not only "bad signature"
+    for op in forged["operations"]:
+        if op["target"] == forged["run"]["decisions"][1]["id"] and op["op"] == "GATE_DECIDED":
+            op["payload"]["decision"]["level"] = "allow"  # consistent, but not what was signed
+    with pytest.raises(BadSignature, match="changed after signing"):
         verify_trace(forged, ring)
     with pytest.raises(UnknownKey):
         verify_trace(doc, KeyRing([]))
+
+
+def test_a_retired_key_does_not_vouch_for_a_trace_of_later_operations(
+    ix: Intently, tools: list[dict[str, Any]], clock: ManualClock
+) -> None:
+    """Keys are rotated because they may have leaked: a trace signed with the old key must not
+    verify when it holds operations made after the key was retired."""
+    old_key = serialization.load_pem_private_key(
+        (ix.home.keys_dir / "private" / "log-ed25519.pem").read_bytes(), password=None
+    )
+    assert isinstance(old_key, Ed25519PrivateKey)
+    before = ix.gate.export_run(_run(ix, tools)[0].id)  # signed by the old key, before rotation
+    clock.advance("1h")
+    ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+    clock.advance("1h")
+    ring = KeyRing.load_public(ix.home.keys_dir / "public.json")
+    assert verify_trace(before, ring)["ok"]  # what it signed while current still verifies
+    later = ix.gate.export_run(_run(ix, tools)[0].id)
+    forged = {k: v for k, v in later.items() if k not in ("key_id", "public_key", "signature")}
+    forged["signed_at"] = before["signed_at"]  # backdated, yet its operations are newer
+    body = {k: forged[k] for k in ("format", "run", "operations", "origin", "signed_at")}
+    forged["key_id"] = before["key_id"]
+    forged["signature"] = base64.b64encode(old_key.sign(canonical_json(body))).decode()
+    with pytest.raises(BadSignature, match="retired"):
+        verify_trace(forged, ring)
 
 
 def test_replay_rebuilds_the_gate_tables(ix: Intently, tools: list[dict[str, Any]], tmp_path: Path) -> None:

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["GateEngine", "verify_trace"]
 
 POLICY_VERSION = "gate@1"
-TRACE_FORMAT = "intently-gate-trace/1"
+TRACE_FORMAT = "intently-gate-trace/2"  # /2 signs the time of signing (see verify_trace)
+_LEGACY_TRACE_FORMAT = "intently-gate-trace/1"
 
 register_migration(
     "gate",
@@ -513,9 +514,10 @@ class GateEngine:
         ns = str(run["session"]["namespace"])
         targets = {run_id, *(d["id"] for d in run["decisions"])}
         ops = [op.to_json() for op in self._rt.log.read(ns) if op.target in targets]
-        body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin}
+        now = format_time(self._rt.clock.now())
+        body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin, "signed_at": now}
         ring = self._rt.log.keyring
-        key_id, signature = ring.sign(canonical_json(body), format_time(self._rt.clock.now()))
+        key_id, signature = ring.sign(canonical_json(body), now)
         public = ring.entries[key_id].public_key.public_bytes(
             serialization.Encoding.Raw, serialization.PublicFormat.Raw
         )
@@ -546,22 +548,70 @@ def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
     The key embedded in the bundle is informational only: trust comes from ``keyring``.
     """
     try:
-        body = {k: doc[k] for k in ("format", "run", "operations", "origin")}
+        legacy = doc["format"] == _LEGACY_TRACE_FORMAT
+        fields = ("format", "run", "operations", "origin") + (() if legacy else ("signed_at",))
+        body = {k: doc[k] for k in fields}
         signature = base64.b64decode(doc["signature"])
         key_id = str(doc["key_id"])
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidInput(f"not a gate trace bundle ({exc})") from exc
-    if body["format"] != TRACE_FORMAT:
+    if body["format"] not in (TRACE_FORMAT, _LEGACY_TRACE_FORMAT):
         raise InvalidInput(f"unknown trace format {body['format']!r}")
-    if key_id not in keyring.entries:
+    _consistent(body)
+    entry = keyring.entries.get(key_id)
+    if entry is None:
         raise UnknownKey(f"trace signed by unknown key {key_id}")
     try:
-        keyring.entries[key_id].public_key.verify(signature, canonical_json(body))
+        entry.public_key.verify(signature, canonical_json(body))
     except InvalidSignature as exc:
-        raise BadSignature(f"trace signature does not verify under key {key_id}") from exc
+        raise BadSignature(
+            f"trace signature does not verify under key {key_id}: the file was changed after signing"
+        ) from exc
+    if entry.retired is not None:
+        # A retired key may have leaked (that is why keys are rotated): it vouches only for what
+        # it signed before retirement, and a trace it signed holds nothing newer than its signing.
+        signed_at = None if legacy else str(body["signed_at"])
+        newest = max((str(op.get("time", "")) for op in body["operations"]), default="")
+        if signed_at is None or signed_at > entry.retired or newest > signed_at:
+            raise BadSignature(
+                f"trace signed by key {key_id}, retired at {entry.retired}, "
+                + (
+                    "without a signing time"
+                    if signed_at is None
+                    else f"at {signed_at}, holding operations up to {newest}"
+                )
+            )
     return {
         "ok": True,
         "key_id": key_id,
         "run": body["run"]["session"]["id"],
         "decisions": len(body["run"]["decisions"]),
     }
+
+
+def _consistent(body: Mapping[str, Any]) -> None:
+    """Every decision the trace's run shows is the one its own logged operation records.
+
+    Checked before the signature so that a changed file is reported where it was changed
+    ("decision X says allow, its operation says block"), not only as a bad signature."""
+    try:
+        logged = {
+            str(op["target"]): op.get("payload", {}).get("decision")
+            for op in body["operations"]
+            if op.get("op") == "GATE_DECIDED"
+        }
+        decisions = list(body["run"]["decisions"])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InvalidInput(f"not a gate trace bundle ({exc})") from exc
+    for d in decisions:
+        op = logged.get(str(d.get("id")))
+        if op is None:
+            raise TableMismatch(f"decision {d.get('id')} of the trace's run has no operation in the trace")
+        if op != d:
+            changed = sorted(k for k in set(op) | set(d) if op.get(k) != d.get(k))
+            raise TableMismatch(
+                f"decision {d.get('id')} of the trace's run differs from its operation in {', '.join(changed)}"
+            )
+    extra = sorted(set(logged) - {str(d.get("id")) for d in decisions})
+    if extra:
+        raise TableMismatch(f"the trace's operations hold decision(s) its run leaves out: {', '.join(extra)}")
