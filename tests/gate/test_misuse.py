@@ -14,7 +14,7 @@ import pytest
 from intently import Intently, IntentlyError, InvalidInput, PolicyError, StoreError
 from intently.gate import Decision, Gate, Level, MemoryJournal, action_hash
 
-from .conftest import MAIL_TOOLS, assert_replay_rebuilds
+from .conftest import MAIL_TOOLS, S, _tool, assert_replay_rebuilds
 
 REQUEST = "Email bob@example.com and pay DE89370400440532013000 100 euros"
 
@@ -192,3 +192,18 @@ def test_a_session_needs_the_request_as_a_string(tools: list[dict[str, Any]]) ->
     with pytest.raises(InvalidInput) as info:
         Gate.from_tools(tools).session(user_request=None)  # type: ignore[arg-type]
     assert info.value.where == "user_request"
+
+
+def test_an_argument_that_only_prints_like_a_value_is_unreadable() -> None:
+    """The gate judged ``str(obj)`` while the tool received the object itself, and an approval
+    carried over between the two forms; anything JSON cannot carry is now refused."""
+
+    class LooksLikeAnAddress:
+        def __str__(self) -> str:
+            return "bob@example.com"
+
+    gate = Gate.from_tools([_tool("send_email", "Send an email.", {"recipients": S, "body": S})])
+    d = gate.session(user_request="Email bob@example.com the notes").check(
+        "send_email", {"recipients": LooksLikeAnAddress(), "body": "Notes"}
+    )
+    assert d.level is Level.BLOCK and d.rule_ids == ("unreadable-call",)

@@ -84,7 +84,9 @@ def _readable_args(args: object) -> tuple[dict[str, Any], str | None]:
             if depth > _MAX_DEPTH:
                 return {}, f"the arguments nest deeper than {_MAX_DEPTH} levels (or contain themselves)"
             stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, Mapping) else value))
-        clean: dict[str, Any] = _jsonable(dict(args))
+        # Strict: an object that only prints like a value ("bob@corp.com") is not that value, and
+        # the gate must judge what the tool receives, so anything JSON cannot carry is unreadable.
+        clean: dict[str, Any] = json.loads(json.dumps(dict(args), allow_nan=False))
         canonical_json(clean, where="args")
     except Exception as exc:  # anything unreadable blocks: fail closed, with the reason
         return {}, f"the arguments are not plain JSON: {exc}"
