@@ -19,7 +19,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "access": 1,
     "goals": 1,
     "triggers": 1,
-    "requirements": 1,
+    "requirements": 2,
     "gate": 2,
 }
 

@@ -92,7 +92,11 @@ def test_an_editor_save_over_a_newer_file_is_refused_and_the_text_kept(
     kept = Path(err.split("your text is kept in ")[1].split()[0].rstrip("."))
     assert "Use four spaces." in kept.read_text()
     assert ix.requirements.get(req.id).statement == "Use tabs in Makefiles only."
-    assert [o.op for o in ix.log.read(ix.namespace) if o.target == req.id] == ["REQ_CREATE"]
+    # The teammate's hand edit of the statement is recorded as theirs (user_edited, by the log);
+    # the refused save wrote nothing.
+    ops = [o for o in ix.log.read(ix.namespace) if o.target == req.id]
+    assert [o.op for o in ops] == ["REQ_CREATE", "REQ_UPDATE"]
+    assert ops[1].payload["detail"]["by"] == "outside edit" and ix.requirements.get(req.id).meta.user_edited
 
 
 def test_validate_reports_file_line_field_and_exits_2(ix: Intently, project: Path) -> None:

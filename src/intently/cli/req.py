@@ -78,13 +78,16 @@ def show_cmd(ctx: typer.Context, req_id: str, as_json: JsonOpt = False) -> None:
         m = req.meta
         for key, value in (
             ("id", req.id),
-            ("status", m.status + (f" (by {m.superseded_by})" if m.superseded_by else "")),
+            ("status", m.status),
+            ("superseded_by", m.superseded_by),
             ("scope", m.scope.model_dump()),
             ("confidence", m.confidence),
             ("user_edited", m.user_edited),
             ("provenance", m.provenance.model_dump(mode="json")),
             ("evidence", m.evidence),
             ("hints", m.hints),
+            ("created", m.created.isoformat()),
+            ("updated", m.updated.isoformat()),
             ("file", str(req.path)),
         ):
             out.print(f"[bold]{key}[/bold]: {escape(str(value))}")

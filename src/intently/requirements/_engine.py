@@ -23,7 +23,7 @@ from ._load import DOMAINS_FILE, LoadResult, load_home, rel
 from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, new_requirement_id
 from ._render import place
 from ._select import Policy, Selection, select
-from ._store import Change, observe, write_files
+from ._store import Change, hand_edited, observe, write_files
 from ._store import record as record_op
 
 if TYPE_CHECKING:
@@ -71,7 +71,34 @@ class Requirements:
         recover(self._rt)
         result = load_home(self._rt.home)
         observe(self._rt, result.hashes)
+        if self._mark_hand_edits(result):
+            result = load_home(self._rt.home, warn=False)
+            observe(self._rt, result.hashes)
         return result
+
+    def _mark_hand_edits(self, loaded: LoadResult) -> bool:
+        """Set ``user_edited`` on each requirement whose statement or scope a person changed
+        in the file itself, as `req edit` would: the spec's "user_edited once a human touches
+        statement/scope" holds for any editor, so a later scan never supersedes the person's
+        wording as a rewording. Written (and logged, ``REQ_UPDATE`` by ``outside edit``) only
+        by an actor allowed to write; otherwise the next writer's load records it."""
+        names = {rel(self._rt.home, r.path): r for r in loaded.requirements}
+        edited = hand_edited(self._rt, names)
+        if not edited or not self._rt.access.can(self._rt.actor, self._rt.namespace, Permission.WRITE):
+            return False
+        now = self._rt.clock.now()
+        changes: _List[Change] = []
+        for name in edited:
+            req = names[name]
+            raw = req.path.read_text(encoding="utf-8")
+            text = rewrite_requirement(raw, req.path.name, {"user_edited": True, "updated": now}, None)
+            detail = {"by": "outside edit", "fields": ["user_edited"], "why": "statement or scope changed in the file"}
+            changes.append(Change(name, text, "REQ_UPDATE", req.id, req.status, detail, req.content_hash))
+        try:
+            write_files(self._rt, changes)
+        except ConflictError:
+            return False  # changed again meanwhile: the next load sees it
+        return True
 
     def validate(self) -> _List[FileError]:
         """Problems in the files, each naming file, line and field (nothing is skipped silently).
@@ -86,23 +113,30 @@ class Requirements:
         return loaded.errors + self._broken_supersedes(loaded)
 
     def _broken_supersedes(self, loaded: LoadResult) -> _List[FileError]:
-        """Each file is valid alone, but a superseded rule must point at another rule that
-        exists: `req supersede` refuses the rest, and a hand edit must not slip them in."""
-        ids = {r.id for r in loaded.requirements}
+        """Each file is valid alone, but supersession links files: a superseded rule must point
+        at another rule that exists, the chain of successors must end (a cycle A -> B -> A leaves
+        no rule in force, so both vanish from selection), and a rule still in force names no
+        successor (``superseded_by`` is set only when the status is superseded). `req supersede`
+        refuses all of these; a hand edit must not slip them in."""
+        by_id = loaded.by_id()
         errors: _List[FileError] = []
         for req in loaded.requirements:
-            if req.status != "superseded":
-                continue
             target = req.meta.superseded_by
-            why = (
-                "a superseded rule names the rule that replaces it"
-                if not target
-                else "a rule cannot supersede itself"
-                if target == req.id
-                else f"no requirement {target}"
-                if target not in ids
-                else None
-            )
+            if req.status != "superseded":
+                why = (
+                    f"a rule with status {req.status} names no successor (superseded_by {target}); "
+                    "set status: superseded or clear it"
+                    if target
+                    else None
+                )
+            elif not target:
+                why = "a superseded rule names the rule that replaces it"
+            elif target == req.id:
+                why = "a rule cannot supersede itself"
+            elif target not in by_id:
+                why = f"no requirement {target}"
+            else:
+                why = _cycle(req.id, by_id)
             if why is not None:
                 text = req.path.read_text(encoding="utf-8", errors="replace").splitlines()
                 line = next((n for n, t in enumerate(text, 1) if t.lstrip().startswith("superseded_by")), None)
@@ -510,3 +544,18 @@ def _check_reachable(scope: dict[str, Any], *, where: str) -> None:
             "a domain-level rule needs a domain, a path or a language, or it never applies; use level project",
             where=where,
         )
+
+
+def _cycle(start: str, by_id: dict[str, Requirement]) -> str | None:
+    """The message for a supersession chain from ``start`` that comes back to it, else ``None``."""
+    chain = [start]
+    current = by_id[start]
+    while current.status == "superseded" and current.meta.superseded_by in by_id:
+        nxt = current.meta.superseded_by
+        if nxt == start:
+            return "supersession cycle: " + " -> ".join([*chain, start]) + "; no rule of it is in force"
+        if nxt in chain:
+            return None  # a cycle further down the chain: reported on its own members
+        chain.append(nxt)
+        current = by_id[nxt]
+    return None

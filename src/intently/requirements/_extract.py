@@ -191,8 +191,8 @@ def _is_prescriptive(text: str) -> bool:
 
 
 #: Words of section headings that say what kind of text follows, not which part of the project it
-#: is about: a section made only of them ("## Rules", "## Code style", "## General guidelines")
-#: holds project-wide rules.
+#: is about: a section made only of them ("## Rules", "## Code style", "## General guidelines",
+#: an ADR's "## Decision" or "## Consequences") holds project-wide rules.
 _GENERIC_HEADING_WORDS = frozenset(
     [
         "rules",
@@ -264,6 +264,45 @@ _GENERIC_HEADING_WORDS = frozenset(
         "this",
         "these",
         "things",
+        # The sections of an architecture decision record (Nygard, MADR, Y-statements): they
+        # say which part of the record follows, and the decision holds for the whole project.
+        "adr",
+        "decision",
+        "decisions",
+        "context",
+        "consequence",
+        "consequences",
+        "status",
+        "outcome",
+        "considered",
+        "options",
+        "option",
+        "alternatives",
+        "alternative",
+        "drivers",
+        "driver",
+        "rationale",
+        "motivation",
+        "background",
+        "problem",
+        "statement",
+        "summary",
+        "details",
+        "discussion",
+        "proposal",
+        "proposed",
+        "solution",
+        "pros",
+        "cons",
+        "positive",
+        "negative",
+        "neutral",
+        "implications",
+        "compliance",
+        "references",
+        "links",
+        "related",
+        "notes",
     ]
 )
 

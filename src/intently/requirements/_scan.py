@@ -2,12 +2,14 @@
 
 Reconciliation compares each candidate with every requirement (any status) and with the
 candidates already accepted in this scan, by embedding cosine (BM25-token Jaccard without
-an embedder):
+an embedder), the active rules first:
 
+- the exact wording of a disabled rule is dropped (a person turned it off);
+- at or above ``RELATED`` with opposite polarity ("never X" against "X") it contradicts the
+  closest active rule, which a new requirement supersedes (status change only, never a
+  rewrite), even when an older superseded or disabled wording is closer;
 - at or above ``DUPLICATE`` it is the same rule: its source is merged as evidence of an
   active one, or dropped when the match is disabled or superseded (never re-enabled);
-- at or above ``RELATED`` with opposite polarity ("never X" against "X") it contradicts an
-  active rule, which a new requirement supersedes (status change only, never a rewrite);
 - a rewording from the same source file supersedes the old text unless a person edited it;
 - otherwise it is created.
 
@@ -380,32 +382,56 @@ def _fingerprint(cand: Candidate) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
 
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def _reconcile(cand: Candidate, source: Source, pending: list[_Pending], sim: _Similarity) -> dict[str, Any]:
-    best: tuple[float, _Pending] | None = None
-    for p in pending:
-        score = sim(cand.statement, p.statement)
-        if best is None or score > best[0]:
-            best = (score, p)
-    if best is None:
+    """One decision for ``cand``, taken against the *active* rules first.
+
+    A rule that stopped applying (superseded, disabled) must not hide the active rule a
+    candidate contradicts: a decision reverted in the sources ("use tabs" -> "never use
+    tabs" -> "use tabs") has to supersede the rule now in force, although the closest match
+    is the old, superseded wording. Only the exact wording of a rule a person disabled is
+    dropped whatever else matches: that rule is never brought back by a scan.
+    """
+    if not pending:
         return {"action": "create", "reason": "no existing requirement"}
-    score, p = best
-    info = {"target": p.id, "similarity": round(score, 3)}
+    scored = sorted(((sim(cand.statement, p.statement), p) for p in pending), key=lambda sp: -sp[0])
+    neg = bool(_NEG.search(cand.statement))
+
+    def info(score: float, p: _Pending) -> dict[str, Any]:
+        return {"target": p.id, "similarity": round(score, 3)}
+
+    wording = _normal(cand.statement)
+    for score, p in scored:
+        if p.status == "disabled" and _normal(p.statement) == wording:
+            return {"action": "drop", "reason": f"same as disabled {p.id}; never re-enabled", **info(score, p)}
     # Embeddings barely see negation ("use X" and "do not use X" score ~0.97), so polarity is
     # compared explicitly before anything counts as the same rule.
-    opposite = bool(_NEG.search(cand.statement)) != bool(_NEG.search(p.statement))
-    if score >= sim.related and opposite:
-        if p.status == "active" and p.req is not None:  # only what existed before this scan
-            return {"action": "supersede", "reason": "newer source contradicts it", **info}
-        return {"action": "create", "reason": f"contradicts {p.status} {p.id}; left as it is", **info}
-    if score >= sim.dup:
+    active = [(score, p) for score, p in scored if p.status == "active"]
+    if active:
+        score, p = active[0]
+        if score >= sim.related and bool(_NEG.search(p.statement)) != neg:
+            if p.req is not None:  # only what existed before this scan
+                return {"action": "supersede", "reason": "newer source contradicts it", **info(score, p)}
+            return {"action": "create", "reason": f"contradicts active {p.id}; left as it is", **info(score, p)}
+    same = [(score, p) for score, p in scored if bool(_NEG.search(p.statement)) == neg]
+    if same and same[0][0] >= sim.dup:
+        score, p = same[0]
         if p.status != "active":
-            return {"action": "drop", "reason": f"same as {p.status} {p.id}; never re-enabled", **info}
-        return {"action": "merge", "reason": "near-duplicate: source added as evidence", **info}
-    if score >= sim.related and p.status == "active" and p.req is not None:
-        same_file = p.ref.split("#", 1)[0] == cand.ref.split("#", 1)[0] and source.kind == "doc"
-        if same_file and not p.user_edited:
-            return {"action": "supersede", "reason": "reworded in the same source", **info}
-    return {"action": "create", "reason": "novel", **info}
+            return {"action": "drop", "reason": f"same as {p.status} {p.id}; never re-enabled", **info(score, p)}
+        return {"action": "merge", "reason": "near-duplicate: source added as evidence", **info(score, p)}
+    if active:
+        score, p = active[0]
+        if score >= sim.related and p.req is not None:
+            same_file = p.ref.split("#", 1)[0] == cand.ref.split("#", 1)[0] and source.kind == "doc"
+            if same_file and not p.user_edited:
+                return {"action": "supersede", "reason": "reworded in the same source", **info(score, p)}
+    score, p = scored[0]
+    if score >= sim.related and p.status != "active" and bool(_NEG.search(p.statement)) != neg:
+        return {"action": "create", "reason": f"contradicts {p.status} {p.id}; left as it is", **info(score, p)}
+    return {"action": "create", "reason": "novel", **info(score, p)}
 
 
 def _validate(changes: list[Change], rt: Runtime) -> None:

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ._extract import Candidate
-from ._transcripts import read_transcript, transcript_candidates
+from ._transcripts import read_plain_transcript, read_transcript, transcript_candidates
 
 __all__ = [
     "GUIDANCE_KINDS",
@@ -223,7 +223,7 @@ def collect(
                 sha = _sha(text)
                 new_tx[ref] = sha
                 if seen_tx.get(ref) != sha:
-                    sources.append(Source("transcript", f"transcripts/{ref}", text, sha, "project", [], "low", "doc"))
+                    sources.append(folder_transcript(path, f"transcripts/{ref}", text, sha))
     if mine_transcripts:
         for path in transcript_files or []:
             source = session_transcript(path, seen_tx)
@@ -239,6 +239,24 @@ def collect(
 
 
 SESSION_PREFIX = "claude-session:"
+
+
+def folder_transcript(path: Path, ref: str, text: str, sha: str) -> Source:
+    """A transcript from the ``[requirements] transcripts`` folder, mined from the user's turns only.
+
+    A ``.jsonl`` file is a Claude Code session: it is parsed by the same reader as the hooks'
+    queue (never as text, or JSON syntax and the assistant's replies would become rules).
+    Any other file is a conversation in plain text, split at its speaker labels ("user:",
+    "assistant:"). Lines that cannot be read are the source's problems; the rest still counts.
+    """
+    if path.suffix.lower() == ".jsonl":
+        parsed = read_transcript(path, display=ref)
+    else:
+        parsed = read_plain_transcript(path, text)
+    users = "\n\n".join(t.text for t in parsed.user_turns())
+    cands = transcript_candidates(ref, parsed)
+    fmt = "claude-jsonl" if path.suffix.lower() == ".jsonl" else "transcript"
+    return Source("transcript", ref, users, sha, "project", [], "low", fmt, cands, parsed.problems)
 
 
 def session_transcript(path: Path, seen: dict[str, str]) -> Source | None:
@@ -269,7 +287,15 @@ def session_transcript(path: Path, seen: dict[str, str]) -> Source | None:
 
 
 def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[list[Source], str | None]:
-    """Commit messages since ``last_commit`` (or all, capped), newest last; and the new head."""
+    """Commit messages since ``last_commit`` (or all), newest last; and the new head.
+
+    The cap (:data:`MAX_COMMITS` commits, :data:`MAX_COMMIT_BYTES` of messages) keeps the
+    NEWEST commits: a rule decided last week outweighs one from years ago, and reconciliation
+    lets a newer rule supersede an older one, so reading the old ones instead (as a history
+    walk from the root would) could only bring back what was since reverted. The older
+    commits it leaves out are named in the first source's ``problems`` (the scan reports
+    them), and the cursor still moves to HEAD, so a large history is not re-read every scan.
+    """
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
@@ -282,27 +308,42 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         if ok.returncode != 0:
             rng = [head]  # unreachable cursor (history rewritten): read everything, capped
     proc = subprocess.run(
-        ["git", "log", "--reverse", f"--max-count={MAX_COMMITS}", "--format=%H%x00%B%x1e", *rng],
+        ["git", "log", f"--max-count={MAX_COMMITS}", "--format=%H%x00%B%x1e", *rng],
         cwd=root,
         capture_output=True,
         text=True,
     )
-    out: list[Source] = []
+    count = subprocess.run(["git", "rev-list", "--count", *rng], cwd=root, capture_output=True, text=True)
+    newest_first: list[Source] = []
     total = 0
+    seen = 0
     foreign = False
     for record in proc.stdout.split("\x1e"):
         if "\x00" not in record:
             continue
         sha, message = record.strip("\n").split("\x00", 1)
         message = message.strip()
+        total += len(message)
+        if total > MAX_COMMIT_BYTES:
+            break
+        seen += 1
         if message.startswith("intently scan:"):
             continue  # our own commits are not news
         foreign = True
         if not message or re.match(r"^Version \d", message):
             continue
-        total += len(message)
-        if total > MAX_COMMIT_BYTES:
-            break
-        out.append(Source("commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low"))
+        newest_first.append(Source("commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low"))
+    out = newest_first[::-1]  # oldest first, so a later commit's rule supersedes an earlier one
+    available = int(count.stdout.strip()) if count.returncode == 0 and count.stdout.strip().isdigit() else seen
+    if available > seen:
+        note = (
+            f"git log: {available - seen} older commit(s) since the cursor not read "
+            f"(cap: the newest {MAX_COMMITS} commits and {MAX_COMMIT_BYTES // 1024} KiB of messages)"
+        )
+        if out:
+            out[0].problems.append(note)
+        else:
+            out.append(Source("commit", "commit:cap", "", head, "project", [], "low", problems=[note]))
+            foreign = True
     # Only scan commits since the cursor: keep the cursor, so a quiet re-scan writes nothing.
     return out, head if foreign or not last_commit else last_commit

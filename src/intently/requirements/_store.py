@@ -9,6 +9,8 @@ table update and the file replacement happen in one transaction.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +20,13 @@ from ..core.actors import SYSTEM
 from ..core.errors import ConflictError
 from ..log import Operation, register_applier
 from ..store import Transaction, register_migration
-from ._files import atomic_write, file_hash
+from ._files import FileError, atomic_write, file_hash, parse_requirement
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
+    from ._model import Requirement
 
-__all__ = ["POLICY_VERSION", "Change", "observe", "record", "write_files"]
+__all__ = ["POLICY_VERSION", "Change", "hand_edited", "observe", "record", "subject_hash", "write_files"]
 
 POLICY_VERSION = "requirements@1"
 
@@ -33,6 +36,12 @@ register_migration(
     "CREATE TABLE requirements_seen (namespace TEXT NOT NULL, file TEXT NOT NULL, content_hash TEXT NOT NULL, "
     "status TEXT NOT NULL, seen_at TEXT NOT NULL, PRIMARY KEY (namespace, file))",
     description="content hash of each requirement file as last written or observed",
+)
+register_migration(
+    "requirements",
+    2,
+    "ALTER TABLE requirements_seen ADD COLUMN subject_hash TEXT NOT NULL DEFAULT ''",
+    description="hash of the statement and scope intently last wrote, to tell a person's edit of them",
 )
 
 
@@ -95,6 +104,34 @@ def observe(rt: Runtime, current: dict[str, tuple[str, str]]) -> list[dict[str, 
     return changes
 
 
+def subject_hash(req: Requirement) -> str:
+    """A hash of what ``user_edited`` protects: the statement and the scope."""
+    scope = json.dumps(req.scope.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(f"{req.statement}\0{scope}".encode()).hexdigest()
+
+
+def _text_subject(file: str, text: str) -> str:
+    if not file.rsplit("/", 1)[-1].startswith("req-"):
+        return ""
+    parsed = parse_requirement(Path(file), text.encode("utf-8"), display=file)
+    return "" if isinstance(parsed, FileError) else subject_hash(parsed)
+
+
+def hand_edited(rt: Runtime, reqs: dict[str, Requirement]) -> list[str]:
+    """The files (home-relative names, keys of ``reqs``) of requirements not yet
+    ``user_edited`` whose statement or scope differs from what intently last wrote there: a
+    person changed them in an editor (or pulled such a change). A file intently never wrote
+    with a known subject (an older log) is not guessed at."""
+    with rt.store.transaction(write=False) as tx:
+        rows = tx.query("SELECT file, subject_hash FROM requirements_seen WHERE namespace = ?", (rt.namespace,))
+    known = {str(r["file"]): str(r["subject_hash"] or "") for r in rows}
+    return [
+        name
+        for name, req in reqs.items()
+        if not req.meta.user_edited and known.get(name) and known[name] != subject_hash(req)
+    ]
+
+
 def write_files(rt: Runtime, changes: list[Change], *, summary: tuple[str, dict[str, Any]] | None = None) -> None:
     """Write every change and log it, all in one transaction.
 
@@ -142,6 +179,10 @@ def log_file_change(
         "new_hash": new_hash,
         "status": change.status,
     }
+    if change.op in ("REQ_CREATE", "REQ_UPDATE", "REQ_STATUS"):
+        subject = _text_subject(change.file, change.text)
+        if subject:
+            payload["subject_hash"] = subject
     if change.detail:
         payload["detail"] = change.detail
     op = rt.log.append(
@@ -175,11 +216,16 @@ def _apply_seen(tx: Transaction, op: Operation) -> None:
     if new_hash is None:
         tx.execute("DELETE FROM requirements_seen WHERE namespace = ? AND file = ?", (op.stream, op.payload["file"]))
         return
+    # An outside change keeps the subject intently last wrote, so a person's edit of the
+    # statement or scope stays visible (see hand_edited) until intently records it.
+    subject = "" if op.op == "REQ_OUTSIDE_CHANGE" else str(op.payload.get("subject_hash") or "")
+    keep = "requirements_seen.subject_hash" if op.op == "REQ_OUTSIDE_CHANGE" else "excluded.subject_hash"
     tx.execute(
-        "INSERT INTO requirements_seen (namespace, file, content_hash, status, seen_at) VALUES (?, ?, ?, ?, ?) "
+        "INSERT INTO requirements_seen (namespace, file, content_hash, status, seen_at, subject_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (namespace, file) DO UPDATE SET content_hash = excluded.content_hash, "
-        "status = excluded.status, seen_at = excluded.seen_at",
-        (op.stream, op.payload["file"], new_hash, op.payload.get("status") or "", op.time),
+        f"status = excluded.status, seen_at = excluded.seen_at, subject_hash = {keep}",
+        (op.stream, op.payload["file"], new_hash, op.payload.get("status") or "", op.time, subject),
     )
 
 

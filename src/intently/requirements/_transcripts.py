@@ -39,6 +39,7 @@ __all__ = [
     "Transcript",
     "TranscriptTurn",
     "parse_cursor",
+    "read_plain_transcript",
     "read_transcript",
     "transcript_candidates",
 ]
@@ -175,6 +176,46 @@ def read_transcript(path: Path, *, cursor: str | None = None, display: str | Non
             result.opted_out = True
         result.turns.append(turn)
     if result.opted_out:
+        result.turns.clear()
+    return result
+
+
+# "user:", "**Assistant:**", "### Human:", "> Claude:" opening a line: who speaks from here on.
+_SPEAKER = re.compile(
+    r"^[ \t>#*_]*(user|human|me|you|assistant|ai|claude|model|bot|agent|system)[*_]*[ \t]*:[*_]*[ \t]*",
+    re.IGNORECASE,
+)
+_USER_SPEAKERS = frozenset({"user", "human", "me"})
+
+
+def read_plain_transcript(path: Path, text: str) -> Transcript:
+    """A conversation saved as plain text or Markdown, split into turns at speaker labels.
+
+    The labels are removed, so they never end up in a statement, and only the user's turns
+    are offered for mining (:meth:`Transcript.user_turns`): the assistant's replies are not
+    the user's rules. Text before any label, or a file without labels, is the user's own
+    notes. A user turn reading ``intently: off`` opts the file out, as in a JSONL transcript.
+    """
+    result = Transcript(path, lines=text.count("\n"), digest=hashlib.sha256(text.encode("utf-8")).hexdigest())
+    role, start = "user", 1
+    buf: list[str] = []
+
+    def flush() -> None:
+        body = "\n".join(buf).strip()
+        if body:
+            result.turns.append(TranscriptTurn(start, role, body))
+
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = _SPEAKER.match(line)
+        if m:
+            flush()
+            role = "user" if m.group(1).lower() in _USER_SPEAKERS else "assistant"
+            start, buf = lineno, [line[m.end() :]]
+        else:
+            buf.append(line)
+    flush()
+    if any(_OPT_OUT.search(t.text) for t in result.user_turns()):
+        result.opted_out = True
         result.turns.clear()
     return result
 
