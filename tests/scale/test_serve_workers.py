@@ -86,7 +86,15 @@ def test_two_servers_on_one_postgres_database(pg_home: Intently, servers: list[S
     shown = [c for c in contexts if any(i["id"] == intent.id for s in c["sections"] for i in s["included"])]
     assert len(shown) == 1  # twelve racing turns through three workers: one fire
     # An idle worker spends well under 0.1 s of CPU in these seconds; one serving requests, far more.
+    # The kernel spreads connections by a hash, so one worker may get few of the first ones
+    # (0.07 s was seen): more requests follow, a bounded number of times, until both have worked.
     busy = {pid: _cpu_seconds(pid) - before[pid] for pid in workers}
+    for _ in range(5):
+        if all(spent >= 0.1 for spent in busy.values()):
+            break
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda i: _post(a.url, token, context, {"query": f"status report {i}"}), range(16)))
+        busy = {pid: _cpu_seconds(pid) - before[pid] for pid in workers}
     assert all(spent >= 0.1 for spent in busy.values()), f"both workers behind port A serve requests: {busy}"
 
     ops = assert_log_gap_free(pg_home)
