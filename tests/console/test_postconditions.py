@@ -22,6 +22,7 @@ def test_the_run_page_lists_each_postcondition_with_its_result_and_detail(fresh:
         trusted={"contacts": ws.contacts},
     )
     plan: list[tuple[str, dict[str, Any]]] = [
+        ("list_downloads", {}),  # shows old.dmg, so deleting it waits for approval (staged, checked)
         ("draft_email", {"to": "ops@northwind.example", "subject": "Launch", "body": "Ships next week."}),
         ("delete_file", {"path": "old.dmg"}),
     ]
@@ -38,11 +39,12 @@ def test_the_run_page_lists_each_postcondition_with_its_result_and_detail(fresh:
     assert headers == ["Check", "Result", "Detail"]
     rows = re.findall(r'<tr data-check="([^"]+)">(.*?)</tr>', table.group(1), re.S)
     assert [(check, "failed" if ">failed<" in body else "passed") for check, body in rows] == [
+        ("list_downloads:read_only:*", "passed"),
         ("draft_email:unchanged:drafts", "failed"),
         ("delete_file:max_removed:files", "passed"),
     ]
-    assert "added ['draft1']" in html.unescape(rows[0][1])
-    assert "1 of 2 failed" in table.group(1)
+    assert "added ['draft1']" in html.unescape(rows[1][1])
+    assert "1 of 3 failed" in table.group(1)
     assert "Postcondition draft_email:unchanged:drafts failed" in html.unescape(page.text)  # in "why"
 
 

@@ -15,7 +15,10 @@ from intently.gate._sandbox import SandboxWorkspace, run_plan
 from .conftest import replayed
 
 REQUEST = "Email the client the launch date and delete old installers"
+# The listing makes old.dmg a value a tool output showed, so its deletion waits for approval
+# and runs only its staged path; a blocked call runs nothing and is checked for nothing.
 PLAN: list[tuple[str, dict[str, Any]]] = [
+    ("list_downloads", {}),
     ("draft_email", {"to": "ops@northwind.example", "subject": "Launch", "body": "Ships next week."}),
     ("delete_file", {"path": "old.dmg"}),
 ]
@@ -40,11 +43,12 @@ def test_the_memory_journal_keeps_each_result_with_its_check_and_decision() -> N
     assert isinstance(gate.journal, MemoryJournal)
     kept = gate.journal.checked[session.id]
     assert [(k["check_id"], k["passed"]) for k in kept] == [
+        ("list_downloads:read_only:*", True),
         ("draft_email:unchanged:drafts", False),
         ("delete_file:max_removed:files", True),
     ]
-    assert [k["decision_id"] for k in kept] == [report.decisions[0].id, report.decisions[1].id]
-    assert not report.verified and "added ['draft1']" in kept[0]["detail"]
+    assert [k["decision_id"] for k in kept] == [d.id for d in report.decisions]
+    assert not report.verified and "added ['draft1']" in kept[1]["detail"]
 
 
 def test_a_home_logs_the_results_shows_them_in_run_and_explains_failures(ix: Intently, tmp_path: Path) -> None:
@@ -57,17 +61,18 @@ def test_a_home_logs_the_results_shows_them_in_run_and_explains_failures(ix: Int
     assert [o.target for o in ops] == [session.id]
     run = ix.gate.run(session.id)
     assert [(c["check_id"], c["tool"], c["passed"]) for c in run["postconditions"]] == [
+        ("list_downloads:read_only:*", "list_downloads", True),
         ("draft_email:unchanged:drafts", "draft_email", False),
         ("delete_file:max_removed:files", "delete_file", True),
     ]
     explained = ix.gate.explain(session.id)
     assert [c["check_id"] for c in explained["failed_postconditions"]] == ["draft_email:unchanged:drafts"]
     assert "Postcondition draft_email:unchanged:drafts failed after draft_email" in explained["text"]
-    assert "2 postcondition(s) were checked on the state change; 1 failed" in explained["text"]
+    assert "3 postcondition(s) were checked on the state change; 1 failed" in explained["text"]
 
     assert "gate_postconditions" in TABLES
     with replayed(ix, tmp_path) as store, store.transaction(write=False) as b:
-        assert b.scalar("SELECT COUNT(*) FROM gate_postconditions") == 2
+        assert b.scalar("SELECT COUNT(*) FROM gate_postconditions") == 3
 
 
 def test_a_run_without_a_plan_has_no_postconditions(ix: Intently) -> None:

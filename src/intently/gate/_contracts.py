@@ -187,6 +187,23 @@ class Contract:
     constraints: tuple[Mapping[str, Any], ...] = ()
     name_words: frozenset[str] = frozenset()
 
+    def missing(self, args: Mapping[str, Any]) -> list[str]:
+        """The required fields ``args`` leave out, in the contract's order.
+
+        A field is required when the tool's schema lists it in ``required`` or an explicit
+        contract says ``required: true``. Absent or ``null`` is missing; so is an empty string or
+        list where the field names an entity (a recipient, payee, path, id): a send with no
+        recipient or a payment with no payee has no destination the gate could trace, and
+        letting it through would read as "every value is accounted for"."""
+        out = []
+        for name, spec in self.fields.items():
+            if not spec.required:
+                continue
+            value = args.get(name)
+            if value is None or (spec.role in ENTITY_ROLES and value in ("", [], {})):
+                out.append(name)
+        return out
+
     def violations(self, args: Mapping[str, Any]) -> list[str]:
         """Messages of the declarative argument constraints ``args`` break (``must_match``)."""
         out = []
@@ -217,6 +234,46 @@ class Contract:
             "source": self.source,
             "notes": list(self.notes),
         }
+
+
+#: The postcondition checks the sandbox runner knows, and the keys each one needs.
+POSTCONDITION_CHECKS: Mapping[str, frozenset[str]] = {
+    "unchanged": frozenset({"collection"}),
+    "max_added": frozenset({"collection", "count"}),
+    "max_removed": frozenset({"collection", "count"}),
+    "no_secret_in": frozenset({"collection"}),
+}
+_POSTCONDITION_KEYS = frozenset({"check", "collection", "count", "unless_approved"})
+
+
+def _validate_postconditions(where: str, postconditions: Any) -> None:
+    """Refuse a postcondition definition that could not be checked, at load.
+
+    A misspelled check, a missing collection or count, or a count that is not a number would
+    otherwise pass silently or crash the runner after the calls' side effects happened, with
+    nothing recorded; refused here, the gate is never built with it (fail closed)."""
+    if not isinstance(postconditions, list | tuple):
+        raise PolicyError(f"{where}: postconditions must be a list")
+    for i, pc in enumerate(postconditions):
+        at = f"{where}: postconditions[{i}]"
+        if not isinstance(pc, Mapping):
+            raise PolicyError(f"{at} must be an object with a check and a collection")
+        check = pc.get("check")
+        if check not in POSTCONDITION_CHECKS:
+            raise PolicyError(f"{at}.check must be one of {', '.join(sorted(POSTCONDITION_CHECKS))}, not {check!r}")
+        absent = sorted(POSTCONDITION_CHECKS[str(check)] - set(pc))
+        if absent:
+            raise PolicyError(f"{at}.{absent[0]} is missing (the {check} check needs it)")
+        unknown = sorted(set(pc) - _POSTCONDITION_KEYS)
+        if unknown:
+            raise PolicyError(f"{at}.{unknown[0]} is not a postcondition field")
+        if not isinstance(pc["collection"], str) or not pc["collection"]:
+            raise PolicyError(f"{at}.collection must be a collection name")
+        count = pc.get("count", 0)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise PolicyError(f"{at}.count must be a whole number of at least 0, not {count!r}")
+        if not isinstance(pc.get("unless_approved", False), bool):
+            raise PolicyError(f"{at}.unless_approved must be true or false")
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -258,16 +315,19 @@ class ContractSet:
         try:
             if "side_effect" in spec:
                 SideEffect(spec["side_effect"])
-            for _arg, role in (spec.get("fields") or {}).items():
+            for arg, role in (spec.get("fields") or {}).items():
                 Role(role if isinstance(role, str) else role["role"])
+                if not isinstance(role, str) and not isinstance(role.get("required", False), bool):
+                    raise ValueError(f"fields.{arg}.required must be true or false")
             for c in spec.get("constraints") or []:
                 re.compile(str(c["must_match"]))
             if "name_words" in spec and not isinstance(spec["name_words"], list):
                 raise ValueError("name_words must be a list of words")
             if spec.get("confirm", "unless_bound") not in {"never", "always", "unless_bound"}:
                 raise ValueError(f"confirm must be never, always or unless_bound, not {spec.get('confirm')!r}")
-        except (ValueError, TypeError, KeyError, re.error) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, re.error) as exc:
             raise PolicyError(f"{self._where}: tools.{name}: {exc}") from exc
+        _validate_postconditions(f"{self._where}: tools.{name}", spec.get("postconditions", ()))
 
     def verb_rule(self, word: str) -> Mapping[str, Any] | None:
         """The inference rule for a tool-name verb (stemmed lookup), if any."""
@@ -324,9 +384,15 @@ class ContractSet:
             if pattern.search(tool.description):
                 effect = _stricter(effect, extra)
                 notes.append(f"description says {pattern.pattern!r}: {extra}")
+        # A hint that declares an effect (destructiveHint) wins over a reading name: the server
+        # says the tool destroys, and a name is no evidence against that (get_messages that
+        # deletes what it returns). readOnlyHint true is the one exception (the specification
+        # says destructiveHint is then meaningless). A hint that only raises (openWorldHint,
+        # true by default) never turns a read into a write.
+        read_only = bool(tool.annotations.get("readOnlyHint"))
         for hint, change in self._annotations.items():
             if tool.annotations.get(hint):
-                if "side_effect" in change and effect is not SideEffect.NONE:
+                if "side_effect" in change and (effect is not SideEffect.NONE or not read_only):
                     effect = _stricter(effect, SideEffect(change["side_effect"]))
                     notes.append(f"annotation {hint}")
                 if "raise_to" in change and effect is not SideEffect.NONE:
@@ -387,7 +453,10 @@ class ContractSet:
         for arg, role in (spec.get("fields") or {}).items():
             r = role if isinstance(role, str) else role["role"]
             old = fields.get(arg)
-            fields[arg] = FieldSpec(arg, Role(r), old.type if old else "string", old.required if old else False)
+            required = bool(old.required if old else False)
+            if not isinstance(role, str) and "required" in role:
+                required = bool(role["required"])
+            fields[arg] = FieldSpec(arg, Role(r), old.type if old else "string", required)
         effect = SideEffect(spec["side_effect"]) if "side_effect" in spec else (base.side_effect if base else None)
         if effect is None:
             raise PolicyError(f"{self._where}: tools.{name}: no side_effect and nothing to infer it from")
@@ -426,6 +495,7 @@ class ContractSet:
         clone = ContractSet.__new__(ContractSet)
         clone.__dict__.update(self.__dict__)
         clone._explicit = {**self._explicit, **tools}
+        clone._where = "overrides"  # an error names where the bad definition came from
         for name, spec in tools.items():
             clone._validate(name, spec)
         return clone

@@ -447,6 +447,7 @@ class Session:
         ]
         secret = any(sec in t for sec in self.gate.secrets for t in texts)
         violations = contract.violations(args)
+        missing = contract.missing(args)
         facts: dict[str, Any] = {
             "tool": contract.tool,
             "side_effect": str(contract.side_effect),
@@ -490,6 +491,8 @@ class Session:
             "request_plural": req.plural,
             "constraint_violated": bool(violations),
             "violations": "; ".join(violations),
+            "required_missing": bool(missing),
+            "missing_fields": ", ".join(missing),
             "command_allowlisted": bool(commands) and all(self._allowlisted(c) for c in commands),
             "command_trusted": bool(commands) and all(harmless(c, self.gate.shell_trusted) for c in commands),
             "recipients": "; ".join(groups["instructed"] + groups["text"] + groups["unrequested"] + groups["derived"])

@@ -4,9 +4,12 @@ The sandbox holds a calendar, an inbox (drafts and sent mail), downloads, notes,
 with a shell allow-list, and a read-only database. Its tools carry explicit contracts
 (``sandbox.yaml``). :func:`run_plan` puts every proposed call through a gate session: allowed
 calls execute, calls waiting for approval run only their safe, non-committing path (draft,
-stage), blocked calls do nothing; then each contract's postconditions are checked
-deterministically on the diff between the state before and after, and the results are
-recorded in the session's journal (``GATE_POSTCONDITIONS_CHECKED`` in a home's log).
+stage), blocked calls do nothing. After each call that ran (committed or staged), its
+contract's postconditions are checked deterministically on the diff that call made, against
+that call's own arguments (the mail went to the approved recipient, the deleted file is the
+one named), and a tool whose contract says it only reads must change nothing. The results are
+recorded in the session's journal (``GATE_POSTCONDITIONS_CHECKED`` in a home's log), also
+when a call or a check fails part way.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.errors import InvalidInput, NotFound
+from ._contracts import ENTITY_ROLES, SideEffect
 from ._decision import Decision
 from ._gate import Gate, Session
+from ._values import normalise
 
 __all__ = ["Adapter", "PlanReport", "SandboxWorkspace", "check_postconditions", "run_plan"]
 
@@ -200,82 +205,193 @@ class PlanReport:
 
 
 def run_plan(session: Session, adapter: Adapter, plan: list[tuple[str, dict[str, Any]]]) -> PlanReport:
-    """Drive ``plan`` (what an agent proposes, in order) through the gate and the adapter."""
-    before = adapter.snapshot()
+    """Drive ``plan`` (what an agent proposes, in order) through the gate and the adapter.
+
+    Each call that runs is checked on its own diff (the state just before and just after it),
+    so two correct sends each add one mail, and a failure names the call that made it. If a
+    call, a snapshot or the session raises, what ran so far is still checked and recorded
+    (the failing call's check fails: its effect could not be verified), then the error is
+    raised: a side effect never goes unrecorded."""
     decisions: list[Decision] = []
     executed: list[str] = []
     staged: list[str] = []
     blocked: list[str] = []
-    for tool, args in plan:
-        d = session.check(tool, args)
-        decisions.append(d)
-        if d.executes:
-            out = adapter.call(tool, args)
-            session.observe(tool, out, args=args)
-            executed.append(tool)
-        elif d.level.needs_approval:
+    results: list[dict[str, Any]] = []
+    try:
+        for tool, args in plan:
+            d = session.check(tool, args)
+            decisions.append(d)
             contract = session.gate.contract(tool)
-            if contract is not None and contract.stage:
-                adapter.stage(tool, args)
+            commit = d.executes
+            if not commit and not (d.level.needs_approval and contract is not None and contract.stage):
+                if not d.level.needs_approval:
+                    blocked.append(tool)
+                continue
+            before = adapter.snapshot()
+            try:
+                out = adapter.call(tool, args) if commit else adapter.stage(tool, args)
+            except Exception as exc:
+                results.extend(_after_failure(session.gate, adapter, d, before, commit, exc))
+                raise
+            results.extend(check_postconditions(session.gate, d, before, adapter.snapshot(), executed=commit))
+            if commit:
+                session.observe(tool, out, args=args)
+                executed.append(tool)
+            else:
                 staged.append(tool)
-        else:
-            blocked.append(tool)
-    after = adapter.snapshot()
-    approved = {d.tool for d in decisions if d.approval_used}
-    results = check_postconditions(session.gate, decisions, before, after, approved)
-    if results:  # kept in the session's journal, so the run shows them after the fact
-        session.gate.journal.postconditions(session.id, results)
+    finally:
+        if results:  # kept in the session's journal, so the run shows them after the fact
+            session.gate.journal.postconditions(session.id, results)
     return PlanReport(decisions, executed, staged, blocked, results)
+
+
+def _after_failure(
+    gate: Gate, adapter: Adapter, d: Decision, before: dict[str, dict[str, Any]], commit: bool, exc: Exception
+) -> list[dict[str, Any]]:
+    """The results for a call whose adapter raised: a failed ``completed`` check naming the
+    error, and its postconditions on whatever it changed before failing (fail closed: an
+    effect that cannot be checked is a failed check)."""
+    failed = _result(d, "completed", "*", False, f"the call raised {type(exc).__name__}: {exc}")
+    try:
+        after = adapter.snapshot()
+    except Exception as snap:
+        return [failed, _result(d, "snapshot", "*", False, f"the state after it cannot be read: {snap}")]
+    return [failed, *check_postconditions(gate, d, before, after, executed=commit)]
+
+
+def _result(d: Decision, check: str, collection: str, ok: bool, detail: str) -> dict[str, Any]:
+    return {
+        "id": f"{d.tool}:{check}:{collection}",
+        "decision_id": d.id,
+        "tool": d.tool,
+        "check": check,
+        "collection": collection,
+        "ok": bool(ok),
+        "detail": detail,
+    }
+
+
+def _diff(b: Mapping[str, Any], a: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    added = [k for k in a if k not in b]
+    removed = [k for k in b if k not in a]
+    changed = [k for k in a if k in b and a[k] != b[k]]
+    return added, removed, changed
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Values equal as the gate compares them (``Bob@Corp.com`` is ``bob@corp.com``)."""
+    if isinstance(x, Mapping | list | tuple) or isinstance(y, Mapping | list | tuple):
+        return bool(x == y)
+    return normalise(x) == normalise(y)
+
+
+def _named(args: Mapping[str, Any]) -> set[str]:
+    """Every scalar an argument carries (``ids: [1, 2]`` names 1 and 2), normalised."""
+    out: set[str] = set()
+    stack: list[Any] = list(args.values())
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Mapping):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+        elif v is not None:
+            out.add(normalise(v))
+    return out
+
+
+def _stray(key: str, item: Any, args: Mapping[str, Any]) -> str | None:
+    """Why the item ``key`` a call added, changed or removed is not the one its arguments
+    name, or ``None`` when it is. A field the item shares with the arguments must hold the
+    argument's value (the mail's ``to`` is the approved recipient); with no such field, the
+    item's id must be one the arguments name (the deleted path, the cancelled event id)."""
+    shared = [f for f in args if isinstance(item, Mapping) and f in item]
+    for f in shared:
+        if not _same(item[f], args[f]):
+            return f"{key}: {f} is {item[f]!r}, the call said {args[f]!r}"
+    if shared or normalise(key) in _named(args):
+        return None
+    return f"{key} is not named by the call's arguments"
 
 
 def check_postconditions(
     gate: Gate,
-    decisions: list[Decision],
+    decision: Decision,
     before: dict[str, dict[str, Any]],
     after: dict[str, dict[str, Any]],
-    approved: set[str],
+    *,
+    executed: bool = True,
 ) -> list[dict[str, Any]]:
-    """Evaluate the declared postconditions of every contract the run touched, on the diff.
+    """Check one call's effect (``before`` -> ``after`` around that call alone) against its
+    contract and its own arguments.
 
-    Each result names its check (``tool:check:collection``) and the first decision on that
-    tool, so a stored result can be traced to the call it was about.
-    """
+    Each result names its check (``tool:check:collection``) and the call's decision, so a
+    stored result is traced to the call that made the change. A contract that only reads
+    (side effect ``none``) must change nothing at all. ``max_added`` / ``max_removed`` count
+    the items, and each item must be the one the call named (:func:`_stray`); a call that only
+    staged (``executed=False``) may add or remove none. ``unchanged`` with ``unless_approved``
+    lets an approved call make its own change (items matching its arguments) and nothing else:
+    no removal, no change to other items. A collection the adapter does not have, or a check
+    that cannot run, is a failed check (fail closed), never a vacuous pass."""
+    contract = gate.contract(decision.tool)
+    if contract is None:
+        return [_result(decision, "contract", "*", False, "no contract to check the effect against")]
+    args = decision.args
+    entity = {k: v for k, v in args.items() if contract.role_of(k) in ENTITY_ROLES}
     results: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for d in decisions:
-        contract = gate.contract(d.tool)
-        if contract is None or d.tool in seen:
-            continue
-        seen.add(d.tool)
-        for pc in contract.postconditions:
-            coll = str(pc["collection"])
-            b, a = before.get(coll, {}), after.get(coll, {})
-            added = [k for k in a if k not in b]
-            removed = [k for k in b if k not in a]
-            changed = [k for k in a if k in b and a[k] != b[k]]
-            check = str(pc["check"])
-            if check == "unchanged":
-                ok = (pc.get("unless_approved") and d.tool in approved) or not (added or removed or changed)
-                detail = f"added {added}, removed {removed}, changed {changed}"
-            elif check == "max_added":
-                ok, detail = len(added) <= int(pc["count"]), f"{len(added)} added"
-            elif check == "max_removed":
-                ok, detail = len(removed) <= int(pc["count"]), f"{len(removed)} removed"
-            elif check == "no_secret_in":
-                blob = repr(a)
-                leaked = [s[:4] + "..." for s in gate.secrets if s in blob]
-                ok, detail = not leaked, f"secrets found: {leaked}" if leaked else "no secret"
-            else:
-                ok, detail = False, f"unknown check {check!r} (fails closed)"
-            results.append(
-                {
-                    "id": f"{d.tool}:{check}:{coll}",
-                    "decision_id": d.id,
-                    "tool": d.tool,
-                    "check": check,
-                    "collection": coll,
-                    "ok": bool(ok),
-                    "detail": detail,
-                }
-            )
+    if contract.side_effect is SideEffect.NONE:
+        touched = [
+            f"{c}: added {a}, removed {r}, changed {ch}"
+            for c in sorted(set(before) | set(after))
+            for a, r, ch in [_diff(before.get(c, {}), after.get(c, {}))]
+            if a or r or ch
+        ]
+        detail = "; ".join(touched) or "nothing changed"
+        results.append(_result(decision, "read_only", "*", not touched, detail))
+    for pc in contract.postconditions:
+        check, coll = str(pc.get("check")), str(pc.get("collection"))
+        try:
+            ok, detail = _evaluate(gate, decision, pc, before, after, args, entity, executed)
+        except Exception as exc:  # a check that cannot run is a failed check
+            ok, detail = False, f"the check could not run: {type(exc).__name__}: {exc} (fails closed)"
+        results.append(_result(decision, check, coll, ok, detail))
     return results
+
+
+def _evaluate(
+    gate: Gate,
+    decision: Decision,
+    pc: Mapping[str, Any],
+    before: dict[str, dict[str, Any]],
+    after: dict[str, dict[str, Any]],
+    args: Mapping[str, Any],
+    entity: Mapping[str, Any],
+    executed: bool,
+) -> tuple[bool, str]:
+    coll, check = str(pc["collection"]), str(pc["check"])
+    if coll not in before or coll not in after:
+        return False, f"the adapter has no collection {coll!r} (fails closed)"
+    b, a = before[coll], after[coll]
+    added, removed, changed = _diff(b, a)
+    if check == "unchanged":
+        detail = f"added {added}, removed {removed}, changed {changed}"
+        if pc.get("unless_approved") and executed and decision.approval_used:
+            strays = [s for k in added + changed if (s := _stray(k, a[k], args))]
+            strays += [f"{k} removed" for k in removed]
+            return not strays, detail + (f"; not the approved change: {'; '.join(strays)}" if strays else "")
+        return not (added or removed or changed), detail
+    if check in ("max_added", "max_removed"):
+        limit = int(pc["count"]) if executed else 0
+        if check == "max_added":
+            items, verb = [(k, a[k], args) for k in added], "added"
+        else:
+            items, verb = [(k, b[k], entity) for k in removed], "removed"
+        strays = [s for k, item, named in items if (s := _stray(k, item, named))]
+        ok = len(items) <= limit and not strays
+        detail = f"{len(items)} {verb}" + ("" if executed else " (staged only: nothing may be committed)")
+        return ok, detail + (f"; not what the call named: {'; '.join(strays)}" if strays else "")
+    if check == "no_secret_in":  # in what this call wrote, so a leak is blamed on its writer
+        blob = repr([a[k] for k in added + changed])
+        leaked = [sec[:4] + "..." for sec in gate.secrets if sec in blob]
+        return not leaked, f"secrets found: {leaked}" if leaked else "no secret"
+    return False, f"unknown check {check!r} (fails closed)"
