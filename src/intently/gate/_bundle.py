@@ -2,8 +2,9 @@
 
 A bundle is a folder of YAML files plus ``bundle.sig.json``: the SHA-256 of every file and an
 Ed25519 signature over that manifest. Loading recomputes the hashes and checks the signature
-with the public key the caller trusts (by default the one shipped with intently); a changed,
-missing or extra file, or a bad signature, refuses to load (:class:`PolicyError`).
+with the public key the caller trusts (by default the one shipped with intently); a changed or
+missing file, or a bad signature, refuses to load (:class:`PolicyError`). Only the signed files
+are ever read, so another file in the folder (an editor's backup, notes) has no effect.
 """
 
 from __future__ import annotations
