@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from intently import Actor, Permission
+from intently import Actor, Permission, __version__
 
 from .conftest import library, run
 
@@ -176,3 +178,12 @@ def test_help_shows_config_tables_in_brackets(command: list[str], shown: str) ->
     result = CliRunner().invoke(app, command, env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
     assert shown in " ".join(result.output.split())
+
+
+def test_python_dash_m_intently_runs_the_cli(tmp_path: Path) -> None:
+    """Where the scripts folder is not on PATH, ``python -m intently`` is the same command."""
+    done = subprocess.run(
+        [sys.executable, "-m", "intently", "--version"], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert __version__ in done.stdout
