@@ -1,4 +1,4 @@
-"""One string or many: the shape of ``paths`` and ``domains`` arguments."""
+"""One string or many: the shape of ``paths``, ``domains`` and list filters (goals by state, type, priority)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ def str_list(value: str | Sequence[str] | None) -> list[str]:
 
     A ``str`` is itself a sequence of strings, so code that expects a list of paths and is
     handed ``"src/api/payments.py"`` would otherwise iterate it letter by letter and quietly
-    match nothing. Every API that takes ``paths`` or ``domains`` goes through this, so they
-    all read a bare string the same way: as the one path (or domain) it names.
+    match nothing. Every API that takes ``paths``, ``domains`` or a filter of one or several
+    values goes through this, so they all read a bare string the same way: as the one item it names.
     """
     if value is None:
         return []

@@ -13,6 +13,7 @@ from ..access import Permission
 from ..core.clock import format_time, parse_time
 from ..core.errors import InvalidInput, InvalidTransition, NotFound
 from ..core.ids import new_id
+from ..core.strings import str_list
 from ..core.tokens import TokenCounting, default_counter
 from ..store import Transaction
 from . import _lifecycle as lifecycle
@@ -51,12 +52,6 @@ class _Clear:
 
 CLEAR: Any = _Clear()
 """Pass to :meth:`Goals.edit` to empty an optional field (``None`` means "leave it")."""
-
-
-def _many(raw: str | Sequence[str] | None) -> list[str]:
-    if raw is None:
-        return []
-    return [raw] if isinstance(raw, str) else list(raw)
 
 
 def _is_risk_downgrade(intent: Intent, changes: dict[str, Any]) -> bool:
@@ -397,9 +392,9 @@ class Goals:
         where = ["namespace = ?"]
         params: list[Any] = [self._rt.namespace]
         for column, values in (
-            ("state", [parse_enum(IntentState, v, "state").value for v in _many(state)]),
-            ("intent_type", [parse_enum(IntentType, v, "type").value for v in _many(type)]),
-            ("priority", [parse_enum(Priority, v, "priority").value for v in _many(priority)]),
+            ("state", [parse_enum(IntentState, v, "state").value for v in str_list(state)]),
+            ("intent_type", [parse_enum(IntentType, v, "type").value for v in str_list(type)]),
+            ("priority", [parse_enum(Priority, v, "priority").value for v in str_list(priority)]),
         ):
             if values:
                 where.append(f"{column} IN ({', '.join('?' for _ in values)})")
