@@ -23,7 +23,7 @@ from ..core.errors import InvalidInput, NotFound
 from ._contracts import ENTITY_ROLES, SideEffect
 from ._decision import Decision
 from ._gate import Gate, Session
-from ._values import normalise
+from ._values import normalise, string_leaves
 
 __all__ = ["Adapter", "PlanReport", "SandboxWorkspace", "check_postconditions", "run_plan"]
 
@@ -285,21 +285,6 @@ def _same(x: Any, y: Any) -> bool:
     return normalise(x) == normalise(y)
 
 
-def _named(args: Mapping[str, Any]) -> set[str]:
-    """Every scalar an argument carries (``ids: [1, 2]`` names 1 and 2), normalised."""
-    out: set[str] = set()
-    stack: list[Any] = list(args.values())
-    while stack:
-        v = stack.pop()
-        if isinstance(v, Mapping):
-            stack.extend(v.values())
-        elif isinstance(v, list | tuple):
-            stack.extend(v)
-        elif v is not None:
-            out.add(normalise(v))
-    return out
-
-
 def _stray(key: str, item: Any, args: Mapping[str, Any]) -> str | None:
     """Why the item ``key`` a call added, changed or removed is not the one its arguments
     name, or ``None`` when it is. A field the item shares with the arguments must hold the
@@ -309,7 +294,8 @@ def _stray(key: str, item: Any, args: Mapping[str, Any]) -> str | None:
     for f in shared:
         if not _same(item[f], args[f]):
             return f"{key}: {f} is {item[f]!r}, the call said {args[f]!r}"
-    if shared or normalise(key) in _named(args):
+    # Every scalar an argument carries names an item (``ids: [1, 2]`` names 1 and 2).
+    if shared or normalise(key) in {normalise(v) for _, v in string_leaves(dict(args))}:
         return None
     return f"{key} is not named by the call's arguments"
 
@@ -351,7 +337,7 @@ def check_postconditions(
     for pc in contract.postconditions:
         check, coll = str(pc.get("check")), str(pc.get("collection"))
         try:
-            ok, detail = _evaluate(gate, decision, pc, before, after, args, entity, executed)
+            ok, detail = _evaluate(gate, decision, pc, before, after, entity, executed)
         except Exception as exc:  # a check that cannot run is a failed check
             ok, detail = False, f"the check could not run: {type(exc).__name__}: {exc} (fails closed)"
         results.append(_result(decision, check, coll, ok, detail))
@@ -364,10 +350,10 @@ def _evaluate(
     pc: Mapping[str, Any],
     before: dict[str, dict[str, Any]],
     after: dict[str, dict[str, Any]],
-    args: Mapping[str, Any],
     entity: Mapping[str, Any],
     executed: bool,
 ) -> tuple[bool, str]:
+    args: Mapping[str, Any] = decision.args
     coll, check = str(pc["collection"]), str(pc["check"])
     if coll not in before or coll not in after:
         return False, f"the adapter has no collection {coll!r} (fails closed)"
