@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ._extract import Candidate
-from ._transcripts import read_plain_transcript, read_transcript, transcript_candidates
+from ._transcripts import Transcript, read_plain_transcript, read_transcript, transcript_candidates
 
 __all__ = [
     "GUIDANCE_KINDS",
@@ -250,12 +250,14 @@ def folder_transcript(path: Path, ref: str, text: str, sha: str) -> Source:
     "assistant:"). Lines that cannot be read are the source's problems; the rest still counts.
     """
     if path.suffix.lower() == ".jsonl":
-        parsed = read_transcript(path, display=ref)
-    else:
-        parsed = read_plain_transcript(path, text)
+        return _transcript_source(ref, read_transcript(path, display=ref), sha, "claude-jsonl")
+    return _transcript_source(ref, read_plain_transcript(path, text), sha, "transcript")
+
+
+def _transcript_source(ref: str, parsed: Transcript, sha: str, fmt: str) -> Source:
+    """A parsed transcript as a source: the text of its user turns, and the candidates in them."""
     users = "\n\n".join(t.text for t in parsed.user_turns())
     cands = transcript_candidates(ref, parsed)
-    fmt = "claude-jsonl" if path.suffix.lower() == ".jsonl" else "transcript"
     return Source("transcript", ref, users, sha, "project", [], "low", fmt, cands, parsed.problems)
 
 
@@ -281,9 +283,7 @@ def session_transcript(path: Path, seen: dict[str, str]) -> Source | None:
         )
     if parsed.cursor == seen.get(ref) and not parsed.problems:
         return None
-    text = "\n\n".join(t.text for t in parsed.user_turns())
-    cands = transcript_candidates(ref, parsed)
-    return Source("transcript", ref, text, parsed.cursor, "project", [], "low", "claude-jsonl", cands, parsed.problems)
+    return _transcript_source(ref, parsed, parsed.cursor, "claude-jsonl")
 
 
 def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[list[Source], str | None]:
