@@ -43,6 +43,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .access import Permission
@@ -426,7 +427,11 @@ class _Frame:
         return count(_render(namespace, sections, fence="")) - self.empty
 
 
-def _frame(namespace: str, count: Callable[[str], int]) -> _Frame:
+@lru_cache(maxsize=64)
+def _frame(namespace: str) -> _Frame:
+    """The frame of a namespace's block, counted once per process: it depends only on the
+    namespace (its name is in the tags) and the process-wide token counter."""
+    count = default_counter().count
     empty = count(_render(namespace, (), fence=""))
     section: dict[str, int] = {}
     for name in RENDER_ORDER:
@@ -442,7 +447,7 @@ def min_budget(namespace: str) -> int:
     """The smallest total budget ``assemble`` accepts in ``namespace``: the frame alone, with
     every section named as missing. A smaller budget could not hold even an empty block, and
     a block over its budget is what the budget exists to prevent, so it is refused."""
-    frame = _frame(namespace, default_counter().count)
+    frame = _frame(namespace)
     return frame.base + frame.all_missing
 
 
@@ -488,7 +493,7 @@ def assemble(
     files = str_list(paths)
     counter = default_counter()
     count = counter.count
-    frame = _frame(ix.namespace, count)
+    frame = _frame(ix.namespace)
     floor = frame.base + frame.all_missing
     if total < floor:
         raise InvalidInput(
