@@ -35,8 +35,9 @@ EMAIL = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}\b")
 URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
 # "10,000" and "1,250.50" group thousands; "41,20" is a decimal comma.
-NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w,])")
-_GROUPED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_GROUPED_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?"
+NUMBER = re.compile(rf"(?<![\w.,])-?(?:{_GROUPED_DIGITS}|\d+(?:[.,]\d+)?)(?![\w,])")
+_GROUPED = re.compile(rf"-?{_GROUPED_DIGITS}")
 ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _SPACE = re.compile(r"\s+")
