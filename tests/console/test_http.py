@@ -7,6 +7,7 @@ import re
 
 import httpx
 
+from intently import ManualClock
 from intently.console._web import attempt
 from intently.server import TokenStore
 
@@ -73,8 +74,8 @@ def test_every_page_is_self_contained_and_locked_down(console: Served) -> None:
 
 def test_forms_without_the_session_token_change_nothing(fresh: Served) -> None:
     candidate = fresh.facts["candidate"]
-    size = fresh.ix.log.size("proj")
     with fresh.login("user:alice") as alice, fresh.login("user:alice") as other:
+        size = fresh.ix.log.size("proj")  # after the logins, which log their sessions
         other_csrf = _csrf(other.get("/ns/proj/goals").text)
         own_csrf = _csrf(alice.get("/ns/proj/goals").text)
         assert own_csrf != other_csrf  # one token per login session
@@ -109,6 +110,45 @@ def test_revoking_the_token_ends_the_console_session(fresh: Served) -> None:
         assert bob.get("/ns/proj/goals").status_code == 200
         store.revoke(bob_token.id)
         assert bob.get("/ns/proj/goals").headers["location"].startswith("/login")
+
+
+def test_logging_out_refuses_the_session_cookie_afterwards(fresh: Served) -> None:
+    """Log out used to drop the cookie in this browser only: the same cookie sent again (a
+    copy, a shared machine, a back button) still acted as bob. Now the cookie holds a session
+    token of its own, and log out revokes it (in the log), leaving the pasted token valid."""
+    from intently.console._auth import COOKIE
+
+    with fresh.login("user:bob") as bob:
+        cookie = bob.cookies[COOKIE]
+        assert fresh.tokens["user:bob"] not in cookie  # the pasted token never sits in the cookie
+        assert bob.get("/ns/proj/goals").status_code == 200
+        assert bob.post("/logout").headers["location"] == "/login"
+    with fresh.client() as copy:
+        copy.cookies.set(COOKIE, cookie)
+        assert copy.get("/ns/proj/goals").headers["location"].startswith("/login")
+    with fresh.client() as forged:  # a plain API token is not a console session
+        forged.cookies.set(COOKIE, fresh.tokens["user:bob"] + ".nonce")
+        assert forged.get("/ns/proj/goals").headers["location"].startswith("/login")
+    with fresh.login("user:bob") as again:
+        assert again.get("/ns/proj/goals").status_code == 200
+    ops = [o for o in fresh.ix.log.read("proj") if o.op.startswith("TOKEN_") and o.actor == "user:bob"]
+    assert [o.op for o in ops] == ["TOKEN_CREATE", "TOKEN_REVOKE", "TOKEN_CREATE"]
+    assert fresh.ix.log.verify(["proj"]).ok
+
+
+def test_a_console_session_expires_on_the_server(fresh: Served) -> None:
+    """The cookie's max-age is the browser's promise; the server now refuses the session after
+    twelve hours by its own clock, whatever the browser kept."""
+    clock = fresh.ix.runtime.clock
+    assert isinstance(clock, ManualClock)
+    with fresh.login("user:bob") as bob:
+        assert bob.get("/ns/proj/goals").status_code == 200
+        clock.advance("11h")
+        assert bob.get("/ns/proj/goals").status_code == 200
+        clock.advance("1h")
+        assert bob.get("/ns/proj/goals").headers["location"].startswith("/login")
+    with fresh.login("user:bob") as again:  # the pasted token itself does not expire
+        assert again.get("/ns/proj/goals").status_code == 200
 
 
 def test_approval_is_bound_to_the_exact_action(fresh: Served) -> None:
@@ -176,8 +216,8 @@ def test_two_workers_check_each_others_form_tokens(fresh: Served) -> None:
 def test_saving_an_unchanged_requirement_writes_nothing(fresh: Served) -> None:
     req_id = fresh.facts["requirements"][1]
     before = fresh.ix.requirements.get(req_id)
-    size = fresh.ix.log.size("proj")
     with fresh.login("user:alice") as alice:
+        size = fresh.ix.log.size("proj")  # after the login, which logs its session
         page = alice.get(f"/ns/proj/requirements?edit={req_id}").text
         form = {
             "csrf": _csrf(page),
@@ -199,8 +239,8 @@ def test_saving_an_unchanged_requirement_writes_nothing(fresh: Served) -> None:
 def test_log_pages_prove_and_verify(fresh: Served) -> None:
     fresh.ix.goals.add_many([{"text": f"Backlog item {n}"} for n in range(60)])
     fresh.ix.checkpoint()
-    size = fresh.ix.log.size("proj")
     with fresh.login("user:alice") as alice:
+        size = fresh.ix.log.size("proj")  # the login's own session is the newest operation
         first = alice.get("/ns/proj/log").text
         assert f'<td class="num">{size}</td>' in first and '<td class="num">1</td>' not in first
         older = re.search(r'href="([^"]+)" rel="next"', first)

@@ -135,8 +135,8 @@ def test_goals_are_added_and_completed_from_the_console(fresh: Served) -> None:
 
 
 def test_a_form_that_fails_validation_comes_back_with_the_error_by_the_field(fresh: Served) -> None:
-    size = fresh.ix.log.size("proj")
     with fresh.login("user:alice") as alice:
+        size = fresh.ix.log.size("proj")  # after the login, which logs its session
         csrf = _csrf(alice.get("/ns/proj/triggers").text)
         form = {"reminder": "", "when": "quarterly audit", "cooldown": "24h", "csrf": csrf}
         sent = alice.post("/ns/proj/triggers", data=form, headers={"referer": fresh.url + "/ns/proj/triggers"})

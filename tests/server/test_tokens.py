@@ -70,3 +70,53 @@ def test_a_token_with_a_known_id_but_wrong_secret_is_refused(ix: Intently) -> No
     forged = issued.token[:-4] + ("AAAA" if not issued.token.endswith("AAAA") else "BBBB")
     assert TokenStore(ix).resolve(forged) is None
     assert TokenStore(ix).resolve("itk_short") is None
+
+
+def test_a_namespace_admin_cannot_mint_a_token_for_the_owner_or_anyone_else(ix: Intently, project: Path) -> None:
+    """An admin of one namespace used to create a token for any actor, the owner included, and
+    that token then acted as the owner everywhere (granting itself admin in every namespace).
+    A token for someone else now needs the owner; tokens for oneself stay an admin's right."""
+    ix.access.grant(Actor.parse("user:mallory"), Permission.ADMIN, "team-m")
+    ix.access.grant(Actor.parse("agent:ci"), Permission.WRITE, "proj")
+    mallory = TokenStore(ix.as_actor("user:mallory").in_namespace("team-m"))
+    for victim in ("user:alice", "agent:ci"):
+        with pytest.raises(PermissionDenied, match="only the home's owner"):
+            mallory.create(victim)
+    own = mallory.create("user:mallory")
+    assert mallory.resolve(own.token) == Actor.parse("user:mallory")
+    assert TokenStore(ix).resolve(TokenStore(ix).create("agent:ci").token) == Actor.parse("agent:ci")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    done = subprocess.run(
+        [INTENTLY, "--actor", "user:mallory", "--namespace", "team-m", "token", "create", "--actor", "user:alice"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0 and "only the home's owner" in done.stderr and "itk_" not in done.stdout
+
+
+def test_a_token_minted_for_another_actor_by_a_non_owner_is_refused(ix: Intently) -> None:
+    """Such tokens, created before the rule (their TOKEN_CREATE is in the log), stop resolving:
+    over HTTP they get 401 instead of the owner's powers."""
+    from tests.server.conftest import serve
+
+    ix.access.grant(Actor.parse("user:mallory"), Permission.ADMIN, "team-m")
+    token = "itk_0123456789ab_" + "A" * 43
+    rt = ix.runtime
+    with rt.store.transaction() as tx:  # what the old `token create` wrote for mallory
+        rt.log.append(
+            tx,
+            namespace="team-m",
+            actor="user:mallory",
+            op="TOKEN_CREATE",
+            target="0123456789ab",
+            payload={"id": "0123456789ab", "actor": "user:alice", "label": "", "token_hash": hash_token(token)},
+            policy_version="server-tokens@1",
+        )
+    assert TokenStore(ix).resolve(token) is None
+    with serve(ix) as api, api.client(token) as client:
+        answer = client.post("/v1/namespaces/proj/grants", json={"actor": "user:mallory", "permission": "admin"})
+        assert answer.status_code == 401
+    assert not ix.access.can(Actor.parse("user:mallory"), "proj", Permission.READ)

@@ -24,7 +24,8 @@ def create(
     label: Annotated[str, typer.Option(help="A note to recognise the token by.")] = "",
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a token for ACTOR (needs admin). The token is printed once and never stored."""
+    """Create a token for ACTOR (needs admin; for an actor other than yourself, the home's owner).
+    The token is printed once and never stored."""
     with open_home(ctx) as ix:
         issued = TokenStore(ix).create(actor, label=label)
     data = issued.to_json()

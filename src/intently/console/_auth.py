@@ -1,11 +1,13 @@
 """Console sessions: the API's bearer token kept in an HttpOnly cookie, plus a CSRF token.
 
-The browser never sees the token again after the login form: it lives in an HttpOnly,
-SameSite=Strict cookie next to a random per-login nonce. Every state-changing form carries
-``csrf = HMAC(home secret, token + nonce)``; a request without the matching value is refused
-before any engine is called. The cookie is resolved on every request through the same
-:class:`~intently.server.TokenStore` as the API, so revoking a token ends its console
-sessions at once.
+The pasted token never goes into the cookie: logging in opens a console session, a token
+of its own derived from the pasted one (:meth:`~intently.server.TokenStore.open_session`),
+and the HttpOnly, SameSite=Strict cookie holds that next to a random per-login nonce. Every
+state-changing form carries ``csrf = HMAC(home secret, token + nonce)``; a request without
+the matching value is refused before any engine is called. The cookie is resolved on every
+request through the same :class:`~intently.server.TokenStore` as the API, so logging out
+(which revokes the session), revoking the pasted token, or the session's expiry ends the
+session at once, in every ``serve --workers`` process.
 """
 
 from __future__ import annotations
@@ -83,8 +85,20 @@ class Sessions:
     def cookie_value(self, token: str) -> str:
         return f"{token}.{secrets.token_urlsafe(16)}"
 
-    def actor_for(self, token: str) -> Actor | None:
-        return TokenStore(self._ix).resolve(token)
+    def open(self, token: str, seconds: int) -> str | None:
+        """The cookie of a new session for the pasted API ``token``, or ``None`` if it is not live."""
+        issued = TokenStore(self._ix).open_session(token, seconds=seconds)
+        if issued is None:
+            return None
+        self._ix.checkpoint()
+        return self.cookie_value(issued.token)
+
+    def close(self, request: Request) -> None:
+        """Log out: revoke the session the request's cookie holds, so that cookie (or a copy of
+        it) is refused from now on. A cookie that is not a live session needs nothing."""
+        token = request.cookies.get(COOKIE, "").rpartition(".")[0]
+        if token and len(token) <= _MAX_COOKIE and TokenStore(self._ix).end_session(token):
+            self._ix.checkpoint()
 
     def _csrf(self, cookie: str) -> str:
         return hmac.new(self._secret, cookie.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
@@ -95,7 +109,7 @@ class Sessions:
         token, dot, nonce = cookie.rpartition(".")
         if not dot or not nonce or len(cookie) > _MAX_COOKIE:
             raise LoginRequired(_here(request))
-        actor = self.actor_for(token)
+        actor = TokenStore(self._ix).resolve_session(token)
         if actor is None:
             raise LoginRequired(_here(request))
         return ConsoleSession(actor, self._csrf(cookie))

@@ -36,14 +36,15 @@ def login(
     check_origin(request)
     console = console_of(request)
     cleaned = _token_in(token)
-    if not cleaned or console.sessions.actor_for(cleaned) is None:
+    cookie = console.sessions.open(cleaned, _SESSION_SECONDS) if cleaned else None
+    if cookie is None:
         why = "Paste the token (itk_...) that `intently token create` printed." if not cleaned else ""
         context = {"next": safe_next(next), "error": why or "That token is unknown or revoked."}
         return render(None, request, "login.html", context, status=401)
     response = RedirectResponse(safe_next(next), status_code=303, headers=SECURITY_HEADERS)
     response.set_cookie(
         COOKIE,
-        console.sessions.cookie_value(cleaned),
+        cookie,
         max_age=_SESSION_SECONDS,
         path="/",
         httponly=True,
@@ -67,7 +68,10 @@ def _token_in(pasted: str) -> str:
 
 @router.post("/logout")
 def logout(request: Request) -> Response:
+    """Revoke the session (not the pasted token) and drop the cookie: the same cookie sent
+    again, from this browser or a copy of it, is refused."""
     check_origin(request)
+    console_of(request).sessions.close(request)
     response = RedirectResponse("/login", status_code=303, headers=SECURITY_HEADERS)
     response.delete_cookie(COOKIE, path="/")
     return response
