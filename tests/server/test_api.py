@@ -128,6 +128,26 @@ def test_unknown_field_is_a_422_problem_naming_it(api: Api) -> None:
     assert "budgett" in r.json()["detail"]
 
 
+def test_a_body_that_is_not_json_is_a_422_naming_the_body(api: Api) -> None:
+    """Broken JSON used to be located at "body.0" (a field that does not exist; the 0 was a
+    character offset) with no top-level ``where``; JSON nested too deep was a bare 400 with no
+    ``where`` at all. Both are now the documented 422 problem naming the body."""
+    headers = {"content-type": "application/json"}
+    with api.client(api.token("user:alice")) as c:
+        broken = c.post("/v1/namespaces/proj/goals", content=b'{"text": "ship"', headers=headers)
+        deep = c.post(
+            "/v1/namespaces/proj/gate/check", content=b'{"args": ' + b"[" * 2000 + b"]" * 2000 + b"}", headers=headers
+        )
+        wrong = c.post("/v1/namespaces/proj/goals", json={"text": 5})
+    for r in (broken, deep, wrong):
+        assert r.status_code == 422 and r.headers["content-type"] == PROBLEM, r.text
+        assert r.json()["error"] == "InvalidInput"
+    assert broken.json()["where"] == "body" and "not valid JSON at character 15" in broken.json()["detail"]
+    assert deep.json()["where"] == "body"
+    assert wrong.json()["where"] == "body.text"
+    assert api.ix.goals.list_intents() == []
+
+
 def test_request_body_over_the_limit_is_413(api: Api) -> None:
     with api.client(api.token("user:alice")) as c:
         big = c.post("/v1/namespaces/proj/context", json={"query": "x" * (MAX_BODY + 10)})

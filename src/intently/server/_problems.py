@@ -8,6 +8,7 @@ namespace that does not exist.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -107,15 +108,26 @@ def install_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        errors = [
-            {"where": ".".join(str(p) for p in e.get("loc", ())), "message": str(e.get("msg", ""))}
-            for e in exc.errors()
-        ]
+        errors = [_field_error(e) for e in exc.errors()]
         first = errors[0] if errors else {"where": "request", "message": "invalid"}
-        return problem(422, "InvalidInput", f"{first['where']}: {first['message']}", errors=errors)
+        # ``error`` and ``where`` as every other problem has them (the docs promise ``where``).
+        detail = f"{first['where']}: {first['message']}"
+        return problem(422, "InvalidInput", detail, error="InvalidInput", where=first["where"], errors=errors)
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400 and exc.detail == _UNPARSABLE:
+            # FastAPI's answer to a body its JSON parser gave up on (nested too deep): invalid
+            # input like any other, so the documented 422 naming the body, not a bare 400.
+            message = "the body could not be parsed as JSON (nested too deeply?)"
+            return problem(
+                422,
+                "InvalidInput",
+                f"body: {message}",
+                error="InvalidInput",
+                where="body",
+                errors=[{"where": "body", "message": message}],
+            )
         return problem(exc.status_code, str(exc.detail), str(exc.detail))
 
     async def on_other(request: Request, exc: Exception) -> JSONResponse:
@@ -126,6 +138,21 @@ def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(Exception, on_other)
+
+
+_UNPARSABLE = "There was an error parsing the body"
+
+
+def _field_error(error: Mapping[str, Any]) -> dict[str, str]:
+    """One validation error as ``where`` and ``message``. A body that is not JSON at all comes
+    from FastAPI located at ("body", character offset), which read as a field named ``body.0``;
+    it is the body that is wrong, at that character, for the parser's own reason."""
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") == "json_invalid":
+        at = f" at character {loc[1]}" if len(loc) > 1 else ""
+        reason = str((error.get("ctx") or {}).get("error", "")) or "JSON decode error"
+        return {"where": "body", "message": f"not valid JSON{at}: {reason}"}
+    return {"where": ".".join(str(p) for p in loc), "message": str(error.get("msg", ""))}
 
 
 class BodyLimit:
