@@ -145,6 +145,24 @@ def test_requirements_list_and_preview(api: Api) -> None:
     assert not api.ix.log.read("proj", op="REQ_INJECTED"), "a preview is not an injection"
 
 
+def test_a_requirement_status_filter_that_is_not_a_status_is_a_422(api: Api) -> None:
+    """``?status=enable`` (for "enabled", itself not a status) used to answer an empty list, as if
+    nothing matched; the filter now takes the engine's statuses only and names the bad one."""
+    from typing import get_args
+
+    from intently.requirements._model import Status
+    from intently.server._models import RequirementStatus
+
+    assert get_args(RequirementStatus) == get_args(Status)
+    req = api.ix.requirements.add("Never log request bodies of the payments service", level="project")
+    api.ix.requirements.disable(req.id)
+    with api.client(api.token("user:alice")) as c:
+        typo = c.get("/v1/namespaces/proj/requirements", params={"status": "enable"})
+        disabled = c.get("/v1/namespaces/proj/requirements", params={"status": "disabled"}).json()["items"]
+    assert typo.status_code == 422 and typo.json()["where"] == "query.status"
+    assert [r["id"] for r in disabled] == [req.id]
+
+
 def test_gate_check_and_single_use_approval(ix: Intently) -> None:
     config = ix.home.config_path
     set_config(config, "hooks", "shell_allowlist", '["pytest"]')

@@ -37,6 +37,7 @@ from ._models import (
     IntentType,
     Priority,
     RequirementPreview,
+    RequirementStatus,
     TriggerCreate,
     TriggerTest,
     TurnObserve,
@@ -177,7 +178,7 @@ def triggers_test(view: NamespaceView, body: TriggerTest) -> Any:
 @router.get("/requirements", tags=["requirements"])
 def requirements_list(
     view: NamespaceView,
-    status: str | None = Query(None, max_length=20),
+    status: RequirementStatus | None = Query(None, description="Default: every status."),
     domain: str | None = Query(None, max_length=100),
     offset: Offset = 0,
     limit: Limit = 100,

@@ -30,6 +30,8 @@ ACTOR_PATTERN = r"^(?:(?:user|agent|system|tool):)?[A-Za-z0-9][A-Za-z0-9._@+-]{0
 IntentType = Literal["GOAL", "COMMITMENT", "OPEN_QUESTION", "DECISION_IN_PROGRESS", "RISK", "FOLLOW_UP"]
 Priority = Literal["LOW", "MEDIUM", "HIGH", "CRITICAL"]
 GoalState = Literal["ACTIVE", "COMPLETED", "CANCELLED", "ON_HOLD", "EXPIRED", "SUPERSEDED"]
+#: The requirements engine's ``Status`` (a test keeps them equal): a typo is a 422, not an empty list.
+RequirementStatus = Literal["active", "disabled", "superseded"]
 Term = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\w")]
 
 
