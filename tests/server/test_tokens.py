@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from intently import Actor, Intently, Permission, PermissionDenied
+from intently import Actor, Intently, InvalidInput, ManualClock, Permission, PermissionDenied
 from intently.log import OperationLog, replay
 from intently.server import TokenStore, hash_token
 from intently.store import open_store
@@ -120,3 +120,30 @@ def test_a_token_minted_for_another_actor_by_a_non_owner_is_refused(ix: Intently
         answer = client.post("/v1/namespaces/proj/grants", json={"actor": "user:mallory", "permission": "admin"})
         assert answer.status_code == 401
     assert not ix.access.can(Actor.parse("user:mallory"), "proj", Permission.READ)
+
+
+def test_a_token_created_with_an_expiry_is_refused_after_it(ix: Intently, project: Path) -> None:
+    """Tokens lived until someone remembered to revoke them; ``--expires`` bounds one."""
+    from tests.server.conftest import serve
+
+    clock = ix.runtime.clock
+    assert isinstance(clock, ManualClock)
+    issued = TokenStore(ix).create("user:alice", label="contractor", expires="8h")
+    assert issued.info.expires_at == "2026-03-02T17:00:00.000000Z"
+    with serve(ix) as api, api.client(issued.token) as client:
+        assert client.get("/v1/whoami").status_code == 200
+        clock.advance("8h")
+        assert client.get("/v1/whoami").status_code == 401
+    with pytest.raises(InvalidInput, match="not a duration"):
+        TokenStore(ix).create("user:alice", expires="soon")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    done = subprocess.run(
+        [INTENTLY, "--actor", "user:alice", "token", "create", "--actor", "agent:ci", "--expires", "30d", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["expires_at"].endswith("Z")

@@ -22,17 +22,21 @@ def create(
     ctx: typer.Context,
     actor: Annotated[str, typer.Option("--actor", help="Who the token acts as: name or kind:name.")],
     label: Annotated[str, typer.Option(help="A note to recognise the token by.")] = "",
+    expires: Annotated[
+        str | None, typer.Option(help="Refuse the token after this long (8h, 30d); default: until revoked.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Create a token for ACTOR (needs admin; for an actor other than yourself, the home's owner).
     The token is printed once and never stored."""
     with open_home(ctx) as ix:
-        issued = TokenStore(ix).create(actor, label=label)
+        issued = TokenStore(ix).create(actor, label=label, expires=expires)
     data = issued.to_json()
 
     def render(d: Any) -> None:
         out.print(d["token"], markup=False, highlight=False)
-        err.print(f"token {d['id']} for {d['actor']}: shown once; keep it secret")
+        until = f", valid until {d['expires_at']}" if d.get("expires_at") else ""
+        err.print(f"token {d['id']} for {d['actor']}{until}: shown once; keep it secret")
 
     emit(data, as_json, render)
 
@@ -47,8 +51,19 @@ def list_tokens(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         as_json,
         lambda d: table(
             "Tokens",
-            ["id", "actor", "label", "created by", "created", "revoked"],
-            [[t["id"], t["actor"], t["label"], t["created_by"], t["created_at"], t["revoked_at"] or ""] for t in d],
+            ["id", "actor", "label", "created by", "created", "expires", "revoked"],
+            [
+                [
+                    t["id"],
+                    t["actor"],
+                    t["label"],
+                    t["created_by"],
+                    t["created_at"],
+                    t["expires_at"] or "",
+                    t["revoked_at"] or "",
+                ]
+                for t in d
+            ],
         ),
     )
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
 from ..core.actors import Actor
-from ..core.clock import format_time, parse_time
+from ..core.clock import format_time, parse_duration, parse_time
 from ..core.errors import InvalidInput, NotFound, PermissionDenied
 from ..log import Operation, register_applier
 
@@ -91,13 +91,26 @@ class TokenStore:
     def __init__(self, ix: Intently) -> None:
         self._ix = ix
 
-    def create(self, actor: Actor | str, *, label: str = "") -> IssuedToken:
+    def create(self, actor: Actor | str, *, label: str = "", expires: str | None = None) -> IssuedToken:
+        """A token for ``actor``; with ``expires`` (a duration: ``8h``, ``30d``) it is refused
+        once that much time has passed, without anyone having to remember to revoke it."""
         grantee = actor if isinstance(actor, Actor) else Actor.parse(actor)
         if len(label) > 200:
             raise InvalidInput("at most 200 characters", where="label")
+        lifetime = None if expires is None else parse_duration(expires, where="expires")
+        if lifetime is not None and lifetime <= timedelta(0):
+            raise InvalidInput(f"a token must live a while, not {expires!r}", where="expires")
         token_id = secrets.token_hex(6)
         token = f"itk_{token_id}_{secrets.token_urlsafe(32)}"
         rt = self._ix.runtime
+        payload: dict[str, Any] = {
+            "id": token_id,
+            "actor": str(grantee),
+            "label": label,
+            "token_hash": hash_token(token),
+        }
+        if lifetime is not None:
+            payload["expires_at"] = format_time(rt.clock.now() + lifetime)
         with rt.store.transaction() as tx:
             rt.access.require(rt.actor, self._ix.namespace, Permission.ADMIN, tx)
             if str(grantee) != str(rt.actor) and not rt.access.is_owner(rt.actor):
@@ -111,7 +124,7 @@ class TokenStore:
                 actor=str(rt.actor),
                 op="TOKEN_CREATE",
                 target=token_id,
-                payload={"id": token_id, "actor": str(grantee), "label": label, "token_hash": hash_token(token)},
+                payload=payload,
                 policy_version=POLICY_VERSION,
             )
         return IssuedToken(token, _info(op, None))
