@@ -236,6 +236,33 @@ def test_saving_an_unchanged_requirement_writes_nothing(fresh: Served) -> None:
     assert fresh.ix.log.size("proj") == size + 1
 
 
+def test_a_drawer_opened_before_another_save_does_not_undo_it(fresh: Served) -> None:
+    """The drawer posts every field: two people with it open, the second save silently put
+    back what the first had changed. It now carries the file's hash and a stale one is refused."""
+    req_id = fresh.facts["requirements"][0]
+    before = fresh.ix.requirements.get(req_id)
+
+    def drawer(client: httpx.Client) -> dict[str, str]:
+        page = client.get(f"/ns/proj/requirements?edit={req_id}").text
+        base = re.search(r'name="base" value="([^"]+)"', page)
+        assert base, "the drawer carries no base hash"
+        return {"csrf": _csrf(page), "base": base.group(1), "statement": before.statement, "level": "project"}
+
+    with fresh.login("user:alice") as alice, fresh.login("user:alice") as other:
+        first, second = drawer(alice), drawer(other)
+        said = _flash(alice, alice.post(f"/ns/proj/requirements/{req_id}/edit", data={**first, "rationale": "Audit."}))
+        assert said.startswith("ok: Saved")
+        size = fresh.ix.log.size("proj")
+        stale = {**second, "statement": before.statement + " Ever."}
+        said = _flash(other, other.post(f"/ns/proj/requirements/{req_id}/edit", data=stale))
+        assert said.startswith("error: ConflictError") and "reopen it" in said
+        assert fresh.ix.log.size("proj") == size
+        saved = fresh.ix.requirements.get(req_id)
+        assert saved.rationale == "Audit." and saved.statement == before.statement
+        again = {**drawer(other), "statement": before.statement + " Ever.", "rationale": "Audit."}
+        assert _flash(other, other.post(f"/ns/proj/requirements/{req_id}/edit", data=again)).startswith("ok: Saved")
+
+
 def test_log_pages_prove_and_verify(fresh: Served) -> None:
     fresh.ix.goals.add_many([{"text": f"Backlog item {n}"} for n in range(60)])
     fresh.ix.checkpoint()

@@ -29,7 +29,7 @@ __all__ = ["install_form_errors"]
 Handler = Callable[[Request, Any], Response | Awaitable[Response]]
 
 #: Fields that are the form's plumbing, never typed by a person (and never echoed back).
-_PLUMBING = {"csrf", "version", "action_hash", "decision_id", "run"}
+_PLUMBING = {"csrf", "version", "action_hash", "decision_id", "run", "base"}
 
 
 def install_form_errors(app: FastAPI) -> None:

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 
 from ..access import Permission
 from ..context import EngineUnavailable
+from ..core.errors import ConflictError
 from ._web import (
     SECURITY_HEADERS,
     CsrfField,
@@ -63,6 +64,7 @@ def _row(req: Any) -> dict[str, Any]:
         "user_edited": bool(meta.user_edited),
         "superseded_by": str(meta.superseded_by),
         "file": req.path.name,
+        "content_hash": str(req.content_hash),
     }
 
 
@@ -174,14 +176,23 @@ def save(
     domains: Annotated[str, Form(max_length=2000)] = "",
     paths: Annotated[str, Form(max_length=5000)] = "",
     hints: Annotated[str, Form(max_length=5000)] = "",
+    base: Annotated[str, Form(max_length=128)] = "",
     csrf: CsrfField = "",
 ) -> Response:
-    """Report what really changed: "No change" when the drawer was saved untouched."""
+    """Report what really changed: "No change" when the drawer was saved untouched.
+
+    The drawer posts every field, so saving a drawer opened before someone else's save (or a
+    scan) would silently put their changes back. ``base`` is the file's content hash when the
+    drawer was opened; a requirement that changed since is refused with nothing written."""
     page = checked_page(request, namespace, csrf)
     back = page.url("requirements", edit=req_id)
     outcome: dict[str, list[str]] = {}
 
     def run() -> None:
+        if base and method(page.view, "requirements", "get")(req_id).content_hash != base:
+            raise ConflictError(
+                f"{req_id} changed after this drawer was opened; nothing was saved: reopen it and edit again"
+            )
         _, changed = method(page.view, "requirements", "edit")(
             req_id,
             statement=statement,
