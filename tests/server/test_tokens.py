@@ -136,6 +136,9 @@ def test_a_token_created_with_an_expiry_is_refused_after_it(ix: Intently, projec
         assert client.get("/v1/whoami").status_code == 401
     with pytest.raises(InvalidInput, match="not a duration"):
         TokenStore(ix).create("user:alice", expires="soon")
+    for wrong in ("0s", "99999999999d"):
+        with pytest.raises(InvalidInput, match="at most 3660d"):
+            TokenStore(ix).create("user:alice", expires=wrong)
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
     done = subprocess.run(
         [INTENTLY, "--actor", "user:alice", "token", "create", "--actor", "agent:ci", "--expires", "30d", "--json"],

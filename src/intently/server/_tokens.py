@@ -97,9 +97,7 @@ class TokenStore:
         grantee = actor if isinstance(actor, Actor) else Actor.parse(actor)
         if len(label) > 200:
             raise InvalidInput("at most 200 characters", where="label")
-        lifetime = None if expires is None else parse_duration(expires, where="expires")
-        if lifetime is not None and lifetime <= timedelta(0):
-            raise InvalidInput(f"a token must live a while, not {expires!r}", where="expires")
+        lifetime = None if expires is None else _lifetime(expires)
         token_id = secrets.token_hex(6)
         token = f"itk_{token_id}_{secrets.token_urlsafe(32)}"
         rt = self._ix.runtime
@@ -261,6 +259,21 @@ class TokenStore:
                 return None
             return created
         return None
+
+
+_LONGEST = timedelta(days=3660)
+
+
+def _lifetime(expires: str) -> timedelta:
+    """``expires`` as a duration from now: more than nothing, at most ten years (a date past
+    what the clock can hold would fail only when the token is created or checked)."""
+    try:
+        lifetime = parse_duration(expires, where="expires")
+    except OverflowError:
+        lifetime = _LONGEST + timedelta(days=1)
+    if lifetime <= timedelta(0) or lifetime > _LONGEST:
+        raise InvalidInput(f"a token lives more than 0s and at most 3660d, not {expires!r}", where="expires")
+    return lifetime
 
 
 def _ops(tx: Any, stream: str, token_id: str) -> tuple[Operation | None, Operation | None]:
