@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from datetime import time as dtime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
+import pytest
 from typer.testing import CliRunner
 
 from intently import Intently
+from intently.access import Permission
 from intently.cli._app import app
+from intently.core.actors import Actor
 from intently.core.errors import InvalidTransition
 
 runner = CliRunner()
@@ -147,3 +157,87 @@ def test_interactive_edit_can_remove_an_owner(ix: Intently) -> None:
     with Intently.open(ix.home.path, actor="user:alice") as again:
         (intent,) = again.goals.list_intents()
     assert intent.value == "Michael to close the issue" and intent.owner is None
+
+
+def test_observe_time_keeps_the_speakers_zone(ix: Intently) -> None:
+    """`--time 2026-03-04T23:30:00-08:00` is Wednesday evening in California: "tomorrow" is
+    Thursday there (08:00 UTC Friday), not the day after the UTC date (Friday)."""
+    data = json.loads(_run(ix, "review", "observe", "I'll send the report tomorrow.", "--speaker", "bob",
+                           "--time", "2026-03-04T23:30:00-08:00", "--json"))  # fmt: skip
+    (proposal,) = data["proposals"]
+    assert proposal["candidate"]["due"] == "2026-03-06T07:59:59Z"
+    bad = runner.invoke(app, ["--home", str(ix.home.path), "review", "observe", "x", "--time", "friday"])
+    assert bad.exit_code != 0 and "--time" in str(bad.exception)
+
+
+def test_interactive_review_goes_on_past_answers_it_refuses(ix: Intently) -> None:
+    """A mistyped type or a due date that is no date is said and asked again: the walk does not
+    end with exit 2 half-way through the queue."""
+    _observe(ix, "Michael to close the issue. Should we drop Node 18?")
+    keys = "e\n\nDECISION\n\n\n" + "e\n\n\n\nnext friday\n" + "c\n" + "d\n\n"
+    output = _run(ix, "review", input=keys)
+    assert "type: unknown value 'DECISION'" in output and "not an RFC 3339 time" in output
+    assert "1 confirmed, 1 dismissed, 0 edited, 0 skipped" in output
+
+
+def _prompted(proc: subprocess.Popen[bytes], times: int) -> str:
+    """Read the reviewer's screen until its ``times``-th prompt for a choice (the reviewer waits there)."""
+    seen = b""
+    deadline = time.monotonic() + 60
+    while seen.count(b"[c/d/e/s/q] (s):") < times:
+        assert proc.stdout is not None and time.monotonic() < deadline, seen.decode()
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk, seen.decode()
+        seen += chunk
+    return seen.decode()
+
+
+def test_two_reviewers_at_once(ix: Intently) -> None:
+    """Bob walks the queue in a terminal while Alice works through the API: Bob's confirmation of a
+    candidate Alice reworded meanwhile shows him her wording first, and a candidate she already
+    confirmed is passed over with a line, not a crash that drops the rest of his walk."""
+    _observe(ix, "Michael to close the issue. Should we drop Node 18? Rich will add a comment to the issue.")
+    first, second, third = ix.goals.review_queue()
+    ix.access.grant(Actor.parse("user:bob"), Permission.WRITE)
+    ix.checkpoint()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "200"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "intently", "--home", str(ix.home.path), "--actor", "user:bob", "review"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+    )  # fmt: skip
+    try:
+        _prompted(proc, 1)  # Bob sees the first candidate as it was read
+        ix.goals.edit(first.id, text="Michael to close issue #12", awaiting_review=True)
+        ix.goals.promote(second.id)
+        rest, _ = proc.communicate(b"c\nc\nd\n\n", timeout=60)
+    finally:
+        proc.kill()
+    screen = rest.decode()
+    assert proc.returncode == 0, screen
+    assert "edited by another reviewer meanwhile" in screen and "Michael to close issue #12" in screen
+    assert f"{second.id[-8:]} was confirmed by another reviewer meanwhile" in screen
+    assert "1 confirmed, 1 dismissed, 0 edited, 0 skipped, 1 decided by another reviewer" in screen
+    with Intently.open(ix.home.path, actor="user:alice") as again:
+        assert again.goals.get(first.id).value == "Michael to close issue #12"
+        assert again.goals.get(first.id).epistemic_type.value == "ASSERTED"
+        assert again.goals.get(third.id).epistemic_type.value == "DEPRECATED"
+
+
+def test_observe_without_a_time_is_said_now_in_the_terminals_zone(
+    ix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a terminal in California, "by EOD" typed without --time is the end of California's day,
+    not of UTC's (which, in the evening there, is already the next day)."""
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        zone = ZoneInfo("America/Los_Angeles")
+        before = datetime.now(zone)
+        data = json.loads(_run(ix, "review", "observe", "I'll send the report by EOD.", "--speaker", "bob", "--json"))
+        after = datetime.now(zone)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    (proposal,) = data["proposals"]
+    ends = {datetime.combine(d.date(), dtime(23, 59, 59), tzinfo=zone).astimezone(UTC) for d in (before, after)}
+    assert datetime.fromisoformat(proposal["candidate"]["due"]) in ends

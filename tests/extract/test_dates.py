@@ -59,6 +59,14 @@ def test_friday_said_on_a_friday_is_the_next_one() -> None:
     assert due is not None and due.when == _end("2026-03-13")
 
 
+@pytest.mark.parametrize(("text", "expected"), [("by this Friday", "2026-03-06"), ("next Friday", "2026-03-13")])
+def test_this_friday_said_on_a_friday_is_today(text: str, expected: str) -> None:
+    """ "This Friday" names the current week's Friday: said on that Friday, it is today."""
+    friday = datetime(2026, 3, 6, 9, tzinfo=UTC)
+    due = find_due(text, 0, len(text), friday)
+    assert due is not None and due.when == _end(expected)
+
+
 def test_a_quarter_already_over_is_next_years() -> None:
     november = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     due = find_due("by Q1", 0, 5, november)

@@ -146,3 +146,27 @@ def test_malformed_reply_creates_nothing_and_is_logged(ix: Intently, chat: ChatS
         assert llm_ix.goals.review_queue() == []
         ops = [op.op for op in llm_ix.log.read(llm_ix.namespace)]
     assert ops[-2:] == ["TURN_OBSERVED", "EXTRACTION_REJECTED"]
+
+
+@pytest.mark.parametrize("stated", ["I", "me", "We", "the speaker"])
+def test_a_first_person_owner_is_the_speaker(ix: Intently, chat: ChatServer, stated: str) -> None:
+    """Models name the owner of "I'll send it" as "I"; that is the speaker, as the rules read it,
+    not an actor called ``user:i`` shared by every speaker's undertakings."""
+    text = "I'll send the report by Friday."
+    chat.answer({"candidates": [{"type": "COMMITMENT", "span": "I'll send the report by Friday", "owner": stated,
+                                 "due": "by Friday", "confidence": 0.9}]})  # fmt: skip
+    with _configure_llm(ix, chat.url) as llm_ix:
+        (proposal,) = llm_ix.extraction.observe(
+            Turn(speaker="bob", text=text, time=datetime(2026, 3, 4, tzinfo=UTC))
+        ).proposals
+        assert proposal.candidate.owner == "bob"
+        assert llm_ix.goals.get(proposal.object_id or "").owner == "user:bob"
+
+
+def test_a_due_date_the_model_normalised_to_a_timestamp_is_kept(chat: ChatServer) -> None:
+    """Models often give "due" as an ISO timestamp rather than the words; the date words do not
+    read ``2026-03-06T17:00:00Z`` (the T), and the candidate lost its due date."""
+    chat.answer({"candidates": [{"type": "COMMITMENT", "span": "Michael to close the issue by Friday",
+                                 "owner": "Michael", "due": "2026-03-06T17:00:00Z", "confidence": 0.9}]})  # fmt: skip
+    (cand,) = LLMExtractor(base_url=chat.url, model="tiny").extract(_turn())
+    assert cand.due == datetime(2026, 3, 6, 17, tzinfo=UTC) and cand.due_text == "2026-03-06T17:00:00Z"

@@ -133,7 +133,12 @@ def test_a_stated_due_date_that_already_passed_keeps_its_words(ix: Intently) -> 
     (proposal,) = result.proposals
     intent = ix.goals.get(proposal.object_id or "")
     assert intent.target_completion is None
-    assert intent.context_note == "due stated as 'Next week' (already past when said)"
+    assert intent.context_note == "due stated as 'Next week' (already past when observed)"
+    # a date that had passed when it was said is told apart: the speaker misspoke, or meant another year
+    late = ix.extraction.observe({**TURN, "time": "2025-01-08T10:00:00Z", "text": "I'll file it by 2025-01-02."})
+    assert ix.goals.get(late.proposals[0].object_id or "").context_note == (
+        "due stated as 'by 2025-01-02' (already past when said)"
+    )
 
 
 def test_a_turn_without_a_time_was_said_now(ix: Intently, clock: ManualClock) -> None:
@@ -175,3 +180,57 @@ def test_a_turn_in_another_language_says_it_was_not_read(ix: Intently, text: str
 def test_an_english_turn_is_read(ix: Intently) -> None:
     result = ix.extraction.observe(TURN)
     assert result.unread is None and "unread" not in ix.log.read(ix.namespace, op="TURN_OBSERVED")[0].payload
+
+
+def test_a_corrected_then_dismissed_candidate_stays_dismissed_for_its_message(ix: Intently) -> None:
+    """The reviewer fixes the wording, then dismisses it anyway: observing the same message again
+    (a re-sync, a replayed channel) must not bring the original wording back into the queue."""
+    turn = {**TURN, "text": "There is a risk the upgrade could break the plugins.", "message_id": "m-11"}
+    (first,) = ix.extraction.observe(turn).proposals
+    ix.goals.edit(first.object_id or "", text="Upgrade may break plugins", awaiting_review=True)
+    ix.goals.dismiss(first.object_id or "")
+    (again,) = ix.extraction.observe(turn).proposals
+    assert again.status == "suppressed" and ix.goals.review_queue() == []
+
+
+@pytest.mark.parametrize("change", [{"type": "GOAL"}, {"owner": "rich"}, {"text": "Michael closes #12"}])
+def test_an_edited_candidate_is_not_proposed_twice_from_its_message(ix: Intently, change: dict[str, str]) -> None:
+    """Correcting a candidate's type, owner or text must not let the same message propose it again
+    next to the corrected one: the reviewer would review it twice."""
+    turn = {**TURN, "text": "Michael to close the issue.", "message_id": "m-12"}
+    (first,) = ix.extraction.observe(turn).proposals
+    ix.goals.edit(first.object_id or "", **change, awaiting_review=True)
+    (again,) = ix.extraction.observe(turn).proposals
+    assert (again.status, again.object_id) == ("attached", first.object_id)
+    assert [i.id for i in ix.goals.review_queue()] == [first.object_id]
+
+
+@pytest.mark.parametrize("close", ["complete", "cancel"])
+def test_a_closed_intent_does_not_come_back_when_its_message_is_seen_again(ix: Intently, close: str) -> None:
+    """Confirmed, then done (or cancelled): the same message observed again is not new work."""
+    turn = {**TURN, "text": "I'll rotate the signing keys.", "message_id": "m-13"}
+    (first,) = ix.extraction.observe(turn).proposals
+    ix.goals.promote(first.object_id or "")
+    getattr(ix.goals, close)(first.object_id or "")
+    (again,) = ix.extraction.observe(turn).proposals
+    assert again.status == "suppressed" and ix.goals.review_queue() == []
+
+
+def test_two_types_on_one_span_stay_two_candidates(ix: Intently) -> None:
+    """One span can carry a commitment and a goal; each is its own candidate, on every observe."""
+    turn = {**TURN, "text": "I'm planning to return to China after graduation.", "message_id": "m-14"}
+    first = ix.extraction.observe(turn).proposals
+    assert sorted((p.candidate.type.value, p.status) for p in first) == [("COMMITMENT", "created"), ("GOAL", "created")]
+    ix.goals.edit(first[0].object_id or "", type="RISK", awaiting_review=True)
+    again = ix.extraction.observe(turn).proposals
+    assert [(p.status, p.object_id) for p in again] == [("attached", p.object_id) for p in first]
+
+
+def test_a_message_observed_again_in_a_busy_home_is_not_duplicated(ix: Intently) -> None:
+    """With hundreds of live commitments sharing its words (the restatement search reads at most
+    500), observing the same message again still finds the candidate it proposed."""
+    ix.goals.add_many([{"text": f"Send the report part {n}", "type": "COMMITMENT"} for n in range(500)])
+    turn = {**TURN, "text": "I'll send the report to the board.", "message_id": "m-15"}
+    (first,) = ix.extraction.observe(turn).proposals
+    (again,) = ix.extraction.observe(turn).proposals
+    assert (first.status, again.status, again.object_id) == ("created", "attached", first.object_id)

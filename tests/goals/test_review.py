@@ -34,6 +34,15 @@ def test_a_restatement_attaches_evidence_instead_of_duplicating(goals: Goals) ->
     assert goals.propose("GOAL", "Ship the billing API by Friday", evidence_id="turn-9").status == "created"
 
 
+def test_a_restatement_of_a_goal_on_hold_attaches_to_it(goals: Goals) -> None:
+    """On hold is still live: the goal mentioned again is evidence for it, not a second candidate."""
+    held = goals.add("Migrate the billing service to Postgres", type="GOAL")
+    goals.hold(held.id, reason="waiting on budget")
+    result = goals.propose("GOAL", "We want to migrate the billing service to Postgres", evidence_id="turn-5")
+    assert result.status == "attached" and result.intent is not None and result.intent.id == held.id
+    assert goals.review_queue() == []
+
+
 def test_a_dismissed_candidate_is_not_proposed_again_from_the_same_evidence(goals: Goals) -> None:
     first = goals.propose("GOAL", "Migrate to Postgres", evidence_id="turn-3")
     assert first.intent is not None

@@ -131,6 +131,40 @@ def test_review_tools_carry_a_turn_through_the_queue(ix: Intently) -> None:
     assert intent.value == "Update the deploy runbook"
 
 
+def test_review_tools_refuse_to_confirm_a_version_the_agent_did_not_see(ix: Intently) -> None:
+    """Two reviewers: the tool confirming with the version it listed gets an error naming the
+    conflict when the candidate was reworded meanwhile, and nothing is asserted."""
+    ix.extraction.observe({"speaker": "bob", "text": "I'll update the runbook.", "message_id": "chat:8"})
+    (candidate,) = ix.goals.review_queue()
+    ix.goals.edit(candidate.id, text="Update the deploy runbook", awaiting_review=True)
+
+    async def go() -> Any:
+        async with Client(build_server(ix)) as client:
+            return await client.call_tool(
+                "review_confirm", {"candidate_id": candidate.id, "expected_version": candidate.version}
+            )
+
+    stale = _run(go)
+    assert stale.is_error and f"version {candidate.version + 1}, not {candidate.version}" in _text(stale)
+    assert ix.goals.get(candidate.id).epistemic_type.value == "INFERRED"
+
+
+def test_review_observe_says_what_it_does_with_a_decision(ix: Intently) -> None:
+    """The tool told agents decisions "wait in the review queue"; they are recorded at once (and
+    a requirements scan reads them). An agent relying on a review that never comes was misled."""
+
+    async def go() -> tuple[str, Any]:
+        async with Client(build_server(ix)) as client:
+            tools = {t.name: t.description or "" for t in (await client.list_tools()).tools}
+            observed = await client.call_tool("review_observe", {"text": "We agreed to ship v2 on Monday."})
+            return tools["review_observe"], observed
+
+    description, observed = _run(go)
+    (proposal,) = json.loads(_text(observed))["proposals"]
+    assert proposal["status"] == "recorded" and ix.goals.review_queue() == []
+    assert "decision records at once, with no review" in description
+
+
 def test_standing_intent_tools_for_a_reminder_manager(ix: Intently) -> None:
     async def go() -> list[Any]:
         async with Client(build_server(ix)) as client:

@@ -64,6 +64,26 @@ def test_review_queue_confirm_and_dismiss(api: Api) -> None:
     assert queue[0]["id"] not in left and queue[1]["id"] not in left
 
 
+def test_review_dismiss_records_the_reason_and_decisions_carry_the_version_seen(api: Api) -> None:
+    """The API's dismiss keeps the reviewer's reason (as the CLI's --reason and the MCP tool do),
+    and a reviewer confirming the version they were shown gets 409 when another reworded it."""
+    turn = {"speaker": "bob", "text": "I'll update the runbook. Should we drop Node 18?", "message_id": "chat:90"}
+    api.ix.extraction.observe(turn)
+    with api.client(api.token("user:alice")) as c:
+        commitment, question = c.get("/v1/namespaces/proj/review").json()["items"]
+        gone = c.post(f"/v1/namespaces/proj/review/{question['id']}/dismiss", json={"reason": "settled in chat"})
+        assert gone.status_code == 200 and gone.json()["epistemic_type"] == "DEPRECATED"
+        reworded = c.patch(f"/v1/namespaces/proj/review/{commitment['id']}", json={"text": "Update the deploy runbook"})
+        stale = c.post(f"/v1/namespaces/proj/review/{commitment['id']}/confirm",
+                       json={"expected_version": commitment["version"]})  # fmt: skip
+        assert stale.status_code == 409 and stale.headers["content-type"] == PROBLEM
+        ok = c.post(f"/v1/namespaces/proj/review/{commitment['id']}/confirm",
+                    json={"expected_version": reworded.json()["version"]})  # fmt: skip
+        assert ok.status_code == 200 and ok.json()["value"] == "Update the deploy runbook"
+    (op,) = api.ix.log.read("proj", op="EPISTEMIC_TRANSITION", target=question["id"])
+    assert op.payload["reason"] == "settled in chat"
+
+
 def test_review_end_to_end_over_http_observe_edit_confirm(api: Api) -> None:
     """The review flow through the API alone: feed a turn, correct a candidate, confirm it."""
     turn = {

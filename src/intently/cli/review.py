@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
@@ -14,8 +15,9 @@ from rich.markup import escape
 from rich.prompt import Prompt
 
 from ..core.clock import parse_time
+from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound
 from ..extract import Turn
-from ..goals import CLEAR, Goals, Intent
+from ..goals import CLEAR, EpistemicType, Goals, Intent
 from ._common import JsonOpt, emit, err, open_home, out, table
 
 review_app = typer.Typer(
@@ -67,22 +69,53 @@ def review(ctx: typer.Context, as_json: JsonOpt = False) -> None:
             emit([i.to_json() for i in queue], as_json, _render_queue)
             return
         counts = {"confirmed": 0, "dismissed": 0, "edited": 0, "skipped": 0}
+        elsewhere = 0
         for done, intent in enumerate(queue):
             try:
-                if not _review_one(goals, intent, counts):
-                    break
+                outcome = _review_one(goals, intent, counts)
             except EOFError:  # piped answers ran out, or no terminal at all: stop, and say what is left
                 err.print(
                     f"\ninput ended; {len(queue) - done} left in the queue. Without a terminal use "
                     "`intently review confirm|dismiss|edit ID` (`intently review --json` lists them)."
                 )
                 break
-    out.print(", ".join(f"{v} {k}" for k, v in counts.items()))
+            if outcome is None:
+                break
+            elsewhere += not outcome
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+    out.print(summary + (f", {elsewhere} decided by another reviewer" if elsewhere else ""))
 
 
-def _review_one(goals: Goals, intent: Intent, counts: dict[str, int]) -> bool:
-    """Ask about one candidate until it is decided or skipped; ``False`` means quit."""
-    current = intent
+def _still_waiting(goals: Goals, intent_id: str) -> Intent | None:
+    """The candidate as it is now, or None (and a line saying so) when another reviewer decided it
+    since the queue was read: the walk moves on instead of failing on their decision."""
+    try:
+        now = goals.get(intent_id)
+    except NotFound:
+        now = None
+    if now is not None and now.epistemic_type is EpistemicType.INFERRED and not now.state.final:
+        return now
+    if now is None:
+        what = "removed"
+    elif now.epistemic_type is EpistemicType.INFERRED:
+        what = now.state.value.lower()  # closed while still a candidate (cancelled, say)
+    else:
+        what = "confirmed" if now.epistemic_type is EpistemicType.ASSERTED else "dismissed"
+    err.print(f"{escape(intent_id[-8:])} was {what} by another reviewer meanwhile; moving on")
+    return None
+
+
+def _review_one(goals: Goals, intent: Intent, counts: dict[str, int]) -> bool | None:
+    """Ask about one candidate until it is decided or skipped: ``True`` when this reviewer
+    decided or skipped it, ``False`` when another reviewer had, ``None`` to quit.
+
+    Every write carries the version the reviewer was shown: if someone edits the candidate
+    meanwhile, confirming must not assert words this reviewer never saw; it is shown again as it
+    is now. An answer the engine refuses (an unknown type, a due date that is no date or has
+    passed) is said and asked again, instead of ending the walk with decisions half made."""
+    current = _still_waiting(goals, intent.id)
+    if current is None:
+        return False
     while True:
         table("Candidate", ["id", "type", "owner", "due", "evidence", "text"], [_row(current)])
         choice = Prompt.ask(
@@ -90,21 +123,32 @@ def _review_one(goals: Goals, intent: Intent, counts: dict[str, int]) -> bool:
         )
         action = _CHOICES[choice]
         if action == "quit":
-            return False
+            return None
         if action == "skip":
             counts["skipped"] += 1
             return True
-        if action == "confirm":
-            goals.promote(current.id)
-            counts["confirmed"] += 1
-            return True
-        if action == "dismiss":
-            reason = Prompt.ask("Reason (optional)", default="", console=out)
-            goals.dismiss(current.id, reason=reason or None)
-            counts["dismissed"] += 1
-            return True
-        current = _edit(goals, current)
-        counts["edited"] += 1
+        try:
+            if action == "confirm":
+                goals.promote(current.id, expected_version=current.version)
+                counts["confirmed"] += 1
+                return True
+            if action == "dismiss":
+                reason = Prompt.ask("Reason (optional)", default="", console=out)
+                goals.dismiss(current.id, reason=reason or None, expected_version=current.version)
+                counts["dismissed"] += 1
+                return True
+            edited = _edit(goals, current)
+            if edited is not current:
+                counts["edited"] += 1
+            current = edited
+        except InvalidInput as exc:
+            err.print(f"not changed: {escape(str(exc))}")
+        except (ConflictError, InvalidTransition, NotFound):
+            fresh = _still_waiting(goals, current.id)
+            if fresh is None:
+                return False
+            err.print("it was edited by another reviewer meanwhile; here it is as it is now")
+            current = fresh
 
 
 def _edit(goals: Goals, intent: Intent) -> Intent:
@@ -124,7 +168,8 @@ def _edit(goals: Goals, intent: Intent) -> Intent:
         changes["due"] = CLEAR if due in ("", "-") else due
     if not changes:
         return intent
-    edited = goals.edit(intent.id, **changes)
+    # awaiting_review: a candidate another reviewer confirmed meanwhile is not rewritten from here.
+    edited = goals.edit(intent.id, **changes, expected_version=intent.version, awaiting_review=True)
     out.print(f"edited {escape(edited.id[-8:])}")
     return edited
 
@@ -200,19 +245,34 @@ def _render_observed(data: Any) -> None:
     )  # fmt: skip
 
 
+def _turn_time(text: str) -> datetime:
+    """``--time`` with its UTC offset kept: due dates resolve in the speaker's zone ("tomorrow"
+    said at 23:30 in California is California's tomorrow), and ``parse_time`` normalises to UTC,
+    which moved every relative date of a late-evening turn a day on. Validated by ``parse_time``
+    so a bad value is refused naming ``--time``."""
+    parse_time(text, where="--time")
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
 @review_app.command("observe")
 def observe(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(help="What was said.")],
     speaker: Annotated[str | None, typer.Option(help="Who said it (owner of first-person candidates).")] = None,
-    time: Annotated[str | None, typer.Option(help="When it was said (RFC 3339; default now).")] = None,
+    time: Annotated[
+        str | None,
+        typer.Option(help="When it was said (RFC 3339, its offset kept; default now, in this machine's zone)."),
+    ] = None,
     channel: Annotated[str, typer.Option(help="Where it was said (chat, minutes, a thread id).")] = "cli",
     message_id: Annotated[str | None, typer.Option("--message-id", help="The source's message id.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Feed one turn: record it as evidence and propose what it contains for review."""
     with open_home(ctx) as ix:
-        when = parse_time(time, where="--time") if time else ix.runtime.clock.now()
+        # Said now, at this terminal: in this machine's zone, so "tomorrow" and "EOD" typed in the
+        # evening in California are California's, not UTC's (which is already the next day there).
+        when = _turn_time(time) if time else ix.runtime.clock.now().astimezone()
         turn = Turn(speaker=speaker, text=text, time=when, channel=channel, message_id=message_id)
         result = ix.extraction.observe(turn)
     emit(result.to_json(), as_json, _render_observed)

@@ -102,6 +102,8 @@ def _resolve(match: re.Match[str], now: datetime) -> datetime | None:
     if kind == "wd":
         words = raw.split()
         ahead = (_WEEKDAYS[words[-1]] - now.weekday()) % 7 or 7
+        if words[0] == "this" and ahead == 7:  # "this Friday" said on a Friday is today, not in a week
+            ahead = 0
         if words[0] == "next" and ahead < 7 and now.weekday() < _WEEKDAYS[words[-1]]:
             ahead += 7
         return _end_of(now + timedelta(days=ahead))

@@ -15,6 +15,7 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -217,13 +218,15 @@ class Extraction:
         )
         for cand in candidates:
             try:
-                result.proposals.append(self._propose(cand, evidence_id))
+                result.proposals.append(self._propose(cand, evidence_id, checked.time))
             except InvalidInput as exc:  # one refused candidate must not drop the rest of the turn
                 result.proposals.append(Proposal(cand, "invalid", None, str(exc)))
         return result
 
-    def _propose(self, cand: Candidate, evidence_id: str) -> Proposal:
-        """Hand one candidate to the goals engine through its public review API."""
+    def _propose(self, cand: Candidate, evidence_id: str, said: datetime) -> Proposal:
+        """Hand one candidate to the goals engine through its public review API. ``said`` is the
+        turn's time: a due date that has passed now may still have been ahead when it was said
+        (an older conversation observed late), and the note tells the reviewer which."""
         from ..goals import Goals
 
         goals = Goals(self._rt)
@@ -234,7 +237,10 @@ class Extraction:
         due = cand.due if cand.due is not None and cand.due > now else None
         note = None
         if cand.due_text and due is None:  # the words stay, for the reviewer to set a date
-            why = "already past when said" if cand.due is not None else "no calendar date"
+            if cand.due is None:
+                why = "no calendar date"
+            else:
+                why = "already past when said" if cand.due <= said else "already past when observed"
             note = f"due stated as {cand.due_text!r} ({why})"
         result = goals.propose(
             cand.type.value,

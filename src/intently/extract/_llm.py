@@ -9,6 +9,7 @@ creates nothing, and :meth:`Extraction.observe` logs the rejection as an operati
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -87,6 +88,34 @@ class _Item(BaseModel):
 class _Reply(BaseModel):
     model_config = ConfigDict(extra="forbid")
     candidates: list[_Item] = Field(max_length=20)
+
+
+# What a model writes as the owner of a first-person undertaking ("I'll send it"): the speaker,
+# as the rules read it. Taken literally, "I" became the actor ``user:i``, one owner for everyone.
+_FIRST_PERSON = {"i", "me", "myself", "we", "us", "ourselves", "speaker", "the speaker"}
+
+
+def _owner(stated: str | None, turn: Turn) -> str | None:
+    owner = (stated or "").strip()
+    if owner.lower() in _FIRST_PERSON:
+        return turn.speaker
+    return owner or None
+
+
+def _due(stated: str | None, turn: Turn) -> datetime | None:
+    """The model's due words resolved like the rules' ("by Friday" against the turn's time); or,
+    when the model wrote a timestamp (``2026-03-06T17:00:00Z``, which models like to normalise
+    to and the date words do not read), that time, in the turn's zone when it names none."""
+    if not stated:
+        return None
+    found = find_due(stated, 0, len(stated), turn.time)
+    if found is not None:
+        return found.when
+    try:
+        when = datetime.fromisoformat(stated.strip())
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=turn.time.tzinfo)
 
 
 class LLMExtractor(Extractor):
@@ -173,15 +202,14 @@ class LLMExtractor(Extractor):
                 raise ExtractionRejected(
                     f"candidates.{index}.span is not a substring of the turn", kind="malformed", extractor=self.name
                 )
-            due = find_due(item.due, 0, len(item.due), turn.time) if item.due else None
             out.append(
                 Candidate(
                     type=item.type,
                     span=item.span,
                     start=start,
                     end=start + len(item.span),
-                    owner=(item.owner or "").strip() or None,
-                    due=due.when if due else None,
+                    owner=_owner(item.owner, turn),
+                    due=_due(item.due, turn),
                     due_text=item.due,
                     confidence=item.confidence,
                     rule=f"llm:{self.model}",

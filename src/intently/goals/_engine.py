@@ -32,7 +32,15 @@ from ._model import (
 )
 from ._ops import emit, load_for_write
 from ._organiser import PIGGYBACK_BATCH, PIGGYBACK_BUDGET_MS, OrganiseReport, due_exists, organise
-from ._review import INFERRED_CONFIDENCE, ProposeResult, dismiss, find_restatement, is_suppressed, promote
+from ._review import (
+    INFERRED_CONFIDENCE,
+    ProposeResult,
+    dismiss,
+    find_restatement,
+    is_suppressed,
+    promote,
+    proposed_before,
+)
 from ._semantic import SemanticMatcher
 from ._store import load_intent, load_intents, row_to_decision, row_to_summary
 from ._text import terms_of
@@ -241,6 +249,12 @@ class Goals:
             raise InvalidInput("an evidence id is required", where="evidence_id")
         terms = terms_of(clean)
         with self._write() as tx:
+            before = proposed_before(self._rt, tx, intent_type.value, terms, evidence_id, span or clean)
+            if before is not None:  # this candidate from this evidence again: it is that intent
+                intent_id, live = before
+                if not live:
+                    return ProposeResult("suppressed", None)
+                return ProposeResult("attached", self._as_written(tx, intent_id))
             if is_suppressed(tx, self._rt.namespace, terms, evidence_id):
                 return ProposeResult("suppressed", None)
             existing = find_restatement(self._rt, tx, intent_type.value, terms, owner=actor_text(owner))

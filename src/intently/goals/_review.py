@@ -3,12 +3,16 @@
 Rules (RFC-0013 section 5, RFC-0003):
 
 - a proposal is INFERRED from SYSTEM_INFERRED at confidence 0.55, awaiting review;
-- when an ACTIVE intent of the same type already restates it (:func:`near_duplicate`:
+- when a live (ACTIVE or ON_HOLD) intent of the same type already restates it (:func:`near_duplicate`:
   equal normalised words, or Jaccard overlap >= 0.8 of the stemmed content words) the
   evidence is attached to that intent instead (``"attached"``);
 - when a proposal with the same normalised words was dismissed before and carried the same
   evidence id, nothing is created (``"suppressed"``), so re-running extraction over the same
   conversation does not bring dismissed candidates back;
+- the same candidate from the same evidence (:func:`proposed_before`: the span it was proposed
+  from, of the type it was proposed as) is that intent whatever became of it since: a reviewer's
+  edit of its text, type or owner does not let it come back as a second candidate, and once it is
+  dismissed, done or cancelled it stays so (``"suppressed"``);
 - promotion is an EPISTEMIC_TRANSITION to ASSERTED; a human confirming makes the intent
   USER_STATED (confidence 0.80), an agent confirming keeps the source (ASSERTED row of the table);
 - dismissal is an EPISTEMIC_TRANSITION to DEPRECATED, which nothing leaves.
@@ -16,6 +20,7 @@ Rules (RFC-0013 section 5, RFC-0003):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,7 +35,7 @@ from ._text import Terms, near_duplicate, terms_of
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["ProposeResult", "dismiss", "find_restatement", "is_suppressed", "promote"]
+__all__ = ["ProposeResult", "dismiss", "find_restatement", "is_suppressed", "promote", "proposed_before"]
 
 INFERRED_CONFIDENCE = initial_confidence(EpistemicType.INFERRED, SourceType.SYSTEM_INFERRED)
 
@@ -55,18 +60,59 @@ def is_suppressed(tx: Transaction, namespace: str, terms: Terms, evidence_id: st
     return row is not None
 
 
+def proposed_before(
+    rt: Runtime, tx: Transaction, intent_type: str, terms: Terms, evidence_id: str, span: str
+) -> tuple[str, bool] | None:
+    """The intent this very candidate already became, as ``(id, live)``, or None.
+
+    A candidate is identified by its evidence, the span it was read from and the type it was
+    proposed as, not by the intent's fields now: those are what a reviewer corrects. Matching on
+    the current text, type or owner (as :func:`is_suppressed` and :func:`find_restatement` do)
+    let an edited-then-dismissed candidate, or one edited into another type or owner, come back
+    from the same message as a new candidate, and one confirmed and then done or cancelled
+    return to the queue when its conversation was observed again. The span is compared exactly
+    (in SQL, on the evidence index: a turn can carry hundreds of candidates); the type it was
+    proposed as is read from its ``INTENT_CREATE`` operation when it has changed since: one span
+    can carry two candidates of different types (a commitment and a goal), which stay two."""
+    rows = tx.query(
+        "SELECT i.id, i.intent_type, i.state, i.epistemic_type FROM goals_evidence e "
+        "JOIN goals_intents i ON i.id = e.intent_id WHERE i.namespace = ? AND e.evidence_id = ? "
+        "AND (e.span = ? OR i.norm_key = ?) ORDER BY i.created_at, i.id",
+        (rt.namespace, evidence_id, span, terms.key),
+    )
+    for row in rows:
+        if str(row["intent_type"]) != intent_type and _proposed_as(rt, tx, str(row["id"])) != intent_type:
+            continue
+        live = str(row["state"]) in ("ACTIVE", "ON_HOLD") and str(row["epistemic_type"]) != "DEPRECATED"
+        return str(row["id"]), live
+    return None
+
+
+def _proposed_as(rt: Runtime, tx: Transaction, intent_id: str) -> str | None:
+    """The type ``intent_id`` was created with (its ``INTENT_CREATE`` in the namespace's log)."""
+    row = tx.one(
+        "SELECT payload FROM log_ops WHERE stream = ? AND target = ? AND op = 'INTENT_CREATE' LIMIT 1",
+        (rt.namespace, intent_id),
+    )
+    if row is None:
+        return None
+    created = json.loads(str(row["payload"])).get("intent", {})
+    return str(created.get("intent_type")) if isinstance(created, dict) else None
+
+
 def find_restatement(
     rt: Runtime, tx: Transaction, intent_type: str, terms: Terms, *, owner: str | None = None
 ) -> Intent | None:
-    """An ACTIVE, not dismissed intent of the same type that says the same thing, if any, and
-    of the same owner when both have one: Dave's "I'll send the invoice" is his undertaking,
-    not more evidence for Carol's."""
+    """A live (ACTIVE or ON_HOLD), not dismissed intent of the same type that says the same
+    thing, if any, and of the same owner when both have one: Dave's "I'll send the invoice" is
+    his undertaking, not more evidence for Carol's. A goal put on hold is still the goal: its
+    restatement is evidence for it, not a second candidate a reviewer could confirm beside it."""
     words = sorted(set(terms.key.split()))
     if not words:
         return None
     marks = ", ".join("?" for _ in words)
     rows = tx.query(
-        "SELECT * FROM goals_intents WHERE namespace = ? AND intent_type = ? AND state = 'ACTIVE' "
+        "SELECT * FROM goals_intents WHERE namespace = ? AND intent_type = ? AND state IN ('ACTIVE', 'ON_HOLD') "
         "AND epistemic_type <> 'DEPRECATED' AND id IN (SELECT ref_id FROM goals_terms WHERE namespace = ? "
         f"AND term IN ({marks})) ORDER BY created_at, id LIMIT 500",
         (rt.namespace, intent_type, rt.namespace, *words),

@@ -179,8 +179,10 @@ def build_server(ix: Intently) -> MCPServer:
     @server.tool(
         description=(
             "Feed one conversational turn after it happens: it is recorded as evidence, and the commitments, "
-            "goals, open questions, risks and decisions found in it wait in the review queue (never acted on "
-            "until a person confirms them). `time` is RFC 3339 (default now); `message_id` becomes the evidence id."
+            "goals, open questions and risks found in it wait in the review queue (never acted on until a "
+            'person confirms them). Decisions made in it ("we agreed to ...") are recorded as decision '
+            "records at once, with no review, and a requirements scan reads them. `time` is RFC 3339 "
+            "(default now); `message_id` becomes the evidence id."
         )
     )
     @_as_tool_error
@@ -208,21 +210,27 @@ def build_server(ix: Intently) -> MCPServer:
         type: str | None = None,
         owner: str | None = None,
         due: str | None = None,
+        expected_version: int | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "edit", candidate_id, text=text, type=type, owner=owner, due=due, awaiting_review=True)
+        return call(
+            "goals", "edit", candidate_id, text=text, type=type, owner=owner, due=due,
+            expected_version=expected_version, awaiting_review=True,
+        )  # fmt: skip
 
     @server.tool(description="Confirm a candidate: it becomes an asserted intent (a person's decision, logged).")
     @_as_tool_error
-    def review_confirm(candidate_id: str) -> dict[str, Any]:
+    def review_confirm(candidate_id: str, expected_version: int | None = None) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "promote", candidate_id)
+        return call("goals", "promote", candidate_id, expected_version=expected_version)
 
     @server.tool(description="Dismiss a candidate; it is never proposed again from the same evidence.")
     @_as_tool_error
-    def review_dismiss(candidate_id: str, reason: str | None = None) -> dict[str, Any]:
+    def review_dismiss(
+        candidate_id: str, reason: str | None = None, expected_version: int | None = None
+    ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "dismiss", candidate_id, reason=reason)
+        return call("goals", "dismiss", candidate_id, reason=reason, expected_version=expected_version)
 
     # -- standing intents ----------------------------------------------------------------
 

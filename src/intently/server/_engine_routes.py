@@ -38,6 +38,7 @@ from ._models import (
     Priority,
     RequirementPreview,
     RequirementStatus,
+    ReviewConfirm,
     TriggerCreate,
     TriggerTest,
     TurnObserve,
@@ -135,15 +136,20 @@ def review_list(view: NamespaceView, offset: Offset = 0, limit: Limit = 100) -> 
 
 
 @router.post("/review/{candidate_id}/confirm", tags=["review"])
-def review_confirm(view: NamespaceView, candidate_id: str) -> Any:
+def review_confirm(view: NamespaceView, candidate_id: str, body: ReviewConfirm | None = None) -> Any:
+    """Confirm a candidate; with ``expected_version``, 409 if it changed since the reviewer read it."""
     view.require(Permission.WRITE)
-    return run_engine(view, "goals", "promote", candidate_id)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "promote", candidate_id, **fields)
 
 
 @router.post("/review/{candidate_id}/dismiss", tags=["review"])
-def review_dismiss(view: NamespaceView, candidate_id: str) -> Any:
+def review_dismiss(view: NamespaceView, candidate_id: str, body: GoalCancel | None = None) -> Any:
+    """Dismiss a candidate: ``reason`` is recorded in the log, as ``intently review dismiss
+    --reason`` and the MCP tool record it; ``expected_version`` as for confirm."""
     view.require(Permission.WRITE)
-    return run_engine(view, "goals", "dismiss", candidate_id)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "dismiss", candidate_id, **fields)
 
 
 # -- standing intents --------------------------------------------------------------------

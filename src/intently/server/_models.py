@@ -18,6 +18,7 @@ __all__ = [
     "GrantRequest",
     "ObservedOutput",
     "RequirementPreview",
+    "ReviewConfirm",
     "ToolDefinition",
     "TriggerCreate",
     "TriggerTest",
@@ -76,6 +77,13 @@ class GoalUpdate(_Body):
 
 class GoalCancel(_Body):
     reason: str | None = Field(default=None, max_length=2_000, description="Why (recorded in the log).")
+    expected_version: int | None = Field(default=None, ge=1)
+
+
+class ReviewConfirm(_Body):
+    """Optional body of ``POST .../review/{id}/confirm``: the version the reviewer was shown, so a
+    candidate another reviewer reworded meanwhile is not confirmed unseen (409 instead)."""
+
     expected_version: int | None = Field(default=None, ge=1)
 
 
