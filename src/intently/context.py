@@ -474,6 +474,7 @@ def assemble(
     paths: str | Sequence[str] = (),
     budget: int | None = None,
     fire: bool = True,
+    max_chars: int | None = None,
 ) -> ContextResult:
     """Assemble the context block for ``query`` in ``ix``'s namespace (needs read access).
 
@@ -487,6 +488,14 @@ def assemble(
     ``paths`` is a list of the files the step touches; one bare string is one path. The
     block never exceeds ``budget``; a budget below :func:`min_budget` (the frame alone)
     is refused with :class:`InvalidInput`.
+
+    ``max_chars`` caps the rendered text too (Claude Code cuts hook output at 10,000
+    characters): while the decided block is longer, it is decided again under a smaller
+    budget, never below :func:`min_budget`, and only the block that fits is recorded. The
+    sizing happens on the same previews the block is decided from, so a capped block costs
+    one round of engine previews when it fits, not a separate sizing pass before the real
+    one. A block that still does not fit after a few rounds raises ``RuntimeError`` before
+    anything is recorded.
     """
     ix.require(Permission.READ)
     total = int(budget if budget is not None else ix.config.context.budget)
@@ -514,7 +523,6 @@ def assemble(
         else:
             calls[name] = fn
     known_missing = tuple(s for s in fixed.values() if s.status is SectionStatus.UNAVAILABLE)
-    pool = total - frame.base - frame.missing(ix.namespace, known_missing, count)
 
     def ask(name: str, allowance: int) -> _Run:
         inner = max(allowance - frame.section[name] - frame.hidden, 0)
@@ -561,14 +569,32 @@ def assemble(
                 runs[name] = grown
         return runs
 
-    runs = preview(pool)
-    for _ in range(2):  # an engine that failed adds a "Not included" line nothing reserved
-        over = _tokens(ix.namespace, runs, count) - total
-        if over <= 0:
-            break
-        pool -= over
+    def decide(total: int) -> dict[str, _Run]:
+        pool = total - frame.base - frame.missing(ix.namespace, known_missing, count)
         runs = preview(pool)
-    _enforce(ix.namespace, runs, total, count, order=("standing_intents", "requirements", "active_goals"))
+        for _ in range(2):  # an engine that failed adds a "Not included" line nothing reserved
+            over = _tokens(ix.namespace, runs, count) - total
+            if over <= 0:
+                break
+            pool -= over
+            runs = preview(pool)
+        _enforce(ix.namespace, runs, total, count, order=("standing_intents", "requirements", "active_goals"))
+        return runs
+
+    runs = decide(total)
+    if max_chars is not None:
+        size = len(_render(ix.namespace, tuple(runs[n].section for n in RENDER_ORDER)))
+        for _ in range(4):
+            if size <= max_chars:
+                break
+            # Scale what the block used, not the budget: a budget far above the content would
+            # shrink for several rounds without the block getting any smaller.
+            spent = min(total, _tokens(ix.namespace, runs, count))
+            total = max(int(spent * max_chars / size * 0.9), floor)
+            runs = decide(total)
+            size = len(_render(ix.namespace, tuple(runs[n].section for n in RENDER_ORDER)))
+        if size > max_chars:
+            raise RuntimeError(f"context block still {size} characters at budget {total}")
     if fire:
         _commit(ix, runs, query, session, channel, sender, total, count)
     ordered = tuple(runs[n].section for n in RENDER_ORDER)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from intently import Intently
+from intently.context import assemble
 from intently.hooks import MAX_CONTEXT_CHARS, context_within_cap
 
 
@@ -38,3 +43,31 @@ def test_a_high_risk_on_hold_reaches_claude_code_once_per_session(ix: Intently) 
     other = context_within_cap(ix, "tidy the docs", session="s2")
     assert "rate-limit the nightly export" in other.section("active_goals").body
     assert sorted(o.payload["session"] for o in ix.log.read("proj", op="RISK_SURFACED")) == ["s1", "s2"]
+
+
+def test_a_block_that_fits_asks_each_engine_once(ix: Intently, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook used to size the block with a preview and then assemble it for real, which
+    previewed every engine again: each prompt asked the goals engine twice. The sizing now
+    runs on the previews the block is decided from."""
+    ix.goals.add("Ship the billing export before the audit", priority="HIGH")
+    engine = type(ix.goals)
+    real = engine.bundle
+    asked: list[bool] = []
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        asked.append(bool(kwargs.get("record", True)))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "bundle", counted)
+    result = context_within_cap(ix, "billing export", session="s1")
+    assert "billing export" in result.section("active_goals").body
+    assert asked == [False]  # one preview; what it showed is then recorded, not previewed again
+
+
+def test_a_block_that_cannot_fit_records_nothing(ix: Intently) -> None:
+    """A block still over the cap after shrinking is refused before anything it shows is
+    recorded (its reminder would be charged for a block Claude Code never got)."""
+    intent = ix.triggers.add("Check the rollback plan with Dana", when=["launch"])
+    with pytest.raises(RuntimeError, match="characters at budget"):
+        assemble(ix, "plan the launch", session="s1", max_chars=50)
+    assert ix.triggers.show(intent.id).fire_count == 0

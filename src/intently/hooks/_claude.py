@@ -178,28 +178,17 @@ def _carry_on(event: str, exc: Exception) -> HookResult:
 def context_within_cap(ix: Intently, query: str, *, session: str | None) -> ContextResult:
     """The context block under Claude Code's character cap.
 
-    Sized first with previews (``fire=False``, which record nothing), shrinking the token
-    budget until the block fits, then assembled once for real at that budget: only that
-    block, the one delivered, charges the standing intents it shows and marks the HIGH
-    risks it shows as surfaced to ``session``. (A preview that marked them would keep them
-    out of the real block for the rest of the session.) The budget never goes below the
-    smallest one the assembler accepts.
+    The assembler decides the block from previews (which record nothing), shrinking the
+    token budget while the block is over :data:`MAX_CONTEXT_CHARS`, then records only the
+    block delivered: the standing intents it shows are charged and the HIGH risks it shows
+    are marked as surfaced to ``session``. (A preview that marked them would keep them out of
+    the real block for the rest of the session.) One round of previews serves both the
+    sizing and the block: a separate sizing preview before a full ``assemble`` asked every
+    engine twice per prompt. The budget never goes below the smallest one the assembler
+    accepts.
     """
-    floor = min_budget(ix.namespace)
-    budget = max(int(ix.config.context.budget), floor)
-    preview = assemble(ix, query, session=session, budget=budget, fire=False)
-    for _ in range(4):
-        if len(preview.text) <= MAX_CONTEXT_CHARS:
-            break
-        # Scale what the block used, not the budget: a budget far above the content would
-        # shrink for several rounds without the block getting any smaller.
-        used = min(budget, preview.tokens)
-        budget = max(int(used * MAX_CONTEXT_CHARS / len(preview.text) * 0.9), floor)
-        preview = assemble(ix, query, session=session, budget=budget, fire=False)
-    result = assemble(ix, query, session=session, budget=budget)
-    if len(result.text) > MAX_CONTEXT_CHARS:
-        raise RuntimeError(f"context block still {len(result.text)} characters at budget {budget}")
-    return result
+    budget = max(int(ix.config.context.budget), min_budget(ix.namespace))
+    return assemble(ix, query, session=session, budget=budget, max_chars=MAX_CONTEXT_CHARS)
 
 
 def _context_answer(event: str, result: ContextResult, note: str = "") -> HookResult:
