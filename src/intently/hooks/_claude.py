@@ -147,6 +147,10 @@ def _handle(raw: str, open_home: Opener) -> HookResult:
             return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
         try:
             ix = open_home(Path(parsed.cwd) if parsed.cwd else None)
+            # Every event appends (a decision, an observation) and is signed into the database,
+            # but the tracked witness file is left to the user's own commands: rewritten at each
+            # tool call, it kept the project's git tree dirty all session long.
+            ix.log.witness_on_checkpoint = False
             try:
                 return fn(ix, parsed)
             finally:

@@ -164,6 +164,12 @@ class OperationLog:
         self.keyring = keyring
         self.origin = origin
         self.witness_path = witness_path
+        #: False leaves the tracked witness file alone at checkpoints (the checkpoints are still
+        #: signed into the database). Claude Code hooks append on every tool call: rewriting a
+        #: tracked file each time kept the user's git tree dirty. The next checkpoint with this
+        #: left True (any other command that appends, or ``intently log checkpoint``) brings
+        #: the file up to every stream's latest checkpoint, these included.
+        self.witness_on_checkpoint = True
         self._dirty: set[str] = set()
         self._warned_unsigned = False
 
@@ -273,7 +279,8 @@ class OperationLog:
 
     def checkpoint(self, streams: Iterable[str] | None = None) -> list[Checkpoint]:
         """Sign a checkpoint for every stream that grew since its last one, then update the
-        tracked witness file. Called at the end of every command that appended.
+        tracked witness file (unless :attr:`witness_on_checkpoint` is off). Called at the end
+        of every command that appended.
 
         The witness file is written inside the same write transaction, so concurrent
         processes update it one at a time and it never goes backwards. A witnessed
@@ -311,8 +318,12 @@ class OperationLog:
                 made.append(cp)
             if made:
                 self._ensure_database_id(tx)
-                if self.witness_path is not None:
-                    conflicts = self._update_witness(tx)
+            # A checkpoint of every stream (``intently log checkpoint``) also catches the
+            # witness up with checkpoints signed while it was left alone, even when no stream
+            # grew since (a database that never signed has nothing to witness).
+            catch_up = wanted is None and self._read_database_id(tx) is not None
+            if self.witness_path is not None and self.witness_on_checkpoint and (made or catch_up):
+                conflicts = self._update_witness(tx)
         self._dirty.clear()
         if conflicts:
             raise conflicts[0]
