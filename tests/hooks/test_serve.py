@@ -289,3 +289,40 @@ def test_a_client_that_trickles_its_event_does_not_hold_the_server(ix: Intently,
     finally:
         slow.close()
     assert "answered PreToolUse" in server.stop()
+
+
+def test_events_of_concurrent_sessions_are_answered_side_by_side(ix: Intently, project: Path, server: Server) -> None:
+    """The server used to answer one event at a time: a session whose event was slow (here,
+    waiting on its session file, which another process holds) held every other Claude Code
+    session's tool calls in the queue, up to the client's 25 s limit, which then blocks them.
+    Each event is now answered in a child of its own."""
+    from intently.hooks._record import session_record
+
+    read = {"tool_name": "Read", "tool_input": {"file_path": str(project / "notes.md")}}
+    stuck = {**event("PreToolUse", project, **read), "session_id": "stuck-session"}
+    other = {**event("PreToolUse", project, **read), "session_id": "other-session"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_ACTOR"] = "user:alice"
+    stdin = project / "stuck-event.json"
+    stdin.write_text(json.dumps(stuck), encoding="utf-8")
+    with session_record(ix.home.state_dir, "stuck-session"), stdin.open(encoding="utf-8") as given:
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+            stdin=given,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        time.sleep(1.0)  # handed over, and waiting for the session file
+        began = time.monotonic()
+        done = installed_hook(other)
+        took = time.monotonic() - began
+        assert waiting.poll() is None  # still waiting: the other session did not queue behind it
+    assert done.returncode == 0, done.stderr
+    assert decision(done) == "allow" and took < 20
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 0, err
+    assert decision(subprocess.CompletedProcess([], 0, out, err)) == "allow"
+    log = server.stop()
+    assert log.count("answered PreToolUse exit 0") == 2, log

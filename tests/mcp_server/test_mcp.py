@@ -357,3 +357,41 @@ def test_context_prompt_is_an_injection_and_fires(ix: Intently) -> None:
     assert "rollback plan with Dana" in first
     assert "rollback plan with Dana" not in second  # its one fire is spent
     assert ix.triggers.show(intent.id).fire_count == 1
+
+
+def test_a_reader_cannot_spend_a_reminder_through_the_context_prompt(ix: Intently) -> None:
+    """The prompt charges the reminders it shows; a read-only actor used to do that through it
+    (a TRIGGER_FIRE by the reader, the reminder's one fire spent), where HTTP asks for write."""
+    intent = ix.triggers.add("Check the rollback plan with Dana", when=["launch"], max_fires=1)
+    ix.access.grant(Actor.parse("user:bob"), Permission.READ)
+
+    async def go() -> tuple[str, Any]:
+        async with Client(build_server(ix.as_actor("user:bob"))) as client:
+            try:
+                await client.get_prompt("context", {"task": "plan the launch"})
+            except Exception as exc:  # the SDK raises the server's error
+                error = str(exc)
+            else:
+                error = ""
+            preview = await client.call_tool("requirements_preview", {"task": "plan the launch"})
+            return error, preview
+
+    error, preview = _run(go)
+    assert "lacks write" in error and "requirements_preview" in error
+    assert not preview.is_error  # the reader's way to look
+    assert ix.triggers.show(intent.id).fire_count == 0
+    assert ix.log.read("proj", op="TRIGGER_FIRE") == []
+
+
+def test_a_refused_context_prompt_says_why(ix: Intently) -> None:
+    """A prompt has no error result; the SDK answered a refusal with "Internal server error"."""
+
+    async def go() -> str:
+        async with Client(build_server(ix.as_actor("user:mallory"))) as client:
+            try:
+                await client.get_prompt("context", {"task": "plan the launch"})
+            except Exception as exc:
+                return str(exc)
+        return ""
+
+    assert "NotFound" in _run(go) and "not found" in _run(go)

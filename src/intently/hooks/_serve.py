@@ -2,8 +2,13 @@
 
 Each event is still answered by :func:`handle_claude_event` on a freshly opened home, exactly
 as in a one-shot hook process (config, policies, session state: all read again per event);
-what the server keeps is the imported code, which is most of a one-shot hook's time. Events
-are answered one at a time, in arrival order, in the client's working directory.
+what the server keeps is the imported code, which is most of a one-shot hook's time. Each
+event is answered in a child forked for it, in the client's working directory, so events of
+concurrent Claude Code sessions (or parallel tool calls) are answered side by side instead of
+queueing behind each other: the child has the server's imports but its own working directory,
+warnings and state, as a one-shot hook process has, and the session files it shares with other
+events are locked as they are between one-shot hooks. Without ``os.fork`` events are answered
+one at a time.
 
 Optional: with no server running, the hook answers in-process as before. The server stops
 after ``idle_timeout`` seconds without an event, and removes its socket; it also stops, after
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import time
 from collections.abc import Callable
@@ -22,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import __version__, _engines
 from ..core.errors import InvalidInput
 from ..core.homedir import CONFIG_FILE
 from ._claude import handle_claude_event, open_from_environment
@@ -40,11 +46,15 @@ from ._wire import (
 __all__ = ["ServeReport", "serve_hooks"]
 
 ACCEPT_TICK_S = 1.0
+_REAP_TICK_S = 0.02
 # A hook client writes its whole event at once; one that has not within this long is dropped
 # (it answers in-process) rather than holding the queue of hooks behind it.
 _READ_WITHIN_S = 2.0
 # sun_path holds 108 bytes on Linux and 104 on macOS, the terminating NUL included.
 _MAX_SOCKET_PATH = 103
+# Events answered at once; a further one waits for a child to finish (Claude Code runs a few
+# tool calls in parallel per session, so this covers several sessions).
+MAX_CONCURRENT = 8
 
 
 @dataclass
@@ -150,6 +160,7 @@ def serve_hooks(
     report = ServeReport(home=str(home), socket=str(path))
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     start_dir = os.getcwd()
+    children: dict[int, tuple[str, float]] = {}  # pid -> (event, when it arrived)
     try:
         old_umask = os.umask(0o177)  # the socket is created 0600
         try:
@@ -160,9 +171,13 @@ def serve_hooks(
         server.settimeout(ACCEPT_TICK_S)
         if on_ready is not None:
             on_ready(path)
+        if hasattr(os, "fork"):
+            _engines.load()  # the children would otherwise each import the engines anew
         loaded = code_fingerprint()
         last = time.monotonic()
         while time.monotonic() - last < idle_timeout and not (should_stop and should_stop()):
+            _reap(children, on_event, block=len(children) >= MAX_CONCURRENT)
+            server.settimeout(_REAP_TICK_S if children else ACCEPT_TICK_S)  # report answers promptly
             try:
                 conn, _ = server.accept()
             except TimeoutError:
@@ -170,14 +185,69 @@ def serve_hooks(
             last = time.monotonic()
             stale = code_fingerprint() != loaded
             with conn:
-                _serve_one(conn, home, report, on_event, stale=stale)
+                _serve_one(conn, home, report, on_event, stale=stale, server=server, children=children)
             os.chdir(start_dir)
             if stale:
                 break  # the hooks answer in-process until a server with the new code starts
     finally:
         server.close()
         path.unlink(missing_ok=True)
+        while children:  # stop after the events being answered, never in the middle of one
+            _reap(children, on_event, block=True)
     return report
+
+
+def _reap(
+    children: dict[int, tuple[str, float]], on_event: Callable[[str, float], None] | None, *, block: bool
+) -> None:
+    """Collect the children that finished (waiting for one when ``block``) and report each event.
+
+    Each child is waited for by its pid, never with ``waitpid(-1)``: a process that embeds the
+    server may have children of its own, whose exit statuses are not ours to take."""
+    while children:
+        done = False
+        for pid in list(children):
+            got, status = os.waitpid(pid, os.WNOHANG)
+            if got == 0:
+                continue
+            done = True
+            name, began = children.pop(pid)
+            if os.WIFEXITED(status):
+                outcome = f"answered {name} exit {os.WEXITSTATUS(status)}"
+            else:  # killed: the client got no answer and blocked the call on its side
+                outcome = f"answered {name}: its child was killed by signal {os.WTERMSIG(status)}"
+            if on_event is not None:
+                on_event(outcome, time.perf_counter() - began)
+        if done or not block:
+            return
+        time.sleep(0.005)
+
+
+def _answer_in_child(conn: socket.socket, server: socket.socket, message: dict[str, Any]) -> int:
+    """Fork a child that answers ``message`` on ``conn`` and exits with the hook's exit code."""
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    code = 2
+    try:
+        # Ctrl-C reaches the whole process group: the server stops after this event, and the
+        # child finishes answering it rather than leaving the client without an answer.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        server.close()
+        reply = _safe_answer(message)
+        code = int(reply["exit_code"])
+        with contextlib.suppress(OSError):  # the client went away; it blocks on its side
+            write_message(conn, reply)
+    finally:
+        os._exit(code)  # never back into the server's loop, nor its cleanup
+
+
+def _safe_answer(message: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return _answer(message)
+    except Exception as exc:  # the handler never raises; anything around it blocks this call, not the server
+        why = f"hook server error, blocked to fail closed: {type(exc).__name__}: {exc}"
+        return {"status": "answered", "stdout": "", "stderr": f"intently: {why}\n", "exit_code": 2}
 
 
 def _serve_one(
@@ -187,6 +257,8 @@ def _serve_one(
     on_event: Callable[[str, float], None] | None,
     *,
     stale: bool = False,
+    server: socket.socket | None = None,
+    children: dict[int, tuple[str, float]] | None = None,
 ) -> None:
     began = time.perf_counter()
     try:
@@ -206,12 +278,13 @@ def _serve_one(
         if why not in report.reasons:
             report.reasons.append(why)
         outcome = f"declined: {why}"
+    elif server is not None and children is not None and hasattr(os, "fork"):
+        pid = _answer_in_child(conn, server, message)
+        report.answered += 1
+        children[pid] = (_event_name(message["stdin"]), began)  # reported when the child exits
+        return
     else:
-        try:
-            reply = _answer(message)
-        except Exception as exc:  # the handler never raises; anything around it blocks this call, not the server
-            why = f"hook server error, blocked to fail closed: {type(exc).__name__}: {exc}"
-            reply = {"status": "answered", "stdout": "", "stderr": f"intently: {why}\n", "exit_code": 2}
+        reply = _safe_answer(message)
         report.answered += 1
         outcome = f"answered {_event_name(message['stdin'])} exit {reply['exit_code']}"
     with contextlib.suppress(OSError):  # the client went away; it blocks on its side

@@ -12,15 +12,17 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Annotated, Any, ParamSpec, TypeVar
 
+from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
 from .. import __version__
 from .._intently import Intently
 from ..access import Permission
 from ..context import assemble, run_engine
-from ..core.errors import IntentlyError
+from ..core.errors import IntentlyError, PermissionDenied
 from ..hooks import Observation, gate_check
 
 __all__ = ["RESOURCES", "TOOLS", "build_server"]
@@ -332,16 +334,32 @@ def build_server(ix: Intently) -> MCPServer:
         description=(
             "The context block for a task: project rules, goals and standing intents. `paths` is a "
             "comma-separated list of the files the task touches. The block is meant to be injected, "
-            "so the standing intents it shows are charged a fire (their budgets and cooldowns apply)."
+            "so the standing intents it shows are charged a fire (their budgets and cooldowns apply); "
+            "it needs write permission."
         )
     )
     def context(task: str, paths: str = "") -> str:
         # A prompt's text goes into the model's context: it is an injection, not a preview.
         # Previewing here showed each reminder on every call, past its fire budget and cooldown.
         # requirements_preview stays the side-effect-free look at what would be injected.
-        files = [p.strip() for p in paths.split(",") if p.strip()]
-        result = assemble(ix, task, paths=files, fire=True)
-        ix.checkpoint()
+        # Charging a fire and logging an injection are writes: a reader reached them through
+        # this prompt (a TRIGGER_FIRE by a read-only actor, spending a reminder's max_fires),
+        # where HTTP asks for write before it fires.
+        # A prompt has no error result: the SDK answers any other exception with a bare
+        # "Internal server error", so the reason travels as an MCPError the client is shown.
+        try:
+            try:
+                ix.require(Permission.WRITE)
+            except PermissionDenied as exc:
+                raise PermissionDenied(
+                    f"{exc}: the context prompt records what it shows (it charges the standing intents "
+                    "in it); a reader looks with the requirements_preview tool"
+                ) from exc
+            files = [p.strip() for p in paths.split(",") if p.strip()]
+            result = assemble(ix, task, paths=files, fire=True)
+            ix.checkpoint()
+        except IntentlyError as exc:
+            raise MCPError(INVALID_PARAMS, f"{type(exc).__name__}: {exc}") from exc
         return result.text
 
     return server
