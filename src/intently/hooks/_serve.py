@@ -172,7 +172,7 @@ def serve_hooks(
         if on_ready is not None:
             on_ready(path)
         if hasattr(os, "fork"):
-            _engines.load()  # the children would otherwise each import the engines anew
+            _warm_up()
         loaded = code_fingerprint()
         last = time.monotonic()
         while time.monotonic() - last < idle_timeout and not (should_stop and should_stop()):
@@ -195,6 +195,24 @@ def serve_hooks(
         while children:  # stop after the events being answered, never in the middle of one
             _reap(children, on_event, block=True)
     return report
+
+
+def _warm_up() -> None:
+    """Load once, in the server, what each event's child would otherwise load again: the
+    engines' modules, the gate's signed bundle, the contracts of Claude Code's tools and the
+    patterns they compile (a sample check in a gate with an in-memory journal, which writes
+    nothing). A child inherits all of it; what it loads itself dies with it. Only speed
+    depends on this, so a failure here leaves the events to load what they need."""
+    try:
+        _engines.load()
+        from ..gate._gate import Gate
+        from ._gate import claude_tool_contracts
+
+        gate = Gate.from_tools([], overrides=claude_tool_contracts(), context_objects=("repository",))
+        session = gate.session(user_request="Fix the failing test in tests/test_api.py", namespace="warm-up")
+        session.check("Read", {"file_path": "tests/test_api.py"})
+    except Exception:  # see above: the events still answer, more slowly
+        pass
 
 
 def _reap(
