@@ -664,3 +664,23 @@ def test_a_skipped_requirement_file_is_one_warning_line(ix: Intently, project: P
     assert done.exit_code == 0, done.stderr
     assert "intently: warning: skipped" in done.stderr and "req-0000000000aa.md" in done.stderr
     assert ".py:" not in done.stderr and done.stderr.count("warning:") == 1
+
+
+def test_a_pre_tool_use_past_its_deadline_blocks(
+    handle: Handler, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code lets a call run when its hook times out. The gate rereads the session's
+    prompts at every check, and after a pasted prompt of a few megabytes each check outlived
+    the 30 s timeout: the call ran unchecked. A check still undecided at the deadline blocks."""
+    from intently.hooks import _claude
+
+    prompt = "please tidy the parser module and keep the tests green " * 500
+    assert handle(event("UserPromptSubmit", project, prompt=prompt)).exit_code == 0
+    read = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "README.md")})
+    monkeypatch.setattr(_claude, "PRE_TOOL_DEADLINE_S", 0.01, raising=False)
+    result = handle(read)
+    assert result.exit_code == 2
+    assert "no decision within 0.01 s, blocked to fail closed" in result.stderr
+    assert "start a new session" in result.stderr
+    monkeypatch.setattr(_claude, "PRE_TOOL_DEADLINE_S", 60.0)
+    assert handle(read).exit_code == 0  # the same check, given its time
