@@ -684,3 +684,22 @@ def test_a_pre_tool_use_past_its_deadline_blocks(
     assert "start a new session" in result.stderr
     monkeypatch.setattr(_claude, "PRE_TOOL_DEADLINE_S", 60.0)
     assert handle(read).exit_code == 0  # the same check, given its time
+
+
+@pytest.mark.parametrize("damage", ['{"requests": "oops"', '{"session_id": "s", "observations": "x"}', "[1, 2]"])
+def test_a_damaged_session_record_blocks_and_says_how_to_get_out(
+    ix: Intently, handle: Handler, project: Path, damage: str
+) -> None:
+    """Every tool call of the session blocks on a damaged record; the reason used to be a bare
+    `'session_id'` (or an internal error), with nothing about what to do."""
+    prompt = event("UserPromptSubmit", project, prompt="Read the README")
+    assert handle(prompt).exit_code == 0
+    (record,) = (ix.home.state_dir / "hooks" / "claude").glob("*.json")
+    record.write_text(damage, encoding="utf-8")
+    read = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "README.md")})
+    result = handle(read)
+    assert result.exit_code == 2
+    assert "cannot work here" in result.stderr and "session record unreadable" in result.stderr
+    assert "remove the file to start this session's record over" in result.stderr and str(record) in result.stderr
+    record.unlink()
+    assert handle(read).exit_code == 0

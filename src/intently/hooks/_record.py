@@ -118,8 +118,15 @@ def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
             if path.exists():
                 try:
                     record = SessionRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                    raise InvalidInput(f"session record unreadable: {exc}", where=str(path)) from exc
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+                    # Every later tool call of the session blocks on this, so say how to get out:
+                    # without the record the gate knows none of the session's prompts, which only
+                    # makes its checks stricter.
+                    raise InvalidInput(
+                        f"session record unreadable ({type(exc).__name__}: {exc}); remove the file to start "
+                        "this session's record over",
+                        where=str(path),
+                    ) from exc
             yield record
             record.observations = record.observations[-_MAX_OBSERVATIONS:]
             record.asks = dict(list(record.asks.items())[-_MAX_ASKS:])
