@@ -14,9 +14,10 @@ def test_hook_benchmark_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFix
     code = bench_main(["hook", "--events", "2", "--dir", str(tmp_path), "--json"])
     assert code == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"benchmark", "events", "fast_hook", "cli_hook", "served_hook", "interpreter_start"}
+    timed = ("fast_hook", "cli_hook", "served_hook", "interpreter_start", "served_prompt")
+    assert set(result) == {"benchmark", "events", *timed}
     assert result["events"] == 2
-    for name in ("fast_hook", "cli_hook", "served_hook", "interpreter_start"):
+    for name in timed:
         assert set(result[name]) == {"p50_ms", "p95_ms", "mean_ms"}
         assert result[name]["p50_ms"] > 0
     # the hook does more than start an interpreter: a figure under the floor would be a broken timer

@@ -10,7 +10,10 @@ real home (a git repository, SQLite file, signed log) with an open session, per 
 - **cli_hook**: ``intently hook claude`` through the full command-line application;
 - **served_hook**: the same installed command while ``intently hook serve`` runs for the home
   (the event is handed to the server, which keeps the imports loaded);
-- **interpreter_start**: ``python -c pass``, the floor no Python hook can go under.
+- **interpreter_start**: ``python -c pass``, the floor no Python hook can go under;
+- **served_prompt**: a ``UserPromptSubmit`` (recorded for the gate, context block assembled
+  over a few goals and a standing intent) through the installed command with the server
+  running, so the figure is the handler's work rather than interpreter start.
 
 Each event is one ``PreToolUse`` (a Read, then an Edit of the file the prompt names, in
 turn); every answer must be ``allow``, or the run fails rather than time a refusal.
@@ -98,8 +101,10 @@ def _project(root: Path) -> Path:
     (project / "tests").mkdir(parents=True)
     (project / "tests" / "test_api.py").write_text("def test_api():\n    assert 1 + 1 == 2\n", encoding="utf-8")
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    with Intently.init(project, actor="user:bench", name="bench"):
-        pass
+    with Intently.init(project, actor="user:bench", name="bench") as ix:
+        for n in range(8):  # something for the prompts' context block to assemble
+            ix.goals.add(f"Keep test_api {n} green while the parser is reworked", priority="HIGH")
+        ix.triggers.add("The parser freeze ends Friday", when=["parser"])
     return project
 
 
@@ -121,7 +126,7 @@ def measure(events: int, root: Path) -> dict[str, Any]:
             timings[name].append(elapsed)
             answers.add(_decision(out))
         timings["interpreter_start"].append(_run([sys.executable, "-c", "pass"], "", env, project)[0])
-    timings["served_hook"] = _served(fast, calls, events, env, project, answers)
+    timings["served_hook"], timings["served_prompt"] = _served(fast, calls, events, env, project, answers)
     if answers != {"allow"}:
         raise RuntimeError(f"the hook answered {sorted(answers)}, not only allow: this run would time refusals")
     return {"benchmark": "hook", "events": events, **{k: _summary(v) for k, v in timings.items()}}
@@ -129,8 +134,9 @@ def measure(events: int, root: Path) -> dict[str, Any]:
 
 def _served(
     fast: list[str], calls: list[str], events: int, env: dict[str, str], project: Path, answers: set[str]
-) -> list[float]:
-    """The installed command again, with a hook server running for the home."""
+) -> tuple[list[float], list[float]]:
+    """The installed command again, with a hook server running for the home: the tool calls,
+    then as many prompts (in a session of their own, so the calls' session stays as it was)."""
     server = subprocess.Popen(
         [sys.executable, "-c", "import sys; from intently.cli import main; sys.exit(main())", "hook", "serve"],
         env=env,
@@ -150,13 +156,21 @@ def _served(
             elapsed, out = _run(fast, calls[i % len(calls)], env, project)
             timings.append(elapsed)
             answers.add(_decision(out))
+        prompts = []
+        for i in range(events):
+            prompt = {"session_id": "bench-prompts", "prompt": f"{_PROMPT} (parser step {i})"}
+            elapsed, out = _run(fast, _event(project, "UserPromptSubmit", **prompt), env, project)
+            if "additionalContext" not in out:
+                raise RuntimeError(f"the prompt got no context block: {out}")
+            prompts.append(elapsed)
     finally:
         server.terminate()
         log, _ = server.communicate(timeout=30)
     served = log.count("answered PreToolUse")
-    if served != events + 1:  # a declined event is answered in-process: it would time the wrong thing
-        raise RuntimeError(f"the server answered {served} of {events + 1} events:\n{log}")
-    return timings
+    if served != events + 1 or log.count("answered UserPromptSubmit") != events:
+        # a declined event is answered in-process: it would time the wrong thing
+        raise RuntimeError(f"the server answered {served} of {events + 1} tool calls:\n{log}")
+    return timings, prompts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -178,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("cli_hook", "intently hook claude (full CLI)"),
         ("served_hook", "the installed command, intently hook serve running"),
         ("interpreter_start", "python -c pass (baseline: interpreter start)"),
+        ("served_prompt", "a UserPromptSubmit, intently hook serve running"),
     ):
         row = result[name]
         print(f"  {label:<50} p50 {row['p50_ms']:>7.1f} ms   p95 {row['p95_ms']:>7.1f} ms")
