@@ -383,15 +383,24 @@ def test_a_reader_cannot_spend_a_reminder_through_the_context_prompt(ix: Intentl
     assert ix.log.read("proj", op="TRIGGER_FIRE") == []
 
 
-def test_a_refused_context_prompt_says_why(ix: Intently) -> None:
-    """A prompt has no error result; the SDK answered a refusal with "Internal server error"."""
+def test_a_refused_prompt_or_resource_says_why(ix: Intently) -> None:
+    """A prompt or resource has no error result; the SDK answered a refusal with a bare
+    "Internal server error" or "Error reading resource ..."."""
 
-    async def go() -> str:
+    async def go() -> list[str]:
+        errors = []
         async with Client(build_server(ix.as_actor("user:mallory"))) as client:
-            try:
-                await client.get_prompt("context", {"task": "plan the launch"})
-            except Exception as exc:
-                return str(exc)
-        return ""
+            for read in (
+                client.get_prompt("context", {"task": "plan the launch"}),
+                client.read_resource("intently://goals/active"),
+                client.read_resource("intently://requirements"),
+            ):
+                try:
+                    await read
+                except Exception as exc:
+                    errors.append(str(exc))
+        return errors
 
-    assert "NotFound" in _run(go) and "not found" in _run(go)
+    errors = _run(go)
+    assert len(errors) == 3
+    assert all("NotFound: namespace 'proj' not found" in e for e in errors), errors

@@ -324,7 +324,10 @@ def build_server(ix: Intently) -> MCPServer:
         return _resource("requirements", "list")
 
     def _resource(engine: str, method: str, **fields: Any) -> dict[str, Any]:
-        ix.require(Permission.READ)
+        try:
+            ix.require(Permission.READ)
+        except IntentlyError as exc:  # the SDK would answer a bare "Error reading resource"
+            raise MCPError(INVALID_PARAMS, f"{type(exc).__name__}: {exc}") from exc
         try:
             return {"available": True, **call(engine, method, **fields)}
         except IntentlyError as exc:
