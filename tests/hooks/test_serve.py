@@ -326,3 +326,18 @@ def test_events_of_concurrent_sessions_are_answered_side_by_side(ix: Intently, p
     assert decision(subprocess.CompletedProcess([], 0, out, err)) == "allow"
     log = server.stop()
     assert log.count("answered PreToolUse exit 0") == 2, log
+
+
+def test_a_served_event_gets_its_own_warnings(ix: Intently, project: Path, server: Server) -> None:
+    """Events are answered in threads, where ``catch_warnings`` (process-wide) cannot be used:
+    each event's warnings still reach its own answer, once, every time."""
+    folder = ix.home.path / "requirements"
+    folder.mkdir(exist_ok=True)
+    (folder / "req-0000000000aa.md").write_text("---\nid: req-0000000000aa\nstatus: actve\n---\nUse pytest.\n")
+    start = event("SessionStart", project, source="startup")
+    answers = [installed_hook(start) for _ in range(2)]
+    for done in answers:
+        assert done.returncode == 0, done.stderr
+        assert "intently: warning: skipped" in done.stderr and "req-0000000000aa.md" in done.stderr
+        assert ".py:" not in done.stderr and done.stderr.count("warning:") == 1
+    assert server.stop().count("answered SessionStart exit 0") == 2

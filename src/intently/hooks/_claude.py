@@ -80,8 +80,8 @@ class _TooSlow(BaseException):
 @contextmanager
 def _deadline(seconds: float) -> Iterator[None]:
     """Raise :class:`_TooSlow` into the block once ``seconds`` pass (SIGALRM: the main thread
-    of a Unix process, which a hook process and a hook server's child both are; elsewhere the
-    block runs without a deadline, and a served hook's client still blocks at its own)."""
+    of a Unix process, which a hook process is; elsewhere, as in the hook server's threads,
+    the block runs without a deadline, and the served hook's client blocks at its own 25 s)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -101,12 +101,20 @@ def _deadline(seconds: float) -> Iterator[None]:
 Opener = Callable[[Path | None], Intently]
 
 
-def open_from_environment(start: Path | None) -> Intently:
+def open_from_environment(start: Path | None, *, cwd: Path | None = None) -> Intently:
     """The home a hook process opens: ``INTENTLY_HOME`` or the nearest one above ``start`` (the
     event's working directory), as ``INTENTLY_ACTOR`` in ``INTENTLY_NAMESPACE``. The one-shot
-    hook and the hook server both open through this, so they answer alike."""
+    hook and the hook server both open through this, so they answer alike. ``cwd`` is the
+    hook's own working directory when it is not this process's (the server answers hooks run
+    elsewhere, side by side, so it cannot change directory for each): a relative
+    ``INTENTLY_HOME``, and an event without ``cwd``, are taken from there."""
+    home = os.environ.get("INTENTLY_HOME") or None
+    if cwd is not None:
+        if home and not Path(home).expanduser().is_absolute():
+            home = str(cwd / home)
+        start = start or cwd
     return Intently.open(
-        os.environ.get("INTENTLY_HOME") or None,
+        home,
         actor=os.environ.get("INTENTLY_ACTOR") or None,
         namespace=os.environ.get("INTENTLY_NAMESPACE") or None,
         start=start,
@@ -151,14 +159,22 @@ def _answer(payload: dict[str, Any], note: str = "") -> HookResult:
     return HookResult(0, json.dumps(payload, ensure_ascii=False) + "\n", note)
 
 
-def handle_claude_event(raw: str, open_home: Opener) -> HookResult:
+def handle_claude_event(
+    raw: str, open_home: Opener, *, warned: list[warnings.WarningMessage] | None = None
+) -> HookResult:
     """Answer one hook event. Never raises: a failure is exit 2 with a reason (PreToolUse, bad
     input) or a system message that lets the event proceed (every other event). Warnings met
     on the way (a requirement file skipped) are one ``intently: warning:`` line each on stderr,
-    not Python's source-line dump."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UserWarning)
+    not Python's source-line dump. They are caught here, unless the caller collects them into
+    ``warned`` itself (the hook server's threads: ``catch_warnings`` changes the whole process)."""
+    if warned is not None:
         result = _handle(raw, open_home)
+        caught = warned
+    else:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always", UserWarning)
+            result = _handle(raw, open_home)
+        caught = recorded
     seen = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning))
     if not seen:
         return result

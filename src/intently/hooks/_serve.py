@@ -2,13 +2,13 @@
 
 Each event is still answered by :func:`handle_claude_event` on a freshly opened home, exactly
 as in a one-shot hook process (config, policies, session state: all read again per event);
-what the server keeps is the imported code, which is most of a one-shot hook's time. Each
-event is answered in a child forked for it, in the client's working directory, so events of
-concurrent Claude Code sessions (or parallel tool calls) are answered side by side instead of
-queueing behind each other: the child has the server's imports but its own working directory,
-warnings and state, as a one-shot hook process has, and the session files it shares with other
-events are locked as they are between one-shot hooks. Without ``os.fork`` events are answered
-one at a time.
+what the server keeps is the imported code and what it loads once per process (the gate's
+bundle, the embedding model, the extraction lexicon), which is most of a one-shot hook's
+time. Each event is answered in a thread of its own, so the events of concurrent Claude Code
+sessions (or parallel tool calls) are answered side by side instead of queueing behind a slow
+one: the engines already serve the HTTP API's threads, each event opens its own home (its own
+database connection), session files are locked between events as between one-shot hooks, and
+nothing changes the process's directory (the hook's own directory is passed to the opener).
 
 Optional: with no server running, the hook answers in-process as before. The server stops
 after ``idle_timeout`` seconds without an event, and removes its socket; it also stops, after
@@ -20,15 +20,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
+import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, _engines
+from .. import __version__
 from ..core.errors import InvalidInput
 from ..core.homedir import CONFIG_FILE
 from ._claude import handle_claude_event, open_from_environment
@@ -46,14 +47,13 @@ from ._wire import (
 __all__ = ["ServeReport", "serve_hooks"]
 
 ACCEPT_TICK_S = 1.0
-_REAP_TICK_S = 0.02
 # A hook client writes its whole event at once; one that has not within this long is dropped
 # (it answers in-process) rather than holding the queue of hooks behind it.
 _READ_WITHIN_S = 2.0
 # sun_path holds 108 bytes on Linux and 104 on macOS, the terminating NUL included.
 _MAX_SOCKET_PATH = 103
-# Events answered at once; a further one waits for a child to finish (Claude Code runs a few
-# tool calls in parallel per session, so this covers several sessions).
+# Events answered at once; a further one waits for one of them to finish (Claude Code runs a
+# few tool calls in parallel per session, so this covers several sessions).
 MAX_CONCURRENT = 8
 
 
@@ -123,13 +123,34 @@ def _refusal(message: dict[str, Any], home: Path) -> str | None:
     return None
 
 
+_THREAD = threading.local()  # the warnings met by the event this thread answers
+
+
+def _route_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    """``warnings.showwarning`` while a server runs: a warning goes to the event its thread
+    answers (and into that hook's answer), never to another event's."""
+    caught: list[warnings.WarningMessage] | None = getattr(_THREAD, "warned", None)
+    if caught is None:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+    else:
+        caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
 def _answer(message: dict[str, Any]) -> dict[str, Any]:
     """Answer as ``python -m intently.hooks hook claude`` would in the client's directory."""
     cwd = Path(message["cwd"])
-    if cwd.is_dir():
-        os.chdir(cwd)
-
-    result = handle_claude_event(message["stdin"], open_from_environment)
+    _THREAD.warned = []
+    try:
+        result = handle_claude_event(
+            message["stdin"], lambda start: open_from_environment(start, cwd=cwd), warned=_THREAD.warned
+        )
+    finally:
+        _THREAD.warned = None
     return {"status": "answered", "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code}
 
 
@@ -159,8 +180,10 @@ def serve_hooks(
     _prepare(home, path)
     report = ServeReport(home=str(home), socket=str(path))
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    start_dir = os.getcwd()
-    children: dict[int, tuple[str, float]] = {}  # pid -> (event, when it arrived)
+    slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+    workers: list[threading.Thread] = []
+    lock = threading.Lock()  # the report and on_event, shared by the events' threads
+    shown, filters = warnings.showwarning, list(warnings.filters)
     try:
         old_umask = os.umask(0o177)  # the socket is created 0600
         try:
@@ -171,93 +194,54 @@ def serve_hooks(
         server.settimeout(ACCEPT_TICK_S)
         if on_ready is not None:
             on_ready(path)
-        if hasattr(os, "fork"):
-            _warm_up()
+        warnings.simplefilter("always", UserWarning)  # as each one-shot hook does, for this process
+        warnings.showwarning = _route_warning
         loaded = code_fingerprint()
         last = time.monotonic()
         while time.monotonic() - last < idle_timeout and not (should_stop and should_stop()):
-            _reap(children, on_event, block=len(children) >= MAX_CONCURRENT)
-            server.settimeout(_REAP_TICK_S if children else ACCEPT_TICK_S)  # report answers promptly
+            workers = [w for w in workers if w.is_alive()]
+            if not slots.acquire(timeout=ACCEPT_TICK_S):
+                continue  # every slot busy: the next clients wait in the backlog
             try:
                 conn, _ = server.accept()
             except TimeoutError:
+                slots.release()
                 continue
             last = time.monotonic()
             stale = code_fingerprint() != loaded
-            with conn:
-                _serve_one(conn, home, report, on_event, stale=stale, server=server, children=children)
-            os.chdir(start_dir)
+            worker = threading.Thread(
+                target=_serve_in_thread,
+                args=(conn, home, report, on_event, stale, lock, slots),
+                name="intently-hook-event",
+            )
+            worker.start()
+            workers.append(worker)
             if stale:
                 break  # the hooks answer in-process until a server with the new code starts
     finally:
         server.close()
         path.unlink(missing_ok=True)
-        while children:  # stop after the events being answered, never in the middle of one
-            _reap(children, on_event, block=True)
+        for worker in workers:  # stop after the events being answered, never in the middle of one
+            worker.join()
+        warnings.showwarning = shown
+        warnings.filters[:] = filters
     return report
 
 
-def _warm_up() -> None:
-    """Load once, in the server, what each event's child would otherwise load again: the
-    engines' modules, the gate's signed bundle, the contracts of Claude Code's tools and the
-    patterns they compile (a sample check in a gate with an in-memory journal, which writes
-    nothing). A child inherits all of it; what it loads itself dies with it. Only speed
-    depends on this, so a failure here leaves the events to load what they need."""
-    try:
-        _engines.load()
-        from ..gate._gate import Gate
-        from ._gate import claude_tool_contracts
-
-        gate = Gate.from_tools([], overrides=claude_tool_contracts(), context_objects=("repository",))
-        session = gate.session(user_request="Fix the failing test in tests/test_api.py", namespace="warm-up")
-        session.check("Read", {"file_path": "tests/test_api.py"})
-    except Exception:  # see above: the events still answer, more slowly
-        pass
-
-
-def _reap(
-    children: dict[int, tuple[str, float]], on_event: Callable[[str, float], None] | None, *, block: bool
+def _serve_in_thread(
+    conn: socket.socket,
+    home: Path,
+    report: ServeReport,
+    on_event: Callable[[str, float], None] | None,
+    stale: bool,
+    lock: threading.Lock,
+    slots: threading.BoundedSemaphore,
 ) -> None:
-    """Collect the children that finished (waiting for one when ``block``) and report each event.
-
-    Each child is waited for by its pid, never with ``waitpid(-1)``: a process that embeds the
-    server may have children of its own, whose exit statuses are not ours to take."""
-    while children:
-        done = False
-        for pid in list(children):
-            got, status = os.waitpid(pid, os.WNOHANG)
-            if got == 0:
-                continue
-            done = True
-            name, began = children.pop(pid)
-            if os.WIFEXITED(status):
-                outcome = f"answered {name} exit {os.WEXITSTATUS(status)}"
-            else:  # killed: the client got no answer and blocked the call on its side
-                outcome = f"answered {name}: its child was killed by signal {os.WTERMSIG(status)}"
-            if on_event is not None:
-                on_event(outcome, time.perf_counter() - began)
-        if done or not block:
-            return
-        time.sleep(0.005)
-
-
-def _answer_in_child(conn: socket.socket, server: socket.socket, message: dict[str, Any]) -> int:
-    """Fork a child that answers ``message`` on ``conn`` and exits with the hook's exit code."""
-    pid = os.fork()
-    if pid != 0:
-        return pid
-    code = 2
     try:
-        # Ctrl-C reaches the whole process group: the server stops after this event, and the
-        # child finishes answering it rather than leaving the client without an answer.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        server.close()
-        reply = _safe_answer(message)
-        code = int(reply["exit_code"])
-        with contextlib.suppress(OSError):  # the client went away; it blocks on its side
-            write_message(conn, reply)
+        with conn:
+            _serve_one(conn, home, report, on_event, stale=stale, lock=lock)
     finally:
-        os._exit(code)  # never back into the server's loop, nor its cleanup
+        slots.release()
 
 
 def _safe_answer(message: dict[str, Any]) -> dict[str, Any]:
@@ -275,8 +259,7 @@ def _serve_one(
     on_event: Callable[[str, float], None] | None,
     *,
     stale: bool = False,
-    server: socket.socket | None = None,
-    children: dict[int, tuple[str, float]] | None = None,
+    lock: threading.Lock | None = None,
 ) -> None:
     began = time.perf_counter()
     try:
@@ -284,31 +267,31 @@ def _serve_one(
     except (OSError, ValueError):
         return  # the client gave up, trickled or sent garbage before handing over an event: it answers itself
     conn.settimeout(10.0)  # for the answer: the read's deadline is spent
+    guard = lock if lock is not None else contextlib.nullcontext()
     if message.get("ping") is True and message.get("protocol") == PROTOCOL:  # `intently hook status`
-        alive = {"status": "alive", "pid": os.getpid(), "version": __version__, **report.to_json()}
+        with guard:
+            alive = {"status": "alive", "pid": os.getpid(), "version": __version__, **report.to_json()}
         with contextlib.suppress(OSError):
             write_message(conn, alive)
         return
     why = "intently's code changed since the server started; restart it" if stale else _refusal(message, home)
     if why is not None:
         reply: dict[str, Any] = {"status": "declined", "reason": why}
-        report.declined += 1
-        if why not in report.reasons:
-            report.reasons.append(why)
+        with guard:
+            report.declined += 1
+            if why not in report.reasons:
+                report.reasons.append(why)
         outcome = f"declined: {why}"
-    elif server is not None and children is not None and hasattr(os, "fork"):
-        pid = _answer_in_child(conn, server, message)
-        report.answered += 1
-        children[pid] = (_event_name(message["stdin"]), began)  # reported when the child exits
-        return
     else:
         reply = _safe_answer(message)
-        report.answered += 1
+        with guard:
+            report.answered += 1
         outcome = f"answered {_event_name(message['stdin'])} exit {reply['exit_code']}"
     with contextlib.suppress(OSError):  # the client went away; it blocks on its side
         write_message(conn, reply)
     if on_event is not None:
-        on_event(outcome, time.perf_counter() - began)
+        with guard:
+            on_event(outcome, time.perf_counter() - began)
 
 
 def _event_name(raw: str) -> str:
