@@ -183,48 +183,47 @@ def serve_hooks(
     slots = threading.BoundedSemaphore(MAX_CONCURRENT)
     workers: list[threading.Thread] = []
     lock = threading.Lock()  # the report and on_event, shared by the events' threads
-    shown, filters = warnings.showwarning, list(warnings.filters)
-    try:
-        old_umask = os.umask(0o177)  # the socket is created 0600
+    # The server's whole run: the filters and showwarning set below come back after it.
+    with warnings.catch_warnings():
         try:
-            server.bind(str(path))
-        finally:
-            os.umask(old_umask)
-        server.listen(16)
-        server.settimeout(ACCEPT_TICK_S)
-        if on_ready is not None:
-            on_ready(path)
-        warnings.simplefilter("always", UserWarning)  # as each one-shot hook does, for this process
-        warnings.showwarning = _route_warning
-        loaded = code_fingerprint()
-        last = time.monotonic()
-        while time.monotonic() - last < idle_timeout and not (should_stop and should_stop()):
-            workers = [w for w in workers if w.is_alive()]
-            if not slots.acquire(timeout=ACCEPT_TICK_S):
-                continue  # every slot busy: the next clients wait in the backlog
+            old_umask = os.umask(0o177)  # the socket is created 0600
             try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                slots.release()
-                continue
+                server.bind(str(path))
+            finally:
+                os.umask(old_umask)
+            server.listen(16)
+            server.settimeout(ACCEPT_TICK_S)
+            if on_ready is not None:
+                on_ready(path)
+            warnings.simplefilter("always", UserWarning)  # as each one-shot hook does, for this process
+            warnings.showwarning = _route_warning
+            loaded = code_fingerprint()
             last = time.monotonic()
-            stale = code_fingerprint() != loaded
-            worker = threading.Thread(
-                target=_serve_in_thread,
-                args=(conn, home, report, on_event, stale, lock, slots),
-                name="intently-hook-event",
-            )
-            worker.start()
-            workers.append(worker)
-            if stale:
-                break  # the hooks answer in-process until a server with the new code starts
-    finally:
-        server.close()
-        path.unlink(missing_ok=True)
-        for worker in workers:  # stop after the events being answered, never in the middle of one
-            worker.join()
-        warnings.showwarning = shown
-        warnings.filters[:] = filters
+            while time.monotonic() - last < idle_timeout and not (should_stop and should_stop()):
+                workers = [w for w in workers if w.is_alive()]
+                if not slots.acquire(timeout=ACCEPT_TICK_S):
+                    continue  # every slot busy: the next clients wait in the backlog
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    slots.release()
+                    continue
+                last = time.monotonic()
+                stale = code_fingerprint() != loaded
+                worker = threading.Thread(
+                    target=_serve_in_thread,
+                    args=(conn, home, report, on_event, stale, lock, slots),
+                    name="intently-hook-event",
+                )
+                worker.start()
+                workers.append(worker)
+                if stale:
+                    break  # the hooks answer in-process until a server with the new code starts
+        finally:
+            server.close()
+            path.unlink(missing_ok=True)
+            for worker in workers:  # stop after the events being answered, never in the middle of one
+                worker.join()
     return report
 
 
