@@ -83,7 +83,7 @@ def test_accepted_elicitation_forwards_exactly_the_shown_call_once(ix: Intently,
     done = tmp_path / "done.jsonl"
     # The "user" accepts the first question with content naming another payee and amount:
     # the content is ignored, and the approval does not stretch to a repeat or another amount.
-    user = Scripted("accept", "decline", "decline", content={"recipient": "GB00EVIL0000", "amount": 9999})
+    user = Scripted("accept", "decline", "decline", content={"recipient": "GB00EVIL0000", "amount": 99.99})
 
     async def drive() -> list[tuple[bool, str]]:
         async with _client(home, done, ["--request", PAY_REQUEST], user) as client:
@@ -91,7 +91,7 @@ def test_accepted_elicitation_forwards_exactly_the_shown_call_once(ix: Intently,
             return [
                 await _call(client, "send_money", BILL),
                 await _call(client, "send_money", BILL),
-                await _call(client, "send_money", {**BILL, "amount": 9999}),
+                await _call(client, "send_money", {**BILL, "amount": 99.99}),
             ]
 
     first, repeat, other = anyio.run(drive)
@@ -105,7 +105,7 @@ def test_accepted_elicitation_forwards_exactly_the_shown_call_once(ix: Intently,
     q = user.questions[0]
     assert "Tool: send_money" in q and f'"recipient": "{IBAN}"' in q and '"amount": 98.5' in q
     assert "text-sourced-high-risk" in q and "free text" in q
-    assert '"amount": 9999' in user.questions[2]
+    assert '"amount": 99.99' in user.questions[2]
 
     decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
     assert [d["level"] for d in decided] == ["allow", "confirm", "allow", "confirm", "confirm"]
@@ -198,14 +198,14 @@ def test_modern_client_is_asked_through_input_required(ix: Intently, home: Path,
             await _call(client, "search_emails", {"query": "bill"})
             return [
                 await _call(client, "send_money", BILL),
-                await _call(client, "send_money", {**BILL, "amount": 9999}),
+                await _call(client, "send_money", {**BILL, "amount": 99.99}),
             ]
 
     paid, other = anyio.run(drive)
     assert paid[0] is False, paid[1]
     assert other[0] is True and "declined send_money" in other[1]
     assert _done(done) == [{"paid": IBAN, "amount": 98.5}]
-    assert len(user.questions) == 2 and '"amount": 9999' in user.questions[1]
+    assert len(user.questions) == 2 and '"amount": 99.99' in user.questions[1]
     decided = [op.payload["decision"] for op in ix.log.read("proj", op="GATE_DECIDED")]
     shown = next(d for d in decided if f"Decision: {d['id']}" in user.questions[0])
     ran = [d for d in decided if d["approval_used"]]
@@ -216,11 +216,12 @@ def test_modern_client_is_asked_through_input_required(ix: Intently, home: Path,
 def test_a_returned_answer_cannot_be_moved_to_another_action(tools: list[dict[str, Any]]) -> None:
     gateway = Gateway(Gate.from_tools(tools), request=PAY_REQUEST)
     gateway.check("search_emails", {"query": "bill"}).session.observe(
-        "search_emails", [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR, account {IBAN}."}]
+        "search_emails",
+        [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR (99.99 EUR if paid late), account {IBAN}."}],
     )
     args = {**BILL, "date": "2026-03-02"}
     state = gateway.asking(gateway.check("send_money", args))
-    other = gateway.check("send_money", {**args, "amount": 9999})
+    other = gateway.check("send_money", {**args, "amount": 99.99})
     assert gateway.asked(other, state) is None  # the state of one question does not answer another
     assert gateway.asked(gateway.check("send_money", args), state) is None  # and is spent by the attempt
     state = gateway.asking(gateway.check("send_money", args))
@@ -232,11 +233,12 @@ def test_a_returned_answer_cannot_be_moved_to_another_action(tools: list[dict[st
 def test_an_accepted_answer_is_bound_to_its_own_action(tools: list[dict[str, Any]]) -> None:
     gateway = Gateway(Gate.from_tools(tools), request=PAY_REQUEST)
     gateway.check("search_emails", {"query": "bill"}).session.observe(
-        "search_emails", [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR, account {IBAN}."}]
+        "search_emails",
+        [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR (99.99 EUR if paid late), account {IBAN}."}],
     )
     args = {**BILL, "date": "2026-03-02"}
     asked = gateway.check("send_money", args)
-    other = gateway.check("send_money", {**args, "amount": 9999})
+    other = gateway.check("send_money", {**args, "amount": 99.99})
     assert asked.needs_approval and other.needs_approval
 
     ran = gateway.answered(asked, "accept")
@@ -244,7 +246,7 @@ def test_an_accepted_answer_is_bound_to_its_own_action(tools: list[dict[str, Any
     assert ran.executes and ran.decision.args == asked.decision.args
     assert ran.decision.approval_used == asked.decision.id
     # Neither the other amount nor a repeat of the approved call is covered by that answer.
-    assert gateway.check("send_money", {**args, "amount": 9999}).needs_approval
+    assert gateway.check("send_money", {**args, "amount": 99.99}).needs_approval
     assert gateway.check("send_money", args).needs_approval
     assert gateway.answered(other, "decline") == (
         f"intently gate: the user declined send_money ({', '.join(other.decision.rule_ids)}); "
@@ -260,7 +262,8 @@ def test_without_a_home_the_refusal_does_not_name_an_approval_that_cannot_reach_
     for approvable, expected in ((True, "intently gate approve"), (False, "Without a home")):
         gateway = Gateway(Gate.from_tools(tools), request=PAY_REQUEST, approvable=approvable)
         gateway.check("search_emails", {"query": "bill"}).session.observe(
-            "search_emails", [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR, account {IBAN}."}]
+            "search_emails",
+            [{"sender": "bob@example.com", "body": f"Venue bill: 98.50 EUR (99.99 EUR if paid late), account {IBAN}."}],
         )
         waiting = gateway.check("send_money", {**BILL, "date": "2026-03-02"})
         assert waiting.needs_approval and expected in gateway.refusal(waiting.decision)

@@ -26,7 +26,18 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
-from ._values import EMAIL, addresses_in, atoms_of, destination_shape, normalise, on_site, trusted_hosts, words
+from ._values import (
+    EMAIL,
+    addresses_in,
+    amount_of,
+    amounts_in,
+    atoms_of,
+    destination_shape,
+    normalise,
+    on_site,
+    trusted_hosts,
+    words,
+)
 from ._vocabulary import stem_all
 
 __all__ = ["Gate", "Session", "action_hash"]
@@ -39,6 +50,22 @@ _SENDER_KEY = re.compile(r"(?:from|sender|author|reply_from|on_behalf_of)(?:_[a-
 _SHORT_VALUE = 300
 # Where data goes: a value in one of these roles is traced wherever it sits in the arguments.
 _DESTINATIONS = frozenset({Role.RECIPIENT, Role.PAYEE, Role.URL})
+
+
+# Words of a request that asks for a sum to be worked out ("send back the difference", "split
+# the bill", "19.5% of it plus a fee"): a computed amount is then the model's arithmetic, not a
+# number it made up. Stems, as ``stem_all`` gives them.
+_COMPUTING = frozenset(
+    stem_all(
+        [
+            "difference", "differ", "share", "split", "total", "sum", "half", "third", "quarter", "percent",
+            "percentage", "plus", "minus", "remaining", "remainder", "rest", "balance", "average", "each", "per",
+            "double", "twice", "triple", "increase", "decrease", "discount", "tip", "vat", "tax", "fee", "interest",
+            "convert", "conversion", "exchange", "rate", "add", "subtract", "multiply", "divide", "times", "extra",
+            "additional", "accordingly", "adjust", "owe", "owed", "less", "more", "round",
+        ]
+    )
+)  # fmt: skip
 
 
 # Arguments nested deeper than this are blocked before any recursive step reads them: no tool
@@ -199,6 +226,13 @@ class Session:
         self.ledger = Ledger(vocab.opens_with_action)
         self._executed: dict[str, int] = {}
         self.ledger.add_declared(Origin.USER, "request", user_request)
+        # The amounts the request states ("pay Alice 100 euros"), and whether it asks for one
+        # to be worked out ("send back the difference"): a payment's amount seen nowhere is
+        # then the model's arithmetic; otherwise the model made it up.
+        self._request_amounts = amounts_in(user_request)
+        self._request_computes = bool(set(stem_all(words(user_request))) & _COMPUTING) or any(
+            c in user_request for c in "%+"
+        )
         if gate.config:
             self.ledger.add_declared(Origin.CONFIG, "config", gate.config)
         for name, data in (trusted or {}).items():
@@ -419,6 +453,10 @@ class Session:
                 provenance.setdefault(arg, []).append(
                     {"value": value, "seen": [{"origin": "instruction", "source": s} for s in sorted(stated)]}
                 )
+            elif contract.side_effect is SideEffect.FINANCIAL and self._amount_made_up(value):
+                groups["invented"].append(f"{arg} {value!r}")
+                invented_elsewhere = True
+                provenance.setdefault(arg, []).append({"value": value, "seen": []})
         copied = 0
         content_instruction = False
         content_fields: list[str] = []
@@ -502,6 +540,20 @@ class Session:
             facts[f"{g}_values"] = "; ".join(groups[g])
             facts[f"{g}_sources"] = ", ".join(sorted(sources[g]))
         return facts, provenance
+
+    def _amount_made_up(self, value: Any) -> bool:
+        """Whether a payment's amount is one nothing gave: seen nowhere in the session (not the
+        request, configuration, a trusted store or any tool output, however written), and not
+        the model's arithmetic either. A sum is worked out only when the request asks for one
+        ("the difference", "split", "plus a fee") or, stating no amount itself, points at data
+        that was read ("pay the bill in the file", "adjust the rent accordingly"). "Pay Alice
+        100 euros" states the amount, so a call paying 1,000,000 is refused as made up."""
+        amount = amount_of(value)
+        if amount is None or self.ledger.amount_seen(amount):
+            return amount is None and isinstance(value, str) and bool(value.strip())
+        if self._request_computes:
+            return False
+        return bool(self._request_amounts) or not self.ledger.read_requested_data()
 
     def _traced_values(self, contract: Contract, args: Mapping[str, Any]) -> list[tuple[str, str, Any, Role]]:
         """Every value whose source must be traced: (where, key, value, role).

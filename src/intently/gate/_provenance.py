@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ._values import Segment, atoms_of, normalise, segments_of, shingles, string_leaves, words
+from ._values import Segment, amount_of, amounts_in, atoms_of, normalise, segments_of, shingles, string_leaves, words
 
 __all__ = ["Ledger", "Origin", "Sighting", "SourceRecord"]
 
@@ -68,6 +68,8 @@ class SourceRecord:
     objects: frozenset[str] = frozenset()
     leaves: set[str] = field(default_factory=set)
     structured_atoms: set[str] = field(default_factory=set)
+    # Numbers however written ("12 000", "one million") in the declared text or structured fields.
+    amounts: set[str] = field(default_factory=set)
     segments: list[Segment] = field(default_factory=list)
     segment_atoms: list[set[str]] = field(default_factory=list)
 
@@ -96,6 +98,7 @@ class Ledger:
             text = str(leaf)
             rec.leaves.add(normalise(leaf))
             rec.structured_atoms |= atoms_of(text)
+            rec.amounts |= amounts_in(text)
             rec.segments.append(Segment(re.sub(r"\s+", " ", text).strip().lower(), False, False))
             rec.segment_atoms.append(set())
         self.records.append(rec)
@@ -148,6 +151,7 @@ class Ledger:
             else:
                 rec.leaves.add(normalise(leaf))
                 rec.structured_atoms |= atoms_of(text)
+                rec.amounts |= amounts_in(text)
         self.records.append(rec)
         if designated:
             self.designated_labels.add(label)
@@ -202,18 +206,38 @@ class Ledger:
         """The sources whose instructions state this number, when no data, plain text or trusted
         source does (else empty). Numbers are compared as numbers, never as text inside text:
         the 10 of a transaction is not the "$10,000" an injected order names, and a record with
-        the number as a field vouches for it even when an order elsewhere in it repeats it."""
-        nv = normalise(value)
+        the number as a field vouches for it even when an order elsewhere in it repeats it. A
+        number is read however it is written: "one million", "1m" and "1 000 000" are 1000000."""
+        nv = amount_of(value) or normalise(value)
         stated: set[str] = set()
         for rec in self.records:
-            if nv in rec.leaves or nv in rec.structured_atoms:
+            if nv in rec.leaves or nv in rec.structured_atoms or nv in rec.amounts:
                 return set()
             for seg, atoms in zip(rec.segments, rec.segment_atoms, strict=True):
-                if nv in atoms:
+                if nv in atoms or nv in amounts_in(seg.text):
                     if not seg.instruction or (delegated and rec.designated):
                         return set()
                     stated.add(rec.label)
         return stated
+
+    def amount_seen(self, value: Any) -> bool:
+        """Whether the number ``value`` was stated anywhere in the session, however written: the
+        request, configuration, a trusted store, or any tool output (data, text or instruction)."""
+        nv = amount_of(value) or normalise(value)
+        for rec in self.records:
+            if nv in rec.leaves or nv in rec.structured_atoms or nv in rec.amounts:
+                return True
+            if any(
+                nv in atoms or nv in amounts_in(seg.text)
+                for seg, atoms in zip(rec.segments, rec.segment_atoms, strict=True)
+            ):
+                return True
+        return False
+
+    def read_requested_data(self) -> bool:
+        """Whether a tool output the request asked for (its objects, or a value the user gave)
+        has been seen: data the user pointed at, which an amount may be worked out from."""
+        return any(rec.kind is Origin.STRUCTURED and rec.requested for rec in self.records)
 
     def in_request(self, value: Any) -> bool:
         return any(s.origin in TRUSTED_ORIGINS for s in self.trace(value))

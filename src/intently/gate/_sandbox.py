@@ -341,7 +341,42 @@ def check_postconditions(
         except Exception as exc:  # a check that cannot run is a failed check
             ok, detail = False, f"the check could not run: {type(exc).__name__}: {exc} (fails closed)"
         results.append(_result(decision, check, coll, ok, detail))
+    if contract.side_effect is not SideEffect.NONE:
+        named = {str(pc.get("collection")) for pc in contract.postconditions}
+        results.extend(_outside_named(decision, before, after, named, entity))
     return results
+
+
+def _outside_named(
+    decision: Decision,
+    before: dict[str, dict[str, Any]],
+    after: dict[str, dict[str, Any]],
+    named: set[str],
+    entity: Mapping[str, Any],
+) -> list[dict[str, Any]]:
+    """A failed ``outside_named`` result for each collection the postconditions do not name in
+    which the call changed something that is not its own doing.
+
+    Postconditions check the collections they name; without this, a send that also deleted a
+    file, or a calendar write that also sent a mail, passed every check. Outside the named
+    collections a call may only add or change items its arguments name (the draft a staged
+    send saves, the entry a command leaves) and remove items its entity arguments name; any
+    other change fails. Nothing is recorded for a collection left as it was, or changed only
+    as the call said, so the results of a well-behaved call are the same as before."""
+    out: list[dict[str, Any]] = []
+    args: Mapping[str, Any] = decision.args
+    for coll in sorted((set(before) | set(after)) - named):
+        b, a = before.get(coll, {}), after.get(coll, {})
+        added, removed, changed = _diff(b, a)
+        strays = [s for k in added + changed if (s := _stray(k, a[k], args))]
+        strays += [f"{k} removed ({s})" for k in removed if (s := _stray(k, b[k], entity))]
+        if strays:
+            detail = (
+                f"added {added}, removed {removed}, changed {changed} in a collection its postconditions do not "
+                f"name; not the call's own change: {'; '.join(strays)}"
+            )
+            out.append(_result(decision, "outside_named", coll, False, detail))
+    return out
 
 
 def _evaluate(

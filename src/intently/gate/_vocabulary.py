@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import Stemmer
@@ -29,6 +29,29 @@ def stem_all(tokens: Sequence[str]) -> tuple[str, ...]:
 
 # Who an order inside a statement is addressed to ("wants you to send").
 _ADDRESSEES = frozenset({"you", "assistant", "agent", "ai", "bot", "model"})
+# Statements that oblige the reader without an imperative: "Kindly ensure the summary reaches
+# …", "It is required that the report is sent to …", "The summary should be forwarded to …",
+# "Your next step is sending …". Data describes; a sentence that says what must be done is an
+# order whoever it names, once an action follows it (matched on the words as written).
+_OBLIGATIONS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(p.split())
+    for p in (
+        "ensure", "make sure", "be sure", "see to it", "kindly", "must", "should", "shall", "ought to",
+        "need to", "needs to", "has to", "have to", "is to be", "are to be", "would like", "would love",
+        "would appreciate", "would be grateful", "requires that", "require that", "your task", "your next task",
+        "your next step", "your job", "next step is", "is required", "are required", "is necessary",
+        "is essential", "is important", "is imperative", "is mandatory", "is expected", "are expected",
+        "is requested", "are requested", "is instructed", "are instructed", "it's required", "it's necessary",
+        "it's essential", "it's important", "it's imperative", "it's mandatory",
+    )
+)  # fmt: skip
+_OBLIGATION_OPENERS = frozenset(p[0] for p in _OBLIGATIONS)
+# Verbs that say where something ends up, for an obligation with no action verb of its own
+# ("ensure the summary reaches …", "make sure eve@… gets a copy"): stems, and the irregular
+# past forms the stemmer leaves as they are ("is sent to", "be paid to").
+_ARRIVAL = frozenset({"reach", "receiv", "get", "got", "arriv", "land", "deliv", "sent", "paid", "cc", "cc'd", "copi"})
+# How far after an obligation its verb may come ("ensure that the final summary is sent").
+_OBLIGATION_REACH = 6
 _GAP = "*"  # in a phrase: one to three words of anything ("let * know": "let Bob know")
 _MAX_GAP = 3
 
@@ -138,7 +161,9 @@ class Vocabulary:
         """Whether a segment of text starts (after fillers) with an action verb: an instruction.
 
         Matched on the words as written, not stems: an imperative is the bare verb ("Send",
-        "inform"), so "Information" or "Updates" do not open an instruction.
+        "inform"), so "Information" or "Updates" do not open an instruction. Two orders do not
+        open with the verb: one addressed to the reader ("The user wants you to send …") and
+        one stated as an obligation ("Kindly ensure the summary reaches …", ``_obliges``).
         """
         i = 0
         while i < len(tokens) and tokens[i] in self.raw_fillers:
@@ -147,7 +172,7 @@ class Vocabulary:
             return False
         if _starts(tokens, i, self.raw_address_verbs) or _starts(tokens, i, self.raw_other_orders):
             return True
-        if _LINK_WORDS & set(tokens[i:]) and any(_starts(tokens, j, self.raw_link_verbs) for j in range(i + 1)):
+        if _LINK_WORDS & set(tokens[i:6]) and any(_starts(tokens, j, self.raw_link_verbs) for j in range(i + 1)):
             return True  # "Open https://…", "Please go to www.…" ("go" and "to" are fillers too)
         if _starts(tokens, i, self.raw_kinds) and not self._noun_start(stem_all(tokens), i):
             return True
@@ -156,7 +181,33 @@ class Vocabulary:
         for j in range(i, min(len(tokens) - 2, i + 8)):
             if tokens[j] in _ADDRESSEES and tokens[j + 1] == "to":
                 return _starts(tokens, j + 2, self.raw_kinds)
+        return self._obliges(tokens)
+
+    def _obliges(self, tokens: Sequence[str]) -> bool:
+        """Whether the clause says something must be done, with the action after it: an order
+        phrased as a statement ("It is required that the summary is sent to eve@…")."""
+        stems: tuple[str, ...] | None = None
+        for j in range(len(tokens)):
+            if tokens[j] not in _OBLIGATION_OPENERS:
+                continue
+            for p in _OBLIGATIONS:
+                if tuple(tokens[j : j + len(p)]) != p:
+                    continue
+                stems = stems or stem_all(tokens)
+                start = j + len(p)
+                for k in range(start, min(len(stems), start + _OBLIGATION_REACH)):
+                    if stems[k] in _ARRIVAL or tokens[k] in _ARRIVAL:
+                        return True
+                    if stems[k] in self._kind_heads and any(
+                        not self.is_noun_use(stems, k, n) for _, n in self.kinds_at(stems, k)
+                    ):
+                        return True
         return False
+
+    @cached_property
+    def _kind_heads(self) -> frozenset[str]:
+        """The first stem of every action phrase: a cheap test before ``kinds_at``."""
+        return frozenset(p[0] for phrases in self.kinds.values() for p in phrases if p)
 
     def _noun_start(self, stems: Sequence[str], i: int) -> bool:
         # "Email from Bob" or "Payment received" read as nouns, not commands.
