@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -553,6 +554,26 @@ def test_prompt_goes_to_extraction_for_review(ix: Intently, project: Path, handl
     assert done.exit_code == 0, done.stderr
     assert "systemMessage" not in json.loads(done.stdout)
     assert ix.log.read("proj", op="TURN_OBSERVED")
+
+
+def test_a_prompts_tomorrow_is_the_users_day_not_utcs(
+    ix: Intently, project: Path, run_hook: HookRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook stamps a prompt in the machine's zone: "tomorrow" typed where the local date
+    differs from UTC's is due at the end of the user's tomorrow. The zone is chosen so that the
+    two dates differ at any hour this test runs."""
+    now = datetime.now(UTC)
+    zone, offset = ("Etc/GMT-14", 14) if now.hour >= 12 else ("Etc/GMT+12", -12)
+    monkeypatch.setenv("TZ", zone)
+    local_today = (now + timedelta(hours=offset)).date()
+    assert local_today != now.date()
+    done = run_hook(
+        event("UserPromptSubmit", project, prompt="I will send the migration report tomorrow."), cwd=project
+    )
+    assert done.returncode == 0, done.stderr
+    [candidate] = Intently.open(ix.home.path, actor="user:alice").goals.review_queue()
+    due = datetime.fromisoformat(str(candidate.target_completion).replace("Z", "+00:00"))
+    assert due.astimezone(timezone(timedelta(hours=offset))).date() == local_today + timedelta(days=1)
 
 
 def test_unparsable_input_blocks_with_exit_2(ix: Intently, project: Path, run_hook: HookRunner) -> None:

@@ -294,7 +294,9 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
         turn = {
             "speaker": str(ix.actor),
             "text": ev.prompt,
-            "time": format_time(ix.runtime.clock.now()),
+            # In this machine's zone, as `review observe` does: "tomorrow" or "EOD" typed in the
+            # evening west of UTC is the user's day, not UTC's next one.
+            "time": ix.runtime.clock.now().astimezone().isoformat(),
             "channel": "claude-code",
             "message_id": getattr(ev, "prompt_id", None),
         }
