@@ -46,11 +46,13 @@ def test_whoami_grant_revoke_grants(home: Path) -> None:
         "namespace": "proj",
         "home": str(home / ".intently"),
         "permissions": ["admin", "manage-reminders", "read", "write"],
+        "namespaces": {"proj": ["admin", "manage-reminders", "read", "write"]},
     }
     granted = run("grant", "agent:claude", "write", "--json", cwd=home)
     assert granted.json == {"namespace": "proj", "actor": "agent:claude", "permission": "write"}
     claude = run("whoami", "--json", cwd=home, actor="agent:claude").json
     assert claude["permissions"] == ["read", "write"]
+    assert claude["namespaces"] == {"proj": ["read", "write"]}
     listing = run("grants", cwd=home)  # people get a table
     assert "agent:claude" in listing.stdout and "owner user:alice" in listing.stdout
     revoked = run("revoke", "claude", "read", "--json", cwd=home).json

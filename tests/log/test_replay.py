@@ -81,3 +81,18 @@ def test_an_op_without_an_applier_cannot_be_replayed(ix: Intently, tmp_path: Pat
         assert (caught.value.stream, caught.value.seq) == ("proj", 2)
     finally:
         target.store.close()
+
+
+def test_replay_reports_progress_over_verifying_and_applying(logged: LoggedHome, tmp_path: Path) -> None:
+    """`intently log replay` draws a bar from these calls: the log is read twice (verified,
+    then applied), so the steps add up to twice the operations replayed."""
+    with logged.open() as ix:
+        target = fresh_target(ix, tmp_path / "rebuilt.db")
+        steps: list[int] = []
+        try:
+            count = replay(ix.log, target, progress=steps.append)
+        finally:
+            target.store.close()
+    assert count == 8
+    assert steps and all(n > 0 for n in steps)
+    assert sum(steps) == 2 * count

@@ -78,12 +78,21 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) 
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print a Rich table; every cell is escaped, since stored text is untrusted."""
+    """Print a Rich table; every cell is escaped, since stored text is untrusted.
+
+    An ``id`` column is never wrapped or cut: it is what a person copies into the next
+    command. Rich fits a table to the console, 80 columns when stdout is a pipe, and would
+    otherwise print ``d7c97a…`` for an id, which no command accepts.
+    """
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
     tbl = Table(title=title, title_justify="left")
-    for col in columns:
-        tbl.add_column(col)
-    for row in rows:
-        tbl.add_row(*(escape("" if v is None else str(v)) for v in row))
+    for i, col in enumerate(columns):
+        if col.lower() == "id":
+            tbl.add_column(col, no_wrap=True, min_width=max((len(r[i]) for r in cells), default=0))
+        else:
+            tbl.add_column(col)
+    for row in cells:
+        tbl.add_row(*(escape(v) for v in row))
     out.print(tbl)
 
 

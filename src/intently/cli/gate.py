@@ -93,7 +93,7 @@ def resolve_cmd(
 @gate_app.command("runs")
 def runs(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20,
+    limit: Annotated[int, typer.Option(min=0, help="How many, newest first.")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Recent gate runs (sessions) in this namespace."""
@@ -144,7 +144,10 @@ def export(
     """Export a run as a signed trace bundle (verify offline with `gate verify-trace`)."""
     with open_home(ctx) as ix:
         doc = ix.gate.export_run(run)
-    output.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    try:
+        output.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError as exc:  # a missing folder or a read-only place: name it, not an internal error
+        raise InvalidInput(f"cannot write the trace: {exc.strerror or exc}", where=str(output)) from exc
     emit({"run": run, "file": str(output), "key_id": doc["key_id"], "decisions": len(doc["run"]["decisions"])}, as_json)
 
 
@@ -193,7 +196,7 @@ def bundle_sign(
 @vocab_app.command("suggest")
 def vocab_suggest(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option(help="How many recent runs to read.")] = 200,
+    limit: Annotated[int, typer.Option(min=0, help="How many recent runs to read.")] = 200,
     as_json: JsonOpt = False,
 ) -> None:
     """Propose vocabulary entries from phrases the resolver could not place (for review)."""

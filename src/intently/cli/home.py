@@ -134,8 +134,23 @@ def grants(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 
 def whoami(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Show the acting actor, namespace, home and permissions."""
+    """Show the acting actor, namespace, home and permissions, and every namespace you may read.
+
+    A namespace begins with its first operation, so a misspelt ``--namespace`` as the owner
+    starts a new, empty one; ``namespaces`` (as in the HTTP API's ``/v1/whoami``: name ->
+    permissions) is where that shows.
+    """
     with open_home(ctx) as ix:
         perms = sorted(p.value for p in ix.access.permissions(ix.actor, ix.namespace))
-        data = {"actor": str(ix.actor), "namespace": ix.namespace, "home": str(ix.home.path), "permissions": perms}
+        readable = {
+            ns: sorted(p.value for p in ix.access.permissions(ix.actor, ns))
+            for ns in ix.access.readable_namespaces(ix.actor)
+        }
+        data = {
+            "actor": str(ix.actor),
+            "namespace": ix.namespace,
+            "home": str(ix.home.path),
+            "permissions": perms,
+            "namespaces": readable,
+        }
     emit(data, as_json)

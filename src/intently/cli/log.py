@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from .._intently import _load_engines
 from ..access import Permission
-from ..core.errors import InvalidInput, LogIntegrityError, RootMismatch
+from ..core.errors import InvalidInput, LogIntegrityError, NotFound, RootMismatch
 from ..log import NO_KEY_HINT, Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
 from ..log import replay as replay_log
 from ..store import open_store
@@ -24,10 +26,29 @@ def register(app: typer.Typer) -> None:
     app.add_typer(log_app, name="log")
 
 
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int], Callable[[int], None]]]:
+    """A bar on stderr for work over a whole log; yields ``advance(total)``, which starts
+    the bar and returns the callback the log calls with each step's count.
+
+    Only on a terminal: off one, Rich cannot redraw, so the bar would show nothing and
+    still leave a blank line on stderr (in CI logs, and before an error line)."""
+    if not err.is_terminal:
+        yield lambda _total: lambda _n: None
+        return
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
+
+        def advance(total: int) -> Callable[[int], None]:
+            task = bar.add_task(label, total=total)
+            return lambda n: bar.advance(task, n)
+
+        yield advance
+
+
 @log_app.command("show")
 def show(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option(help="How many operations, newest first.")] = 20,
+    limit: Annotated[int, typer.Option(min=0, help="How many operations, newest first.")] = 20,
     op: Annotated[str | None, typer.Option(help="Only this op type.")] = None,
     target: Annotated[str | None, typer.Option(help="Only operations on this target id.")] = None,
     as_json: JsonOpt = False,
@@ -60,10 +81,13 @@ def verify(
     """
     with open_home(ctx) as ix:
         streams = None if ix.access.is_owner(ix.actor) else ix.access.readable_namespaces(ix.actor)
+        if streams is not None and not streams:
+            # Checking nothing is not a pass: a CI job running as a misspelt or ungranted
+            # actor would otherwise be told the log verifies (exit 0) without one leaf read.
+            raise NotFound(f"{ix.actor} may read no namespace, so there is no stream to verify")
         total = sum(ix.log.size(s) for s in (streams or ix.log.streams()))
-        with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
-            task = bar.add_task("verify", total=total)
-            report = ix.log.verify(streams, progress=lambda n: bar.advance(task, n))
+        with _progress("verifying") as advance:
+            report = ix.log.verify(streams, progress=advance(total))
     data = report.to_json()
     failed = [s for s in report.streams if not s.ok or (strict and s.unsigned_tail)]
 
@@ -169,11 +193,14 @@ def replay(
             target = OperationLog(
                 target_store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin, witness_path=None
             )
-            count = replay_log(ix.log, target)
+            total = 2 * sum(ix.log.size(s) for s in ix.log.streams())  # verified, then applied
+            with _progress("replaying") as advance:
+                count = replay_log(ix.log, target, progress=advance(total))
+            shown = target_store.url  # the store's own rendering: a password is never echoed
         finally:
             target_store.close()
     emit(
-        {"replayed": count, "to": url},
+        {"replayed": count, "to": shown},
         as_json,
         lambda d: out.print(f"Replayed {d['replayed']} operations into {d['to']}"),
     )
@@ -192,6 +219,8 @@ def verify_checkpoint(
         raise InvalidInput(f"cannot read: {exc.strerror}", where=str(checkpoint_file)) from exc
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InvalidInput(f"not a checkpoint: {exc}", where=str(checkpoint_file)) from exc
+    if not keys.is_file():  # else an empty keyring, reported as "no public keys": a typo'd path would not show
+        raise InvalidInput("no such keyring file", where=str(keys))
     ring = KeyRing.load_public(keys)
     if not ring.entries:
         raise InvalidInput("no public keys", where=str(keys))

@@ -15,14 +15,30 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..core.errors import ConflictError, InvalidInput
+from ..core.errors import ConflictError, IntentlyError, InvalidInput
 from ..requirements import RequirementFileWarning
 from ._common import JsonOpt, emit, err, open_home, out, table
 
 req_app = typer.Typer(help="Standing project requirements: files in .intently/requirements/.", no_args_is_help=True)
 domains_app = typer.Typer(help="The domain map in .intently/domains.yaml.", no_args_is_help=True)
 
-Multi = Annotated[list[str] | None, typer.Option(help="Repeat for several.")]
+# What each repeatable scope option means, so `--help` says more than "repeat for several".
+DomainOpt = Annotated[
+    list[str] | None, typer.Option("--domain", help="A domain of domains.yaml the rule belongs to (repeatable).")
+]
+PathOpt = Annotated[
+    list[str] | None,
+    typer.Option("--path", help="A glob of the files it governs, gitignore-style: src/api/** (repeatable)."),
+]
+LanguageOpt = Annotated[
+    list[str] | None,
+    typer.Option("--language", help="A language it governs, matched by file extension: go, py (repeatable)."),
+]
+HintOpt = Annotated[
+    list[str] | None,
+    typer.Option("--hint", help="A phrasing that should find it (retrieval only, never injected; repeatable)."),
+]
+ReqIdArg = Annotated[str, typer.Argument(help="The requirement id, as `req list` shows it (req-3f9a0c2b71de).")]
 
 
 @contextlib.contextmanager
@@ -69,7 +85,7 @@ def list_cmd(
 
 
 @req_app.command("show")
-def show_cmd(ctx: typer.Context, req_id: str, as_json: JsonOpt = False) -> None:
+def show_cmd(ctx: typer.Context, req_id: ReqIdArg, as_json: JsonOpt = False) -> None:
     """Every field of one requirement, then its body."""
     with _home(ctx) as ix:
         req = ix.requirements.get(req_id)
@@ -100,12 +116,12 @@ def show_cmd(ctx: typer.Context, req_id: str, as_json: JsonOpt = False) -> None:
 @req_app.command("add")
 def add_cmd(
     ctx: typer.Context,
-    statement: str,
+    statement: Annotated[str, typer.Argument(help="The rule, as the agent should read it.")],
     why: Annotated[str, typer.Option("--why", help="Rationale.")] = "",
-    domain: Multi = None,
-    path: Multi = None,
-    language: Multi = None,
-    hint: Multi = None,
+    domain: DomainOpt = None,
+    path: PathOpt = None,
+    language: LanguageOpt = None,
+    hint: HintOpt = None,
     level: Annotated[str | None, typer.Option(help="project or domain (default: domain if scoped).")] = None,
     confidence: Annotated[str, typer.Option(help="high, medium or low.")] = "high",
     as_json: JsonOpt = False,
@@ -128,13 +144,13 @@ def add_cmd(
 @req_app.command("edit")
 def edit_cmd(
     ctx: typer.Context,
-    req_id: str,
+    req_id: ReqIdArg,
     statement: Annotated[str | None, typer.Option(help="New statement.")] = None,
     why: Annotated[str | None, typer.Option("--why", help="New rationale.")] = None,
-    domain: Multi = None,
-    path: Multi = None,
-    language: Multi = None,
-    hint: Multi = None,
+    domain: DomainOpt = None,
+    path: PathOpt = None,
+    language: LanguageOpt = None,
+    hint: HintOpt = None,
     level: Annotated[str | None, typer.Option(help="project or domain.")] = None,
     confidence: Annotated[str | None, typer.Option(help="high, medium or low.")] = None,
     as_json: JsonOpt = False,
@@ -145,12 +161,20 @@ def edit_cmd(
         fields = (statement, why, domain, path, language, hint, level, confidence)
         if all(v is None for v in fields):
             req = ix.requirements.get(req_id)
-            text = _edit_in_editor(req.path.read_text(encoding="utf-8"))
+            original = req.path.read_text(encoding="utf-8")
+            text = _edit_in_editor(original)
             try:
                 req, changed = ix.requirements.edit_text(req_id, text, base_hash=req.content_hash)
             except ConflictError as exc:
                 kept = _keep_text(req_id, text)
                 raise ConflictError(f"{exc}; your text is kept in {kept}") from exc
+            except IntentlyError as exc:
+                # A slip in the frontmatter (a bad enum, broken YAML), a status change or a
+                # missing write grant refuses the whole text; after minutes in an editor that
+                # must not throw the work away. Same error, same exit code, and where it is.
+                if text != original:
+                    exc.args = (f"{exc}; your text is kept in {_keep_text(req_id, text)}",)
+                raise
         else:
             req, changed = ix.requirements.edit(
                 req_id,
@@ -181,7 +205,12 @@ def _edit_in_editor(text: str) -> str:
         fh.write(text)
         name = fh.name
     try:
-        code = subprocess.call([*shlex.split(editor), name])
+        try:
+            code = subprocess.call([*shlex.split(editor), name])
+        except OSError as exc:  # not installed, not executable: say which setting to fix
+            raise InvalidInput(
+                f"cannot run editor {editor!r}: {exc.strerror or exc}; nothing changed", where="EDITOR"
+            ) from exc
         if code != 0:
             raise InvalidInput(f"editor {editor!r} exited with {code}; nothing changed", where="EDITOR")
         return Path(name).read_text(encoding="utf-8")
@@ -191,7 +220,7 @@ def _edit_in_editor(text: str) -> str:
 
 def _status_cmd(name: str, help_text: str) -> None:
     @req_app.command(name, help=help_text)
-    def cmd(ctx: typer.Context, req_id: str, as_json: JsonOpt = False) -> None:
+    def cmd(ctx: typer.Context, req_id: ReqIdArg, as_json: JsonOpt = False) -> None:
         with _home(ctx) as ix:
             req = getattr(ix.requirements, name)(req_id)
         emit(req.to_json(), as_json, lambda _: out.print(f"{req.id}: {req.status}"))
@@ -204,7 +233,7 @@ _status_cmd("enable", "Make a disabled requirement active again.")
 @req_app.command("supersede")
 def supersede_cmd(
     ctx: typer.Context,
-    req_id: str,
+    req_id: ReqIdArg,
     by: Annotated[str, typer.Option("--by", help="The active requirement that replaces it.")],
     as_json: JsonOpt = False,
 ) -> None:
@@ -240,7 +269,9 @@ def preview_cmd(
     ] = None,
     task: Annotated[str | None, typer.Option("--task", help="The task description.")] = None,
     paths: Annotated[list[str] | None, typer.Option("--paths", help="Files the task touches (repeat).")] = None,
-    domain: Multi = None,
+    domain: Annotated[
+        list[str] | None, typer.Option("--domain", help="A domain the task is about (repeatable).")
+    ] = None,
     budget: Annotated[
         int | None, typer.Option(min=50, max=200_000, help="Token budget (default: \\[requirements] budget).")
     ] = None,
@@ -307,9 +338,11 @@ def domains_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 @domains_app.command("add")
 def domains_add(
     ctx: typer.Context,
-    name: str,
+    name: Annotated[str, typer.Argument(help="The new domain: lower-case letters, digits or ._-.")],
     description: Annotated[str, typer.Option(help="What the domain covers.")] = "",
-    path: Multi = None,
+    path: Annotated[
+        list[str] | None, typer.Option("--path", help="A glob of the files the domain covers (repeatable).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add a domain (marked user_edited, so scans never change it)."""
@@ -321,9 +354,11 @@ def domains_add(
 @domains_app.command("edit")
 def domains_edit(
     ctx: typer.Context,
-    name: str,
+    name: Annotated[str, typer.Argument(help="The domain to change.")],
     description: Annotated[str | None, typer.Option(help="New description.")] = None,
-    path: Multi = None,
+    path: Annotated[
+        list[str] | None, typer.Option("--path", help="A glob of the files the domain covers (repeatable).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Change a domain's description or paths (marks it user_edited)."""

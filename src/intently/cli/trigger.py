@@ -194,14 +194,22 @@ def update(
     intent_id: Annotated[
         str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix, as `trigger list` shows).")
     ],
-    reminder: Annotated[str | None, typer.Option("--reminder")] = None,
-    event: Annotated[str | None, typer.Option("--event")] = None,
+    reminder: Annotated[
+        str | None, typer.Option("--reminder", help="New text the agent is told when it fires.")
+    ] = None,
+    event: Annotated[
+        str | None, typer.Option("--event", help="New event text (its topics are not re-read as entries; use --when).")
+    ] = None,
     when: WhenOpt = None,
     exclude: ExcludeOpt = None,
     scope: ScopeOpt = None,
-    expires: Annotated[str | None, typer.Option("--expires")] = None,
-    max_fires: Annotated[int | None, typer.Option("--max-fires")] = None,
-    cooldown: Annotated[str | None, typer.Option("--cooldown")] = None,
+    expires: Annotated[
+        str | None, typer.Option("--expires", help="New expiry: a duration from now (90d, 2w) or a date/time.")
+    ] = None,
+    max_fires: Annotated[int | None, typer.Option("--max-fires", help="New fire budget (at least 1).")] = None,
+    cooldown: Annotated[
+        str | None, typer.Option("--cooldown", help="New quiet time after a fire (24h, 0 for none).")
+    ] = None,
     negation_guard: Annotated[
         bool | None, typer.Option("--negation-guard/--no-negation-guard", help="Switch the negation guard.")
     ] = None,

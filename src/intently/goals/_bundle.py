@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from ..core.actors import Actor
 from ..core.errors import InvalidInput
 from ..core.tokens import TokenCounting
 from ..store import Row, Transaction
@@ -424,8 +425,10 @@ def _explicit(tx: Transaction, pk: _Packer, ns: str, now: datetime, filters: dic
             continue
         values = [raw] if isinstance(raw, str) else list(raw)
         if key == "owner":
+            # Owners are stored as actors (``bob`` is ``user:bob``), as ``list_intents`` reads
+            # them; compared raw, ``owner="bob"`` matched nothing and the bundle came back empty.
             where.append(f"owner IN ({_marks(values)})")
-            params.extend(values)
+            params.extend(str(Actor.parse(v)) for v in values)
             continue
         if key not in _FILTERS:
             raise InvalidInput(f"unknown filter {key!r} (state, type, owner, priority, epistemic)", where=key)

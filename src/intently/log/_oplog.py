@@ -619,7 +619,16 @@ class OperationLog:
         }
 
     def consistency_proof(self, stream: str, old_size: int, new_size: int | None = None) -> dict[str, Any]:
+        """A consistency proof that the tree of ``old_size`` is a prefix of the tree of
+        ``new_size`` (default: the stream's size).
+
+        Sizes the asker got wrong (``old_size`` 0 or past ``new_size``) are
+        :class:`InvalidInput` naming the argument: the proof code's own check raises
+        :class:`ProofError`, a log integrity failure (exit 8), which would tell a script
+        that the log was tampered with when only the question was malformed."""
         new = new_size if new_size is not None else self.size(stream)
+        if not 1 <= old_size <= new:
+            raise InvalidInput(f"must be between 1 and the newer size {new}, got {old_size}", where="old_size")
         leaves = self._leaves(stream, new)
         if len(leaves) < new:
             raise NotFound(f"stream {stream!r} holds {len(leaves)} operations, not {new}")

@@ -31,12 +31,21 @@ def registered_appliers() -> dict[str, Applier | None]:
     return dict(_APPLIERS)
 
 
-def replay(source: OperationLog, target: OperationLog, *, streams: list[str] | None = None) -> int:
+def replay(
+    source: OperationLog,
+    target: OperationLog,
+    *,
+    streams: list[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
     """Verify ``source``, then copy and apply each of its operations into ``target``'s store.
 
     Returns the number of operations replayed. The target must be empty for those streams.
+    ``progress(n)`` is called as the work advances: once per block of operations verified,
+    then once per batch applied, so a caller can show a bar over twice the log's size
+    (a replay of a million operations takes minutes and would otherwise look hung).
     """
-    report = source.verify(streams)
+    report = source.verify(streams, progress=progress)
     if not report.ok:
         bad = next(s for s in report.streams if not s.ok)
         raise LogIntegrityError(f"source log does not verify: {bad.error}", stream=bad.stream, seq=bad.bad_seq)
@@ -54,11 +63,17 @@ def replay(source: OperationLog, target: OperationLog, *, streams: list[str] | N
                 )
             batch.append(operation)
             if len(batch) >= 1000:
-                count += _apply_batch(target, batch)
+                count += _applied(_apply_batch(target, batch), progress)
                 batch = []
-        count += _apply_batch(target, batch)
+        count += _applied(_apply_batch(target, batch), progress)
     target.checkpoint()
     return count
+
+
+def _applied(n: int, progress: Callable[[int], None] | None) -> int:
+    if progress is not None and n:
+        progress(n)
+    return n
 
 
 def _apply_batch(target: OperationLog, batch: list[Operation]) -> int:

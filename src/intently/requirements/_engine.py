@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
@@ -20,7 +20,7 @@ from ._apply import recover
 from ._conflicts import Conflict, RequirementConflictWarning, find_conflicts
 from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
 from ._load import DOMAINS_FILE, LoadResult, load_home, rel
-from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, new_requirement_id
+from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, Status, new_requirement_id
 from ._render import place
 from ._select import Policy, Selection, select
 from ._store import Change, hand_edited, observe, write_files
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Requirements"]
 
+_STATUSES: tuple[str, ...] = get_args(Status)
 _List = list  # the facade has a `list` method; annotations inside the class need the builtin
 
 _UNSET: Any = object()
@@ -160,9 +161,15 @@ class Requirements:
         ]
 
     def list(self, *, status: str | None = None, domain: str | None = None) -> _List[Requirement]:
+        """The requirements, filtered by status and domain. A status that no requirement can
+        have (``activ``, ``ACTIVE``) is :class:`InvalidInput` naming ``status``: matching it
+        literally would answer "no requirements" and send the reader looking for a missing file."""
         reqs = self.load().requirements
         if status:
-            reqs = [r for r in reqs if r.status == status]
+            wanted = status.strip().lower()
+            if wanted not in _STATUSES:
+                raise InvalidInput(f"unknown status {status!r} (one of {', '.join(_STATUSES)})", where="status")
+            reqs = [r for r in reqs if r.status == wanted]
         if domain:
             reqs = [r for r in reqs if domain in r.scope.domains]
         return reqs
@@ -398,8 +405,11 @@ class Requirements:
             raise InvalidInput(f"domain {name!r} already exists", where=DOMAINS_FILE)
         try:
             dom = Domain(name=name, description=description, paths=list(paths), user_edited=True)
-        except ValueError as exc:
-            raise InvalidInput(str(exc).splitlines()[0], where=f"{DOMAINS_FILE}: name") from exc
+        except ValidationError as exc:
+            # The first problem's own message: the first line of pydantic's text is only
+            # "1 validation error for Domain", which says neither what nor why.
+            field, message = first_problem(exc)
+            raise InvalidInput(message.removeprefix("Value error, "), where=f"{DOMAINS_FILE}: {field}") from exc
         self._write_domains([*loaded.domains, dom], loaded, {"added": [name]})
         return dom
 

@@ -111,6 +111,19 @@ def _scope(scope: Scope | str | Sequence[str]) -> Scope:
     return scope if isinstance(scope, Scope) else Scope.parse(_strings(scope, "scope"))
 
 
+def _state(value: str | IntentState) -> IntentState:
+    """A state filter as typed (``armed``, ``ARMED``, ``IntentState.ARMED``); anything else is
+    :class:`InvalidInput` naming ``state`` and the choices, not a ``ValueError`` that the CLI
+    can only report as an internal error."""
+    if isinstance(value, IntentState):
+        return value
+    try:
+        return IntentState(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(s.value for s in IntentState)
+        raise InvalidInput(f"unknown state {value!r} (one of {choices})", where="state") from None
+
+
 def _max_fires(value: int) -> int:
     """A fire budget: a whole number of at least 1 (``"3"`` or ``True`` is refused, not compared)."""
     if not isinstance(value, int) or isinstance(value, bool):
@@ -307,7 +320,7 @@ class Triggers:
         sender: str | None = None,
     ) -> builtins.list[StandingIntent]:
         """What the caller may see, oldest first; runs maintenance first (expiry, re-arming)."""
-        states = [IntentState(state).value] if state else (None if include_closed else _LIVE_VALUES)
+        states = [_state(state).value] if state else (None if include_closed else _LIVE_VALUES)
         with self._rt.store.transaction() as tx:
             held = self._perms(tx)
             self._maintain(tx, self._now())
