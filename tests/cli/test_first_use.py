@@ -191,3 +191,9 @@ def test_every_option_and_argument_has_help() -> None:
 
     walk(typer.main.get_command(app), [])
     assert missing == []
+
+
+def test_a_bare_command_group_lists_its_commands(home: Path) -> None:
+    for group in ("goal", "trigger", "req", "log", "gate"):
+        result = run(group, cwd=home)
+        assert "Commands" in result.stdout, (group, result.stderr)  # `goal` said only "Error: Missing command."

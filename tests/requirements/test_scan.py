@@ -217,3 +217,14 @@ def test_rules_under_generic_section_headings_apply_project_wide() -> None:
     assert found["Always use type hints in Python code."]
     assert found["Keep functions small and never swallow exceptions."]
     assert found["Every endpoint must validate its input."] is False
+
+
+def test_scan_reports_progress_per_source(project: Path, rix: Intently) -> None:
+    """`intently req scan` draws its bar from these calls: one before each source, then the end."""
+    calls: list[tuple[int, int, str]] = []
+    report = rix.requirements.scan(progress=lambda done, total, ref: calls.append((done, total, ref)))
+    total = sum(report.sources.values())
+    assert total >= 6 and calls[-1] == (total, total, "")
+    assert [c[0] for c in calls] == list(range(total + 1))
+    assert {c[1] for c in calls} == {total}
+    assert any(ref.startswith("AGENTS.md") for _, _, ref in calls)

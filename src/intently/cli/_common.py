@@ -17,17 +17,20 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from .._intently import Intently
 
 __all__ = [
+    "Bar",
     "JsonOpt",
     "State",
     "emit",
     "err",
     "open_home",
     "out",
+    "progress_bar",
     "state",
     "table",
 ]
@@ -94,6 +97,37 @@ def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
     for row in cells:
         tbl.add_row(*(escape(v) for v in row))
     out.print(tbl)
+
+
+class Bar:
+    """A progress bar on stderr, or nothing: what :func:`progress_bar` yields."""
+
+    def __init__(self, progress: Progress | None = None, task: TaskID | None = None) -> None:
+        self._progress, self._task = progress, task
+
+    def advance(self, steps: int) -> None:
+        """``steps`` more units done (the log's verify and replay report counts of operations)."""
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, steps)
+
+    def update(self, done: int, total: int, what: str = "") -> None:
+        """``done`` of ``total`` units, now working on ``what`` (a scan names each source)."""
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=done, total=total, description=escape(what))
+
+
+@contextmanager
+def progress_bar(label: str, total: int | None = None) -> Iterator[Bar]:
+    """A bar on stderr for long work (a whole log, a first scan), cleared when it ends.
+
+    Only on a terminal: off one Rich cannot redraw, so the bar would show nothing and still
+    leave a blank line on stderr (in CI logs, and before an error line)."""
+    if not err.is_terminal:
+        yield Bar()
+        return
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, console=err, transient=True) as progress:
+        yield Bar(progress, progress.add_task("", total=total))
 
 
 def home_option() -> Any:

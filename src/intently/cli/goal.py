@@ -11,7 +11,10 @@ import typer
 from ..goals import Goals, Intent
 from ._common import JsonOpt, emit, open_home, out, table
 
-goal_app = typer.Typer(help="Goals, commitments, open questions, decisions in progress, risks, follow-ups.")
+# no_args_is_help, as every other group: a bare `intently goal` lists the commands instead of "Missing command".
+goal_app = typer.Typer(
+    help="Goals, commitments, open questions, decisions in progress, risks, follow-ups.", no_args_is_help=True
+)
 
 IdArg = Annotated[str, typer.Argument(help="Intent id (or a unique 6+ character prefix/suffix).")]
 VersionOpt = Annotated[

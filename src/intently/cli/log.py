@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from .._intently import _load_engines
 from ..access import Permission
@@ -17,32 +14,13 @@ from ..core.errors import InvalidInput, LogIntegrityError, NotFound, RootMismatc
 from ..log import NO_KEY_HINT, Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
 from ..log import replay as replay_log
 from ..store import open_store
-from ._common import JsonOpt, emit, err, open_home, out, table
+from ._common import JsonOpt, emit, open_home, out, progress_bar, table
 
 log_app = typer.Typer(help="The tamper-evident operation log.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(log_app, name="log")
-
-
-@contextmanager
-def _progress(label: str) -> Iterator[Callable[[int], Callable[[int], None]]]:
-    """A bar on stderr for work over a whole log; yields ``advance(total)``, which starts
-    the bar and returns the callback the log calls with each step's count.
-
-    Only on a terminal: off one, Rich cannot redraw, so the bar would show nothing and
-    still leave a blank line on stderr (in CI logs, and before an error line)."""
-    if not err.is_terminal:
-        yield lambda _total: lambda _n: None
-        return
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
-
-        def advance(total: int) -> Callable[[int], None]:
-            task = bar.add_task(label, total=total)
-            return lambda n: bar.advance(task, n)
-
-        yield advance
 
 
 @log_app.command("show")
@@ -86,8 +64,8 @@ def verify(
             # actor would otherwise be told the log verifies (exit 0) without one leaf read.
             raise NotFound(f"{ix.actor} may read no namespace, so there is no stream to verify")
         total = sum(ix.log.size(s) for s in (streams or ix.log.streams()))
-        with _progress("verifying") as advance:
-            report = ix.log.verify(streams, progress=advance(total))
+        with progress_bar("verifying", total) as bar:
+            report = ix.log.verify(streams, progress=bar.advance)
     data = report.to_json()
     failed = [s for s in report.streams if not s.ok or (strict and s.unsigned_tail)]
 
@@ -194,8 +172,8 @@ def replay(
                 target_store, clock=ix.runtime.clock, keyring=ix.log.keyring, origin=ix.log.origin, witness_path=None
             )
             total = 2 * sum(ix.log.size(s) for s in ix.log.streams())  # verified, then applied
-            with _progress("replaying") as advance:
-                count = replay_log(ix.log, target, progress=advance(total))
+            with progress_bar("replaying", total) as bar:
+                count = replay_log(ix.log, target, progress=bar.advance)
             shown = target_store.url  # the store's own rendering: a password is never echoed
         finally:
             target_store.close()

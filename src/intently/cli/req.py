@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from ..core.errors import ConflictError, IntentlyError, InvalidInput
 from ..requirements import RequirementFileWarning
-from ._common import JsonOpt, emit, err, open_home, out, table
+from ._common import JsonOpt, emit, err, open_home, out, progress_bar, table
 
 req_app = typer.Typer(help="Standing project requirements: files in .intently/requirements/.", no_args_is_help=True)
 domains_app = typer.Typer(help="The domain map in .intently/domains.yaml.", no_args_is_help=True)
@@ -314,8 +314,8 @@ def scan_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Collect guidance, docs, ADRs, commits and transcripts; extract, reconcile, apply, commit."""
-    with _home(ctx) as ix:
-        report = ix.requirements.scan(full=full, commit=not no_commit, llm=llm)
+    with _home(ctx) as ix, progress_bar("scanning") as bar:
+        report = ix.requirements.scan(full=full, commit=not no_commit, llm=llm, progress=bar.update)
     emit(report.to_json(), as_json, lambda _: out.print(report.summary()))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -521,14 +521,25 @@ class Requirements:
         project: Path | None = None,
         llm: bool = False,
         transcripts: Sequence[str | Path] | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
     ) -> ScanReport:
         """Collect, extract, reconcile and apply (see :mod:`._scan`). ``llm`` lets the
         ``[llm]`` endpoint propose the candidates instead of the deterministic extractor.
         ``transcripts`` are Claude Code session transcripts (JSONL) to mine as well, from
-        where the last scan of each stopped (the hooks' scan queue hands them over)."""
+        where the last scan of each stopped (the hooks' scan queue hands them over).
+        ``progress(done, total, ref)`` is called before each source is read, and once at the end."""
         from ._scan import run_scan
 
-        return run_scan(self, self._rt, full=full, commit=commit, project=project, llm=llm, transcripts=transcripts)
+        return run_scan(
+            self,
+            self._rt,
+            full=full,
+            commit=commit,
+            project=project,
+            llm=llm,
+            transcripts=transcripts,
+            progress=progress,
+        )
 
 
 #: A rule is a sentence or a short paragraph; anything longer is a document, not a requirement

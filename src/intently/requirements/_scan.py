@@ -26,7 +26,7 @@ import hashlib
 import io
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,9 +208,14 @@ def run_scan(
     project: Path | None,
     llm: bool = False,
     transcripts: Sequence[str | Path] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> ScanReport:
     """One scan. ``transcripts`` are Claude Code session transcripts (JSONL, e.g. the hooks'
-    scan queue) mined from their cursor on, unless the project opted out."""
+    scan queue) mined from their cursor on, unless the project opted out.
+
+    ``progress(done, total, ref)`` is called before each source is read: a first scan of a
+    project with a long history reads hundreds of commits and files through the embedding
+    model (tens of seconds), which a command line should show rather than look hung."""
     root = (project or rt.home.project_root).resolve()
     loaded = engine.load()
     state_path = rt.home.path / SCAN_STATE_FILE
@@ -247,7 +252,9 @@ def run_scan(
     proposed: dict[str, str] = dict(state.get("proposed") or {})
     extractor = LLMExtractor.from_config(rt.config.llm) if llm else None
     extracted_by = extractor.name if extractor is not None else EXTRACTOR
-    for source in sources:
+    for done, source in enumerate(sources):
+        if progress is not None:
+            progress(done, len(sources), source.ref)
         strict = source.kind in ("commit", "transcript") or source.format == "doc"
         if extractor is not None:
             cands = extractor.extract(source.ref, source.text) if source.text else []
@@ -323,6 +330,8 @@ def run_scan(
                 target.status = "superseded"
                 report.superseded.append(target.id)
 
+    if progress is not None:
+        progress(len(sources), len(sources), "")
     req_dir = rel(rt.home, rt.home.requirements_dir)
     for rid, text in new_files.items():
         changes.append(Change(f"{req_dir}/{rid}.md", text, "REQ_CREATE", rid, "active", {"by": "scan"}))
