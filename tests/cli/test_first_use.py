@@ -197,3 +197,11 @@ def test_a_bare_command_group_lists_its_commands(home: Path) -> None:
     for group in ("goal", "trigger", "req", "log", "gate"):
         result = run(group, cwd=home)
         assert "Commands" in result.stdout, (group, result.stderr)  # `goal` said only "Error: Missing command."
+
+
+def test_a_bad_owner_or_stakeholder_is_named_by_its_field(home: Path) -> None:
+    stakeholder = run("goal", "add", "Ship it", "--stakeholder", "carol", "--stakeholder", "bad actor", cwd=home)
+    assert stakeholder.code == 2
+    assert stakeholder.error_line().startswith("error: stakeholders[1]: actor name 'bad actor'")  # was "actor:"
+    owner = run("goal", "add", "Ship it", "--owner", "robot:x", cwd=home)
+    assert owner.error_line() == "error: owner: unknown actor kind 'robot' (one of user, agent, system, tool)"

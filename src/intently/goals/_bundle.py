@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..core.actors import Actor
 from ..core.errors import InvalidInput
 from ..core.tokens import TokenCounting
 from ..store import Row, Transaction
@@ -32,6 +31,7 @@ from ._render import BLOCK_CLOSE, BLOCK_OPEN, SUMMARY_CLOSE, SUMMARY_OPEN, inten
 from ._semantic import SemanticMatcher
 from ._store import load_intents, row_to_summary
 from ._text import Terms, terms_of
+from ._writes import actor_text
 
 __all__ = ["Bundle", "BundleItem", "Mode", "Omitted", "assemble"]
 
@@ -428,7 +428,7 @@ def _explicit(tx: Transaction, pk: _Packer, ns: str, now: datetime, filters: dic
             # Owners are stored as actors (``bob`` is ``user:bob``), as ``list_intents`` reads
             # them; compared raw, ``owner="bob"`` matched nothing and the bundle came back empty.
             where.append(f"owner IN ({_marks(values)})")
-            params.extend(str(Actor.parse(v)) for v in values)
+            params.extend(str(actor_text(v)) for v in values)
             continue
         if key not in _FILTERS:
             raise InvalidInput(f"unknown filter {key!r} (state, type, owner, priority, epistemic)", where=key)

@@ -70,12 +70,21 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 def people(value: str | Sequence[str]) -> list[str]:
     """Stakeholders as actors; one name given as a string is one person, not its letters."""
     names = [value] if isinstance(value, str) else list(value)
-    return sorted({str(actor_text(s)) for s in names})
+    return sorted({str(actor_text(s, where=f"stakeholders[{i}]")) for i, s in enumerate(names)})
 
 
-def actor_text(value: str | None) -> str | None:
-    """``bob`` -> ``user:bob``: owners and stakeholders are stored as actors."""
-    return None if value is None else str(Actor.parse(value))
+def actor_text(value: str | None, *, where: str = "owner") -> str | None:
+    """``bob`` -> ``user:bob``: owners and stakeholders are stored as actors.
+
+    A name that is no actor is refused naming the field it came in (``owner``,
+    ``stakeholders[1]``), not ``actor``, which a caller of ``add`` never passed."""
+    if value is None:
+        return None
+    try:
+        return str(Actor.parse(value))
+    except InvalidInput as exc:
+        message = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
+        raise InvalidInput(message, where=where) from exc
 
 
 def create_intent(
