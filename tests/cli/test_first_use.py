@@ -205,3 +205,14 @@ def test_a_bad_owner_or_stakeholder_is_named_by_its_field(home: Path) -> None:
     assert stakeholder.error_line().startswith("error: stakeholders[1]: actor name 'bad actor'")  # was "actor:"
     owner = run("goal", "add", "Ship it", "--owner", "robot:x", cwd=home)
     assert owner.error_line() == "error: owner: unknown actor kind 'robot' (one of user, agent, system, tool)"
+
+
+def test_req_preview_says_when_the_project_opted_out(home: Path) -> None:
+    with library(home) as ix:
+        ix.requirements.add("Never commit secrets to the repository")
+    config = home / ".intently" / "intently.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('inject = "on"', 'inject = "off"'), encoding="utf-8")
+    preview = run("req", "preview", "commit the secrets", "--explain", cwd=home)
+    assert preview.code == 0, preview.stderr
+    # was "(no requirements selected)" and an empty "why" table: nothing said where to look
+    assert '[requirements] inject = "off"' in preview.stdout and str(config) in preview.stdout

@@ -287,15 +287,24 @@ def preview_cmd(
         sel = ix.requirements.select(
             query, paths=files, domains=domain or [], budget=budget, explain=explain, record=False
         )
+        enabled = ix.requirements.injection_enabled()
 
     def render(_: Any) -> None:
         if sel.block:
             out.print(escape(sel.block))
+        elif not enabled:
+            # The project opted out: say so, or "(no requirements selected)" and an empty
+            # --explain table send the reader looking for a scope or budget problem.
+            out.print(
+                '(no requirements selected: injection is off for this project, [requirements] inject = "off" '
+                f"in {ix.home.config_path})",
+                markup=False,
+            )
         elif sel.omitted:
             out.print(f"(no requirements selected: {sel.omitted} did not fit the token budget; raise --budget)")
         else:
             out.print("(no requirements selected)")
-        if explain and sel.explain is not None:
+        if explain and sel.explain is not None and enabled:
             rows = [
                 [d.id, "kept" if d.kept else "dropped", d.stage, d.scope, d.score and round(d.score, 3), d.reason]
                 for d in sel.explain
