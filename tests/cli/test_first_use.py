@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import stat
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -216,3 +218,42 @@ def test_req_preview_says_when_the_project_opted_out(home: Path) -> None:
     assert preview.code == 0, preview.stderr
     # was "(no requirements selected)" and an empty "why" table: nothing said where to look
     assert '[requirements] inject = "off"' in preview.stdout and str(config) in preview.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--cooldown", "99999999d", "error: cooldown: at most 36500 days (100 years)"),
+        (
+            "--cooldown",
+            "9999999999999999999999d",
+            "error: cooldown: duration '9999999999999999999999d' is out of range",
+        ),
+        ("--expires", "99999999d", "error: expires: at most 36500 days (100 years)"),
+        ("--max-fires", "1000000000000", "error: max_fires: max fires must be at most 1,000,000"),
+    ],
+)
+def test_trigger_add_refuses_durations_and_budgets_out_of_range(
+    home: Path, option: str, value: str, message: str
+) -> None:
+    # Each was an internal error (OverflowError) or, for the cooldown, accepted and then
+    # failing every fire; a fire budget past 2^31 was a StoreError on PostgreSQL only.
+    result = run("trigger", "add", "Check the rollback plan", "--when", "deploy", option, value, cwd=home)
+    assert result.code == 2
+    assert result.error_line() == message
+
+
+def test_a_stored_huge_cooldown_does_not_break_matching(home: Path) -> None:
+    """A row written before the cap (here by hand in the real SQLite file) still fires, and
+    the other intents of the turn with it: the overflow used to fail the whole match, which
+    emptied the standing_intents section of every context block."""
+    with library(home) as ix:
+        big = ix.triggers.add("Check the rollback plan", when="deploy")
+        other = ix.triggers.add("Tell the on-call", when="deploy")
+    with closing(sqlite3.connect(home / ".intently" / "state" / "intently.db")) as db:
+        db.execute("UPDATE triggers_intents SET cooldown_seconds = ? WHERE id = ?", (8_639_999_913_600, big.id))
+        db.commit()
+    fired = run("trigger", "match", "deploying now", "--json", cwd=home)
+    assert fired.code == 0, fired.stderr
+    assert fired.json["fired"] is True
+    assert sorted(h["id"] for h in fired.json["shown"] if h["fired"]) == sorted([big.id, other.id])

@@ -60,21 +60,48 @@ _LIVE_VALUES = [IntentState.PENDING.value, IntentState.ARMED.value, IntentState.
 
 Duration = str | timedelta | int
 
+#: The longest cooldown, expiry or snooze given as a duration. Far beyond any reminder's life,
+#: and far enough from the year 9999 that ``now + duration`` always fits a datetime: a cooldown
+#: of ``99999999d`` was accepted, then every fire of it raised OverflowError, which took the
+#: whole standing_intents section out of every context block of the namespace.
+MAX_DURATION = timedelta(days=36_500)
+#: The largest fire budget: the column is a 4-byte INTEGER on PostgreSQL, where a larger one
+#: failed as a StoreError after SQLite had accepted it.
+MAX_FIRES = 1_000_000
+
+
+def _bounded(delta: timedelta, where: str) -> timedelta:
+    if delta > MAX_DURATION:
+        raise InvalidInput(f"at most {MAX_DURATION.days} days (100 years)", where=where)
+    return delta
+
+
+def _parse_span(text: str, where: str) -> timedelta:
+    """``parse_duration`` with its overflow (``1e30d``) reported as bad input, then bounded."""
+    try:
+        delta = parse_duration(text, where=where)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidInput(f"duration {text!r} is out of range", where=where) from exc
+    return _bounded(delta, where)
+
 
 def _duration(value: Duration, where: str) -> timedelta:
     if isinstance(value, timedelta):
         delta = value
     elif isinstance(value, int) and not isinstance(value, bool):
-        delta = timedelta(seconds=value)
+        try:
+            delta = timedelta(seconds=value)
+        except OverflowError as exc:
+            raise InvalidInput(f"{value} seconds is out of range", where=where) from exc
     elif isinstance(value, str):
-        delta = parse_duration(value, where=where)
+        delta = _parse_span(value, where)
     else:
         raise InvalidInput(
             f"expected a duration ('24h'), a number of seconds or a timedelta, got {type(value).__name__}", where=where
         )
     if delta < timedelta(0):
         raise InvalidInput("must not be negative", where=where)
-    return delta
+    return _bounded(delta, where)
 
 
 #: ``when``: one entry, or a list of entries (each a string of words or a list of terms).
@@ -130,6 +157,8 @@ def _max_fires(value: int) -> int:
         raise InvalidInput(f"max fires must be a whole number, got {type(value).__name__}", where="max_fires")
     if value < 1:
         raise InvalidInput("max fires must be at least 1", where="max_fires")
+    if value > MAX_FIRES:
+        raise InvalidInput(f"max fires must be at most {MAX_FIRES:,}", where="max_fires")
     return value
 
 
@@ -201,7 +230,7 @@ class Triggers:
         elif isinstance(expires, datetime):
             when = expires
         elif isinstance(expires, timedelta):
-            when = now + expires
+            when = now + _bounded(expires, "expires")
         elif not isinstance(expires, str):
             raise InvalidInput(
                 f"expected a duration ('90d'), a date or time, or a timedelta, got {type(expires).__name__}",
@@ -210,9 +239,13 @@ class Triggers:
         else:
             text = expires.strip()
             try:
-                when = now + parse_duration(text, where="expires")
+                span = parse_duration(text, where="expires")
             except InvalidInput:
                 when = parse_time(text, where="expires")
+            except (OverflowError, ValueError) as exc:
+                raise InvalidInput(f"duration {text!r} is out of range", where="expires") from exc
+            else:
+                when = now + _bounded(span, "expires")
         if when <= now:
             raise InvalidInput(f"expiry {format_time(when)} is not in the future", where="expires")
         return format_time(when)
@@ -610,7 +643,9 @@ class Triggers:
         elif intent.cooldown_seconds == 0:
             to, rearm = IntentState.ARMED.value, None
         else:
-            to, rearm = IntentState.FIRED.value, format_time(now + timedelta(seconds=intent.cooldown_seconds))
+            # Capped as new input is: a row stored before the cap must not fail every fire of the turn.
+            cooldown = min(timedelta(seconds=intent.cooldown_seconds), MAX_DURATION)
+            to, rearm = IntentState.FIRED.value, format_time(now + cooldown)
         payload = {
             "entry": hit.entry,
             "terms": list(hit.matched),
