@@ -103,6 +103,16 @@ def test_config_errors_name_the_file_line_and_field(ix: Intently) -> None:
         ix.home.load_config()
 
 
+def test_a_home_name_that_is_no_namespace_is_refused_at_its_line(ix: Intently) -> None:
+    path = ix.home.config_path
+    text = path.read_text()
+    name_line = next(line for line in text.splitlines() if line.startswith("name = "))
+    path.write_text(text.replace(name_line, 'name = "Bad Name!"'))
+    line = _line(path.read_text(), 'name = "Bad Name!"')
+    with pytest.raises(InvalidInput, match=rf"intently.toml:{line}: home.name: .*must be 1-64"):
+        ix.home.load_config()
+
+
 @pytest.mark.parametrize(
     ("table", "typo"),
     [("hooks", "shell_alowlist = []"), ("extract", "extractr = 'llm'")],

@@ -14,10 +14,11 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import InvalidInput, NotFound, first_problem
 from .homedir import CONFIG_FILE, HOME_DIRNAME, locate_home
+from .namespaces import namespace_problem
 
 __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 
@@ -46,6 +47,15 @@ class HomeSection(_Section):
     name: str = Field(description="Default namespace for objects created in this home.")
     owner: str = Field(description="The actor who ran `intently init`; holds every permission.")
     origin: str = Field(default="", description="Origin line of signed checkpoints (defaults to intently/<name>).")
+
+    @field_validator("name")
+    @classmethod
+    def _a_namespace(cls, value: str) -> str:
+        """Checked here, not where the runtime first uses it, so the error names intently.toml's line."""
+        problem = namespace_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class StoreSection(_Section):
