@@ -54,3 +54,13 @@ def test_raw_files_baseline_only_shows_quotes_inside_the_cut(tiny: Path) -> None
     large = run(tiny, budget=4000, embedder="none", extraction=False)["selection"]["raw_files"]
     assert small["mean_tokens"] <= 300 < large["mean_tokens"]
     assert small["recall_specific"] < large["recall_specific"]
+
+
+def test_a_run_reports_its_progress_per_repository_step(tiny: Path) -> None:
+    """A full run takes about a minute: the command's bar is told each repository's selection
+    and scan before it starts, out of the right total."""
+    from intently.eval.requirements import run
+
+    seen: list[tuple[int, int, str]] = []
+    run(tiny, budget=300, embedder="none", progress=lambda done, total, what: seen.append((done, total, what)))
+    assert seen == [(0, 2, f"{REPO}: selection"), (1, 2, f"{REPO}: scan")]

@@ -132,8 +132,16 @@ def _repos(data: Path) -> list[Path]:
     return found
 
 
-def run(data: Path, *, budget: int = 2000, embedder: str | None = None, extraction: bool = True) -> dict[str, Any]:
-    """Run the whole evaluation; returns the JSON the command prints."""
+def run(
+    data: Path,
+    *,
+    budget: int = 2000,
+    embedder: str | None = None,
+    extraction: bool = True,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> dict[str, Any]:
+    """Run the whole evaluation; returns the JSON the command prints. ``progress(done, total,
+    what)`` is told before each repository's selection and scan: a full run takes a minute."""
     from .. import Intently
     from ..core.clock import ManualClock
     from ..core.tokens import default_counter
@@ -163,8 +171,18 @@ def run(data: Path, *, budget: int = 2000, embedder: str | None = None, extracti
         block = render_block(lines, len(reqs) - len(lines))
         return {r.id for r in reqs[: len(lines)]}, counter.count(block) if block else 0
 
+    steps = len(repos) * (2 if extraction else 1)
+    done = 0
+
+    def step(what: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, steps, what)
+        done += 1
+
     with tempfile.TemporaryDirectory(prefix="intently-eval-req-") as tmp:
         for repo in repos:
+            step(f"{repo.name}: selection")
             gold = json.loads((repo / f"{repo.name}.json").read_text(encoding="utf-8"))
             project = Path(tmp) / repo.name
             project.mkdir()
@@ -203,6 +221,7 @@ def run(data: Path, *, budget: int = 2000, embedder: str | None = None, extracti
                     tallies["keyword"].add({to_gold[i] for i in ids}, task, toks)
                 per_repo[repo.name] = repo_tally.to_json()
                 if extraction:
+                    step(f"{repo.name}: scan")
                     found = _extraction(repo, gold, Path(tmp), embedder)
                     for key, value in found.items():
                         extraction_counts[key] += value
@@ -278,10 +297,11 @@ def register(eval_app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Machine output on stdout.")] = False,
     ) -> None:
         """Selection recall/precision/tokens beside four baselines, and scan extraction quality."""
-        from ..cli._common import table
+        from ..cli._common import progress_bar, table
 
         started = time.perf_counter()
-        result = run(data, budget=budget, embedder=embedder)
+        with progress_bar("requirements eval") as bar:
+            result = run(data, budget=budget, embedder=embedder, progress=bar.update)
         result["seconds"] = round(time.perf_counter() - started, 1)
         if as_json:
             sys.stdout.write(json.dumps(result, indent=2) + "\n")
