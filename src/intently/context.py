@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from .access import Permission
 from .core.errors import IntentlyError, InvalidInput
-from .core.strings import str_list
+from .core.strings import quoted_line, str_list
 from .core.tokens import default_counter
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ def _enum_text(value: Any) -> str:
 def _raw_item(obj: Any, index: int) -> _Raw:
     """One item, from a string, a mapping or an object (``intent`` nested as in goals bundles)."""
     if isinstance(obj, str):
-        return _Raw(id=f"#{index + 1}", text=obj.strip(), mandatory=False)
+        return _Raw(id=f"#{index + 1}", text=quoted_line(obj), mandatory=False)
     inner = _get(obj, "intent") or _get(obj, "requirement") or obj
     ident = next((str(v) for k in _ID_KEYS if (v := _get(inner, k)) not in (None, "")), f"#{index + 1}")
     text = next((str(v) for k in _TEXT_KEYS if (v := _get(obj, k)) not in (None, "")), "")
@@ -285,7 +285,8 @@ def _raw_item(obj: Any, index: int) -> _Raw:
         level = _enum_text(_get(scope, "level") if scope is not None else _get(inner, "level"))
         priority = _enum_text(_get(inner, "priority"))
         mandatory = priority == "CRITICAL" or level == "project" or "mandatory" in reason.lower()
-    return _Raw(id=ident, text=" ".join(text.split()), mandatory=bool(mandatory), reason=reason)
+    # Packed here, the text has been escaped by nobody: quote it (and the id, shown beside it).
+    return _Raw(id=quoted_line(ident), text=quoted_line(text), mandatory=bool(mandatory), reason=reason)
 
 
 @dataclass

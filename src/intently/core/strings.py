@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["str_list"]
+__all__ = ["quoted_line", "str_list"]
 
 
 def str_list(value: str | Sequence[str] | None) -> list[str]:
@@ -20,3 +20,19 @@ def str_list(value: str | Sequence[str] | None) -> list[str]:
     if isinstance(value, str):
         return [value]
     return [str(v) for v in value]
+
+
+def quoted_line(text: str) -> str:
+    """``text`` as one line of quoted data inside a rendered block (the context block, the
+    requirements block, a reminder line).
+
+    Item text comes from files, commits and agents nobody reviewed line by line, so it must
+    not be able to shape the block around it: line breaks (U+2028 and U+0085 too) are
+    flattened, so it cannot start a heading or a bullet of its own; characters that are not
+    printable (ANSI escapes and other controls, zero-width and bidi marks that hide or
+    reorder what a reviewer sees) become spaces; and ``<``/``>`` become ``‹``/``›``, so it
+    can neither close nor open a tag. The replacements are one character each, so what a
+    person wrote stays readable and costs the same tokens.
+    """
+    flat = text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
+    return " ".join(flat.split()).replace("<", "\u2039").replace(">", "\u203a")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..core.strings import quoted_line
 from ._model import Requirement
 
 __all__ = ["HEADER", "TEMPLATE_SLOT", "bullet", "omitted_marker", "place", "render_block"]
@@ -19,8 +20,13 @@ TEMPLATE_SLOT = re.compile(r"\{\{\s*\$?intent\s*\}\}")
 
 
 def bullet(req: Requirement) -> str:
-    """``- [id] (domains) body``, whitespace collapsed; project-level rules carry no domains."""
-    body = " ".join(req.body.split())
+    """``- [id] (domains) body`` on one line; project-level rules carry no domains.
+
+    The body is quoted (:func:`quoted_line`): a rule comes from a file anyone can edit in a
+    pull request or a commit message a scan read, and its text must not close the context
+    block's tags, open a fake section, or carry escape and bidi characters into the prompt.
+    """
+    body = quoted_line(req.body)
     domains = req.scope.domains if req.scope.level == "domain" else []
     tag = f"({', '.join(domains)}) " if domains else ""
     return f"- [{req.id}] {tag}{body}"

@@ -5,14 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.strings import quoted_line
+
 __all__ = ["Hit", "MatchResult", "render_block", "render_line"]
 
 BLOCK_TAG = "standing_intents"
 
 
 def _quote(text: str) -> str:
-    # Stored text is data: it must not be able to close or open the block's tags.
-    return " ".join(text.replace("<", "‹").replace(">", "›").split())
+    # Stored text is data: it must not be able to close or open the block's tags, nor carry
+    # ANSI escapes, zero-width or bidi characters into the prompt (:func:`quoted_line`).
+    return quoted_line(text)
 
 
 def render_line(created_at: str, event: str, reminder: str) -> str:
