@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from intently import Intently, InvalidInput, ManualClock
+from intently.access import Permission
+from intently.core.actors import Actor
 from tests._config import set_config
 
 TURN = {
@@ -34,6 +36,31 @@ def test_observe_records_the_turn_and_proposes_inferred_intents(ix: Intently) ->
     assert commitment.target_completion == "2026-03-06T23:59:59.000000Z"
     assert commitment.evidence_ids == (result.evidence_id,)
     assert [d.text for d in ix.goals.decisions()] == ["We agreed to ship v2"]
+
+
+@pytest.mark.parametrize(
+    ("actor", "speaker", "trusted"),
+    [
+        ("agent:claude", "bob", True),  # an agent feeding turns through its own token
+        ("user:alice", "agent:claude", True),  # a turn the agent said
+        ("user:alice", "tool:web", True),
+        ("user:alice", "bob", False),  # relayed: nobody vouches it was said as given
+    ],
+)
+def test_a_decision_no_person_vouches_for_is_held_not_recorded(
+    ix: Intently, actor: str, speaker: str, trusted: bool
+) -> None:
+    """A recorded decision skips review and becomes a project rule at the next scan: only a
+    person's turn makes one. The turn's other candidates wait in review whoever said them."""
+    if actor != "user:alice":
+        ix.access.grant(Actor.parse(actor), Permission.WRITE)
+    with Intently.open(ix.home.path, actor=actor) as other:
+        result = other.extraction.observe({**TURN, "speaker": speaker}, trusted=trusted)
+    statuses = {p.candidate.type.value: p.status for p in result.proposals}
+    assert statuses == {"COMMITMENT": "created", "DECISION": "held", "OPEN_QUESTION": "created"}
+    held = next(p for p in result.proposals if p.status == "held")
+    assert held.object_id is None and held.error is not None and "person" in held.error
+    assert ix.goals.decisions() == [] and ix.log.read(ix.namespace, op="DECISION_RECORDED") == []
 
 
 def test_message_id_is_the_evidence_id(ix: Intently) -> None:

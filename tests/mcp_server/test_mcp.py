@@ -149,20 +149,24 @@ def test_review_tools_refuse_to_confirm_a_version_the_agent_did_not_see(ix: Inte
     assert ix.goals.get(candidate.id).epistemic_type.value == "INFERRED"
 
 
-def test_review_observe_says_what_it_does_with_a_decision(ix: Intently) -> None:
-    """The tool told agents decisions "wait in the review queue"; they are recorded at once (and
-    a requirements scan reads them). An agent relying on a review that never comes was misled."""
+def test_a_decision_an_agent_relays_is_held_not_recorded(ix: Intently) -> None:
+    """A recorded decision skips review and becomes a project rule at the next scan, so an agent
+    relaying a turn over MCP cannot make one: the decision comes back ``held`` (and the tool says
+    so), while the turn's other candidates wait in review as usual."""
 
     async def go() -> tuple[str, Any]:
         async with Client(build_server(ix)) as client:
             tools = {t.name: t.description or "" for t in (await client.list_tools()).tools}
-            observed = await client.call_tool("review_observe", {"text": "We agreed to ship v2 on Monday."})
+            observed = await client.call_tool(
+                "review_observe", {"text": "We agreed to ship v2 on Monday. I will write the release notes by Friday."}
+            )
             return tools["review_observe"], observed
 
     description, observed = _run(go)
-    (proposal,) = json.loads(_text(observed))["proposals"]
-    assert proposal["status"] == "recorded" and ix.goals.review_queue() == []
-    assert "decision records at once, with no review" in description
+    statuses = {p["candidate"]["type"]: p["status"] for p in json.loads(_text(observed))["proposals"]}
+    assert statuses == {"DECISION": "held", "COMMITMENT": "created"}
+    assert ix.goals.decisions() == [] and len(ix.goals.review_queue()) == 1
+    assert "not recorded from here" in description and "held" in description
 
 
 def test_standing_intent_tools_for_a_reminder_manager(ix: Intently) -> None:

@@ -60,10 +60,29 @@ class ExtractionSettings(BaseModel):
     timeout: float = Field(default=30.0, gt=0.0, le=3600.0)
 
 
+def _not_a_person(actor: Actor, speaker: str | None) -> str | None:
+    """Who, of the actor feeding a turn and the speaker it names, is not a person, or ``None``.
+
+    A recorded decision skips review and becomes an active project rule at the next scan, so
+    only a person's word makes one: an agent feeding its own turns (MCP ``review_observe``, an
+    agent's API token) or a turn whose speaker is named as an agent, tool or system (``agent:
+    claude``) could otherwise write the project's rules. A plain name ("bob") is a person, as in
+    minutes and chats; the other candidate types wait in review whoever said them.
+    """
+    if actor.kind is not ActorKind.USER:
+        return str(actor)
+    if speaker is not None and ":" in speaker:
+        kind = speaker.split(":", 1)[0].strip().lower()
+        if kind in {k.value for k in ActorKind} and kind != ActorKind.USER.value:
+            return speaker
+    return None
+
+
 @dataclass(frozen=True)
 class Proposal:
     """What happened to one candidate: ``created`` / ``attached`` / ``suppressed`` intent, ``recorded``
-    decision, or ``invalid`` (the goals engine refused it; ``error`` says why, the others still go)."""
+    decision, ``held`` decision (from a turn no person fed or said: not recorded, ``error`` says
+    why), or ``invalid`` (the goals engine refused it; ``error`` says why, the others still go)."""
 
     candidate: Candidate
     status: str
@@ -154,9 +173,14 @@ class Extraction:
         """Candidates in ``turn`` without recording anything (a dry run of :meth:`observe`)."""
         return self.extractor.extract(_turn(turn))
 
-    def observe(self, turn: Turn | dict[str, Any]) -> ObserveResult:
+    def observe(self, turn: Turn | dict[str, Any], *, trusted: bool = True) -> ObserveResult:
         """Record ``turn`` as evidence and propose what the extractor finds in it for review.
-        A turn given as a mapping without ``time`` was said now, as on the CLI, HTTP and MCP."""
+        A turn given as a mapping without ``time`` was said now, as on the CLI, HTTP and MCP.
+
+        ``trusted=False`` says no person vouches that the turn was said as given (an agent
+        relaying it over MCP, a tool's output): its decisions are ``held``, not recorded, since
+        a recorded decision becomes a project rule with no review. Everything else it carries
+        waits in review as usual."""
         if isinstance(turn, dict) and turn.get("time") is None:
             turn = {**turn, "time": self._rt.clock.now()}
         checked = _turn(turn)
@@ -218,12 +242,14 @@ class Extraction:
         )
         for cand in candidates:
             try:
-                result.proposals.append(self._propose(cand, evidence_id, checked.time))
+                result.proposals.append(self._propose(cand, evidence_id, checked.time, checked.speaker, trusted))
             except InvalidInput as exc:  # one refused candidate must not drop the rest of the turn
                 result.proposals.append(Proposal(cand, "invalid", None, str(exc)))
         return result
 
-    def _propose(self, cand: Candidate, evidence_id: str, said: datetime) -> Proposal:
+    def _propose(
+        self, cand: Candidate, evidence_id: str, said: datetime, speaker: str | None, trusted: bool
+    ) -> Proposal:
         """Hand one candidate to the goals engine through its public review API. ``said`` is the
         turn's time: a due date that has passed now may still have been ahead when it was said
         (an older conversation observed late), and the note tells the reviewer which."""
@@ -231,6 +257,15 @@ class Extraction:
 
         goals = Goals(self._rt)
         if cand.type is CandidateType.DECISION:
+            not_a_person = _not_a_person(self._rt.actor, speaker) if trusted else "a source no person vouches for"
+            if not_a_person is not None:
+                return Proposal(
+                    cand,
+                    "held",
+                    None,
+                    f"not recorded: the turn came from {not_a_person}, and a decision is recorded (and mined "
+                    "as a project rule by `req scan`) only from a person's turn",
+                )
             decision = goals.record_decision(cand.span, evidence_id=evidence_id, span=cand.span)
             return Proposal(cand, "recorded", decision.id)
         now = self._rt.clock.now()

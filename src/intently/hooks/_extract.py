@@ -12,7 +12,6 @@ at all, and the hook says so.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -61,17 +60,7 @@ def extract_tool_output(ix: Intently, *, tool: str, tool_use_id: str | None, out
         "channel": f"claude-code:tool:{tool}",
         "message_id": f"claude-tool-output:{tool_use_id}" if tool_use_id else None,
     }
-    if "trusted" in inspect.signature(observe).parameters:
-        result = observe(turn, trusted=False)
-    else:
-        from ..extract import CandidateType, Turn
-
-        found = ix.extraction.extractor.extract(Turn.model_validate(turn))
-        if any(c.type is CandidateType.DECISION for c in found):
-            return (
-                "the tool output states a decision, which this build's extraction would record as made; "
-                "untrusted output is not observed (nothing extracted)"
-            )
-        result = observe(turn)
+    # Untrusted: a decision the output states is held, never recorded as the user's.
+    result = observe(turn, trusted=False)
     waiting = [p for p in result.proposals if p.status in ("created", "attached")]
     return f"{len(waiting)} item(s) from the tool output wait in review" if waiting else ""

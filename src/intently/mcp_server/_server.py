@@ -182,8 +182,9 @@ def build_server(ix: Intently) -> MCPServer:
         description=(
             "Feed one conversational turn after it happens: it is recorded as evidence, and the commitments, "
             "goals, open questions and risks found in it wait in the review queue (never acted on until a "
-            'person confirms them). Decisions made in it ("we agreed to ...") are recorded as decision '
-            "records at once, with no review, and a requirements scan reads them. `time` is RFC 3339 "
+            'person confirms them). Decisions made in it ("we agreed to ...") are not recorded from here '
+            "(a recorded decision becomes a project rule with no review): they come back as `held`; a person "
+            "records them by feeding the turn through the CLI or the Claude Code hook. `time` is RFC 3339 "
             "(default now); `message_id` becomes the evidence id."
         )
     )
@@ -197,7 +198,8 @@ def build_server(ix: Intently) -> MCPServer:
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
         turn = {"text": text, "speaker": speaker, "time": time, "channel": channel, "message_id": message_id}
-        return call("extraction", "observe", turn)  # no time: said now (the library's default)
+        # No time: said now (the library's default). Untrusted: the agent relays the turn.
+        return call("extraction", "observe", turn, trusted=False)
 
     @server.tool(description="The candidates waiting for review, oldest first.")
     @_as_tool_error
