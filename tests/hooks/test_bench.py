@@ -11,15 +11,19 @@ from intently.bench.__main__ import main as bench_main
 
 
 def test_hook_benchmark_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = bench_main(["hook", "--events", "2", "--dir", str(tmp_path), "--json"])
+    argv = ["hook", "--events", "2", "--prompts", "3", "--prompt-words", "12", "--dir", str(tmp_path), "--json"]
+    code = bench_main(argv)
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     timed = ("fast_hook", "cli_hook", "served_hook", "interpreter_start", "served_prompt")
-    assert set(result) == {"benchmark", "events", *timed}
+    assert set(result) == {"benchmark", "events", "long_session", *timed}
     assert result["events"] == 2
-    for name in timed:
-        assert set(result[name]) == {"p50_ms", "p95_ms", "mean_ms"}
-        assert result[name]["p50_ms"] > 0
+    long = result["long_session"]
+    assert set(long) == {"prompts", "prompt_words", "pre_tool_use", "reread_baseline"}
+    assert (long["prompts"], long["prompt_words"]) == (3, 12)
+    for row in (*(result[name] for name in timed), long["pre_tool_use"], long["reread_baseline"]):
+        assert set(row) == {"p50_ms", "p95_ms", "mean_ms"}
+        assert row["p50_ms"] > 0
     # the hook does more than start an interpreter: a figure under the floor would be a broken timer
     assert result["fast_hook"]["p50_ms"] > result["interpreter_start"]["p50_ms"]
     assert result["served_hook"]["p50_ms"] > result["interpreter_start"]["p50_ms"]

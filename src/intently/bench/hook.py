@@ -1,4 +1,4 @@
-"""``python -m intently.bench hook [--events N] [--json]``: what one Claude Code hook event costs.
+"""``python -m intently.bench hook [--events N] [--prompts N] [--prompt-words W] [--json]``: what a hook event costs.
 
 Claude Code starts a new process for every hook event, before every tool call, so the
 figure a user feels is the wall time of that whole process: interpreter start, imports,
@@ -14,6 +14,12 @@ real home (a git repository, SQLite file, signed log) with an open session, per 
 - **served_prompt**: a ``UserPromptSubmit`` (recorded for the gate, context block assembled
   over a few goals and a standing intent) through the installed command with the server
   running, so the figure is the handler's work rather than interpreter start.
+
+- **long_session**: a ``PreToolUse`` through the installed command in a session that already
+  holds ``--prompts`` prompts of ``--prompt-words`` words each (``pre_tool_use``), beside the
+  same event with the prompts' stored readings removed from the session record first
+  (``reread_baseline``: the check reads every prompt again, as every check did before the
+  readings were kept). Both are a new process per event, on the same home in the same run.
 
 Each event is one ``PreToolUse`` (a Read, then an Edit of the file the prompt names, in
 turn); every answer must be ``allow``, or the run fails rather than time a refusal.
@@ -108,8 +114,9 @@ def _project(root: Path) -> Path:
     return project
 
 
-def measure(events: int, root: Path) -> dict[str, Any]:
-    """Time ``events`` PreToolUse events through each command, in one run on one home."""
+def measure(events: int, root: Path, prompts: int = 100, prompt_words: int = 200) -> dict[str, Any]:
+    """Time ``events`` PreToolUse events through each command, in one run on one home; the
+    long-session figure after ``prompts`` prompts of ``prompt_words`` words."""
     project = _project(root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
     env.update({"INTENTLY_HOME": str(project / ".intently"), "INTENTLY_ACTOR": "user:bench"})
@@ -127,9 +134,71 @@ def measure(events: int, root: Path) -> dict[str, Any]:
             answers.add(_decision(out))
         timings["interpreter_start"].append(_run([sys.executable, "-c", "pass"], "", env, project)[0])
     timings["served_hook"], timings["served_prompt"] = _served(fast, calls, events, env, project, answers)
+    long_session = _long_session(fast, events, env, project, answers, prompts, prompt_words)
     if answers != {"allow"}:
         raise RuntimeError(f"the hook answered {sorted(answers)}, not only allow: this run would time refusals")
-    return {"benchmark": "hook", "events": events, **{k: _summary(v) for k, v in timings.items()}}
+    return {
+        "benchmark": "hook",
+        "events": events,
+        **{k: _summary(v) for k, v in timings.items()},
+        "long_session": long_session,
+    }
+
+
+_SESSION_TEXT = (
+    "please look at the parser in src/parser.py and the failing assertion in tests/test_api.py then explain "
+    "why the config loader keeps the trailing comma and do not touch the release notes or the changelog but "
+    "check every caller of load_config and tell me which ones rely on the old behaviour before we change it"
+)
+
+
+def _long_session(
+    fast: list[str],
+    events: int,
+    env: dict[str, str],
+    project: Path,
+    answers: set[str],
+    prompts: int,
+    prompt_words: int,
+) -> dict[str, Any]:
+    """PreToolUse late in a long session, with and without the prompts' stored readings."""
+    from .._intently import Intently
+    from ..hooks import handle_claude_event
+    from ..hooks._record import _file_for
+
+    def opener(cwd: Path | None) -> Intently:
+        return Intently.open(project, actor="user:bench")
+
+    session = "bench-long-session"
+    vocabulary = _SESSION_TEXT.split()
+    for n in range(prompts):  # submitted in this process: the set-up, not the figure
+        text = " ".join(vocabulary[(n + k) % len(vocabulary)] for k in range(prompt_words))
+        opening = f"{_PROMPT}. " if n == 0 else ""  # what the timed Read and Edit are for
+        event = json.loads(_event(project, "UserPromptSubmit", prompt=f"{opening}Step {n}: {text}."))
+        event["session_id"] = session
+        done = handle_claude_event(json.dumps(event), opener)
+        if done.exit_code != 0:
+            raise RuntimeError(f"a prompt of the long session failed: {done.stderr}")
+    record = _file_for(project / ".intently" / "state", session)
+    calls = [json.dumps({**json.loads(c), "session_id": session}) for c in _tool_events(project)]
+    kept: list[float] = []
+    reread: list[float] = []
+    for i in range(events):
+        elapsed, out = _run(fast, calls[i % len(calls)], env, project)
+        kept.append(elapsed)
+        answers.add(_decision(out))
+        data = json.loads(record.read_text(encoding="utf-8"))
+        data.pop("readings", None)  # the old path: nothing read before, every prompt read now
+        record.write_text(json.dumps(data), encoding="utf-8")
+        elapsed, out = _run(fast, calls[i % len(calls)], env, project)
+        reread.append(elapsed)
+        answers.add(_decision(out))
+    return {
+        "prompts": prompts,
+        "prompt_words": prompt_words,
+        "pre_tool_use": _summary(kept),
+        "reread_baseline": _summary(reread),
+    }
 
 
 def _served(
@@ -176,13 +245,17 @@ def _served(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m intently.bench hook", description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=40, help="PreToolUse events per command (default 40)")
+    parser.add_argument("--prompts", type=int, default=100, help="prompts in the long session (default 100)")
+    parser.add_argument("--prompt-words", type=int, default=200, help="words per prompt there (default 200)")
     parser.add_argument("--dir", type=Path, default=None, help="where the temporary project goes")
     parser.add_argument("--json", action="store_true", help="machine output")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.events < 1:
         parser.error("--events must be at least 1")
+    if args.prompts < 1 or args.prompt_words < 1:
+        parser.error("--prompts and --prompt-words must be at least 1")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        result = measure(args.events, Path(tmp))
+        result = measure(args.events, Path(tmp), args.prompts, args.prompt_words)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -195,5 +268,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("served_prompt", "a UserPromptSubmit, intently hook serve running"),
     ):
         row = result[name]
+        print(f"  {label:<50} p50 {row['p50_ms']:>7.1f} ms   p95 {row['p95_ms']:>7.1f} ms")
+    long = result["long_session"]
+    print(f"PreToolUse after {long['prompts']} prompts of {long['prompt_words']} words (installed command):")
+    for name, label in (
+        ("pre_tool_use", "prompts read once, on arrival"),
+        ("reread_baseline", "baseline: every prompt read again at the check"),
+    ):
+        row = long[name]
         print(f"  {label:<50} p50 {row['p50_ms']:>7.1f} ms   p95 {row['p95_ms']:>7.1f} ms")
     return 0

@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ..core.clock import Clock, SystemClock, format_time
@@ -23,7 +23,7 @@ from ..log import canonical_json
 from ._bundle import Bundle, default_bundle
 from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition, snake_case
 from ._decision import Decision, Level
-from ._intent import Proposer, ResolvedRequest, resolve
+from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._values import (
@@ -190,8 +190,26 @@ class Gate:
         namespace: str | None = None,
         trusted: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        request_parts: Sequence[str] | None = None,
+        readings: MutableMapping[str, Any] | None = None,
     ) -> Session:
-        return Session(self, user_request, namespace=namespace, trusted=trusted, session_id=session_id)
+        """Open a run on ``user_request``.
+
+        ``request_parts`` says the request is these prompts joined by blank lines (a
+        conversation so far): each prompt is then read once and its reading kept, in this
+        process and in ``readings`` when given (a mapping the caller stores, keyed by content
+        hash), so a long conversation does not make every later check read all of it again.
+        The request reads exactly as the joined text does; parts that do not join to
+        ``user_request`` are ignored."""
+        return Session(
+            self,
+            user_request,
+            namespace=namespace,
+            trusted=trusted,
+            session_id=session_id,
+            request_parts=request_parts,
+            readings=readings,
+        )
 
 
 class Session:
@@ -205,6 +223,8 @@ class Session:
         namespace: str | None,
         trusted: Mapping[str, Any] | None,
         session_id: str | None,
+        request_parts: Sequence[str] | None = None,
+        readings: MutableMapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(user_request, str):  # the request is what every call is checked against
             raise InvalidInput(
@@ -214,7 +234,10 @@ class Session:
         self.id = session_id or new_id("run_", now=gate.clock.now())
         self.namespace = namespace
         vocab = gate.bundle.vocabulary
-        resolved = resolve(user_request, vocab, gate.proposer)
+        if request_parts is not None and "\n\n".join(request_parts) == user_request:
+            resolved = resolve_parts(request_parts, vocab, gate.proposer, readings)
+        else:
+            resolved = resolve(user_request, vocab, gate.proposer)
         if gate.context_objects - resolved.objects:
             resolved = dataclasses.replace(resolved, objects=resolved.objects | gate.context_objects)
         self.request: ResolvedRequest = resolved
@@ -230,9 +253,7 @@ class Session:
         # to be worked out ("send back the difference"): a payment's amount seen nowhere is
         # then the model's arithmetic; otherwise the model made it up.
         self._request_amounts = amounts_in(user_request)
-        self._request_computes = bool(set(stem_all(words(user_request))) & _COMPUTING) or any(
-            c in user_request for c in "%+"
-        )
+        self._request_computes = bool(resolved.stems & _COMPUTING) or any(c in user_request for c in "%+")
         if gate.config:
             self.ledger.add_declared(Origin.CONFIG, "config", gate.config)
         for name, data in (trusted or {}).items():

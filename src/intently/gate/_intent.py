@@ -10,14 +10,18 @@ vocabulary and never authorise anything on their own.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
+import threading
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ._values import EMAIL, IBAN, URL, atoms_of, words
 from ._vocabulary import Vocabulary, stem_all
 
-__all__ = ["Clause", "Proposer", "ResolvedRequest", "resolve"]
+__all__ = ["Clause", "PromptReading", "Proposer", "ResolvedRequest", "read_prompt", "resolve", "resolve_parts"]
 
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?;])\s+|\n+|,\s*(?:and|then|but)\s+|\s+(?:and then|then|but|and also)\s+|\s*\d+\.\s+"
@@ -81,7 +85,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
         if raw and raw.strip():
             clauses.append(_clause(raw.strip(), vocabulary))
     all_stems = stem_all(words(request))
-    delegated = any(tuple(all_stems[i : i + len(p)]) == p for p in vocabulary.delegation for i in range(len(all_stems)))
+    delegated = vocabulary.has_phrase(all_stems, vocabulary.delegation)
     positive = frozenset(k for c in clauses for k in c.kinds)
     negated = frozenset(k for c in clauses for k in c.negated) - positive
     proposed: frozenset[str] = frozenset()
@@ -134,9 +138,7 @@ def _clause(text: str, vocab: Vocabulary) -> Clause:
             i += max(n for _, n in hits)
             continue
         i += 1
-    placed = bool(kinds or negated) or any(
-        tuple(stems[j : j + len(p)]) == p for p in vocab.read_verbs for j in range(len(stems))
-    )
+    placed = bool(kinds or negated) or vocab.has_phrase(stems, vocab.read_verbs)
     return Clause(text, frozenset(kinds), frozenset(negated - kinds), frozenset(vocab.objects_in(stems)), placed)
 
 
@@ -149,7 +151,7 @@ def _counted_plural(text: str) -> bool:
 
 
 def _negator_at(stems: tuple[str, ...], i: int, vocab: Vocabulary) -> int:
-    for p in vocab.negators:
+    for p in vocab.negators_from(stems[i] if i < len(stems) else ""):
         if tuple(stems[i : i + len(p)]) == p:
             return len(p)
     return 0
@@ -175,6 +177,16 @@ def _excluded(request: str, vocab: Vocabulary) -> tuple[frozenset[str], frozense
     ("to Alice, not Bob"); it runs to the end of the clause. "I don't know Bob's address" rules
     nobody out: "know" is no action.
     """
+    in_scope, outside = _scopes(request, vocab)
+    ruled_out = in_scope - outside
+    return (
+        frozenset(v for kind, v in ruled_out if kind == "value"),
+        frozenset(v for kind, v in ruled_out if kind == "name"),
+    )
+
+
+def _scopes(request: str, vocab: Vocabulary) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The mentions inside an exclusion scope and those outside one, clause by clause."""
     in_scope: set[tuple[str, str]] = set()
     outside: set[tuple[str, str]] = set()
     for raw in _CLAUSE_SPLIT.split(request):
@@ -198,11 +210,7 @@ def _excluded(request: str, vocab: Vocabulary) -> tuple[frozenset[str], frozense
             if mention is not None:
                 (in_scope if open_at is not None else outside).add(mention)
             i += 1
-    ruled_out = in_scope - outside
-    return (
-        frozenset(v for kind, v in ruled_out if kind == "value"),
-        frozenset(v for kind, v in ruled_out if kind == "name"),
-    )
+    return in_scope, outside
 
 
 def _ends_scope(raw: str, tokens: list[re.Match[str]], i: int) -> bool:
@@ -240,3 +248,199 @@ def _mention(token: str) -> tuple[str, str] | None:
     if token[:1].isupper() and token[1:2].islower() and name not in _NOT_NAMES:
         return ("name", name)
     return None
+
+
+# -- a conversation read one prompt at a time -----------------------------------------------
+#
+# A coding agent's session grows prompt by prompt, and every tool call is checked against all
+# of them joined ("\n\n"). Reading that whole text again at each check made a long session
+# slow every call. What the resolver reads is per clause, and the prompts' boundary is always
+# a clause boundary, so each prompt can be read once and the readings combined: the result is
+# the same :class:`ResolvedRequest` as :func:`resolve` of the joined text. Where a boundary is
+# not clean (a prompt ending in whitespace or in a separator that would run on into the next,
+# "... step 3." or "... and then"), the whole text is read as before.
+
+#: Bump when what a reading holds, or how it is computed, changes: stored readings of another
+#: format are read again rather than trusted.
+READING_FORMAT = 1
+_JOIN = "\n\n"
+_MAX_CACHED = 512
+_CACHE: dict[str, PromptReading] = {}
+_CACHE_LOCK = threading.Lock()  # the hook server answers events on several threads
+
+
+@dataclass(frozen=True)
+class PromptReading:
+    """What the resolver reads in one prompt, kept so later checks need not read it again."""
+
+    clauses: tuple[Clause, ...]
+    stems: frozenset[str]
+    head: tuple[str, ...]  # the first stems (all of them when there are few), for phrases across prompts
+    tail: tuple[str, ...]  # the last stems
+    count: int
+    delegated: bool
+    plural: bool
+    excluded_in: frozenset[tuple[str, str]]
+    excluded_out: frozenset[tuple[str, str]]
+    clean_start: bool  # joined after another prompt, it splits as it does alone
+    clean_end: bool  # joined before another prompt, it splits as it does alone
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "clauses": [
+                [c.text, sorted(c.kinds), sorted(c.negated), sorted(c.objects), c.placed] for c in self.clauses
+            ],
+            "stems": sorted(self.stems),
+            "head": list(self.head),
+            "tail": list(self.tail),
+            "count": self.count,
+            "delegated": self.delegated,
+            "plural": self.plural,
+            "excluded_in": sorted(map(list, self.excluded_in)),
+            "excluded_out": sorted(map(list, self.excluded_out)),
+            "clean": [self.clean_start, self.clean_end],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PromptReading:
+        start, end = data["clean"]
+        return cls(
+            clauses=tuple(
+                Clause(str(t), frozenset(k), frozenset(n), frozenset(o), bool(p)) for t, k, n, o, p in data["clauses"]
+            ),
+            stems=frozenset(str(s) for s in data["stems"]),
+            head=tuple(str(s) for s in data["head"]),
+            tail=tuple(str(s) for s in data["tail"]),
+            count=int(data["count"]),
+            delegated=bool(data["delegated"]),
+            plural=bool(data["plural"]),
+            excluded_in=frozenset((str(a), str(b)) for a, b in data["excluded_in"]),
+            excluded_out=frozenset((str(a), str(b)) for a, b in data["excluded_out"]),
+            clean_start=bool(start),
+            clean_end=bool(end),
+        )
+
+
+def _edge(vocab: Vocabulary) -> int:
+    """How many stems of a prompt's ends a delegation phrase across two prompts can use."""
+    return max((len(p) for p in vocab.delegation), default=1) - 1
+
+
+def reading_key(text: str, vocab: Vocabulary) -> str:
+    """The key of a prompt's reading: its content hash, under this vocabulary and format."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{READING_FORMAT}:{vocab.fingerprint}:{digest}"
+
+
+def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
+    """Read one prompt as :func:`resolve` would read it inside a conversation."""
+    pieces = [raw.strip() for raw in _CLAUSE_SPLIT.split(text) if raw and raw.strip()]
+    stems = stem_all(words(text))
+    edge = _edge(vocab)
+    excluded_in, excluded_out = _scopes(text, vocab)
+    last = None
+    for match in _CLAUSE_SPLIT.finditer(text + _JOIN):
+        last = match
+    return PromptReading(
+        clauses=tuple(_clause(p, vocab) for p in pieces),
+        stems=frozenset(stems),
+        head=stems[:edge] if edge > 0 else (),
+        tail=stems[-edge:] if edge > 0 else (),
+        count=len(stems),
+        delegated=vocab.has_phrase(stems, vocab.delegation),
+        plural=bool(set(stems) & vocab.quantifiers) or _counted_plural(text),
+        excluded_in=frozenset(excluded_in),
+        excluded_out=frozenset(excluded_out),
+        # Every separator ends in whitespace, so one that would run on into the next prompt
+        # starts in this one and shows up as the last match of the text with the joint added.
+        clean_start=bool(text) and not text[0].isspace(),
+        clean_end=bool(text) and not text[-1].isspace() and last is not None and last.start() == len(text),
+    )
+
+
+def _reading(text: str, vocab: Vocabulary, store: MutableMapping[str, Any] | None) -> PromptReading:
+    key = reading_key(text, vocab)
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+    if found is None and store is not None and key in store:
+        try:
+            found = PromptReading.from_json(store[key])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            found = None  # a damaged entry is read again, never trusted
+    if found is None:
+        found = read_prompt(text, vocab)
+    if store is not None and key not in store:
+        store[key] = found.to_json()
+    with _CACHE_LOCK:
+        if key not in _CACHE and len(_CACHE) >= _MAX_CACHED:
+            _CACHE.pop(next(iter(_CACHE)))  # the oldest
+        _CACHE[key] = found
+    return found
+
+
+def resolve_parts(
+    parts: Sequence[str],
+    vocabulary: Vocabulary,
+    proposer: Proposer | None = None,
+    store: MutableMapping[str, Any] | None = None,
+) -> ResolvedRequest:
+    """:func:`resolve` of ``"\\n\\n".join(parts)``, reading each part once.
+
+    Each part's reading is kept in a process cache and, when ``store`` is given (a mapping the
+    caller persists, such as a hook's session record), there too, keyed by the part's content
+    hash; a later call reads only the parts it has not seen. The result equals the whole
+    text's: where two parts would not split apart as they do alone, the whole text is read.
+    """
+    request = _JOIN.join(parts)
+    if len(parts) < 2:
+        return resolve(request, vocabulary, proposer)
+    readings = [_reading(p, vocabulary, store) for p in parts]
+    if not all(a.clean_end and b.clean_start for a, b in itertools.pairwise(readings)):
+        return resolve(request, vocabulary, proposer)
+    clauses = tuple(c for r in readings for c in r.clauses)
+    positive = frozenset(k for c in clauses for k in c.kinds)
+    negated = frozenset(k for c in clauses for k in c.negated) - positive
+    proposed: frozenset[str] = frozenset()
+    if proposer is not None:
+        try:
+            raw_kinds = proposer.propose(request, dict(vocabulary.descriptions))
+        except Exception:  # a failing model proposes nothing; the resolver still decides
+            raw_kinds = []
+        proposed = frozenset(k for k in raw_kinds if isinstance(k, str) and k in vocabulary.kinds) - positive - negated
+    ruled_out = frozenset().union(*(r.excluded_in for r in readings)) - frozenset().union(
+        *(r.excluded_out for r in readings)
+    )
+    return ResolvedRequest(
+        text=request,
+        intents=positive,
+        negated=negated,
+        delegated=any(r.delegated for r in readings) or _delegated_across(readings, vocabulary),
+        objects=frozenset(o for c in clauses for o in c.objects),
+        clauses=clauses,
+        unplaced=tuple(c.text for c in clauses if not c.placed),
+        proposed=proposed,
+        vocabulary_version=vocabulary.version,
+        stems=frozenset().union(*(r.stems for r in readings)),
+        # A count and its noun may sit on either side of a joint ("3" / "files"): the whole
+        # text decides, but only when no part is plural on its own (then the whole is too).
+        plural=any(r.plural for r in readings) or _counted_plural(request),
+        excluded_values=frozenset(v for kind, v in ruled_out if kind == "value"),
+        excluded_names=frozenset(v for kind, v in ruled_out if kind == "name"),
+    )
+
+
+def _delegated_across(readings: Sequence[PromptReading], vocab: Vocabulary) -> bool:
+    """Whether a delegation phrase runs across a joint between prompts (a short prompt may
+    sit inside one): the last stems so far, then the next prompt's first."""
+    edge = _edge(vocab)
+    if edge <= 0:
+        return False
+    carry: tuple[str, ...] = ()
+    for r in readings:
+        seq = carry + r.head
+        for p in vocab.delegation:
+            for i in range(max(0, len(carry) - len(p) + 1), len(carry)):
+                if i + len(p) > len(carry) and tuple(seq[i : i + len(p)]) == p:
+                    return True
+        carry = r.tail if r.count >= edge else (carry + r.head)[-edge:]
+    return False

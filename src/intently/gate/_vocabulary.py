@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -142,14 +144,65 @@ class Vocabulary:
             raise PolicyError(f"{where}: malformed vocabulary ({type(exc).__name__}: {exc})") from exc
 
     def kinds_at(self, stems: Sequence[str], i: int) -> list[tuple[str, int]]:
-        """(kind, phrase length) for every action phrase starting at token ``i``."""
+        """(kind, phrase length) for every action phrase starting at token ``i``.
+
+        Only the phrases whose first stem is ``stems[i]`` can start there (plus any that open
+        with a gap), so those are the only ones tried: the resolver calls this at every word of
+        a request, and trying all of the vocabulary's phrases there made a long prompt cost
+        tens of microseconds per word. Callers use the hits as a set (their order is not part
+        of the answer)."""
         hits: list[tuple[str, int]] = []
+        by_head, anywhere = self._phrases_by_head
+        starting = by_head.get(stems[i], ()) if 0 <= i < len(stems) else ()
+        for kind, p in (*anywhere, *starting):
+            length = _match_length(p, stems, i, self.not_in_gap)
+            if length is not None:
+                hits.append((kind, length))
+        return hits
+
+    @cached_property
+    def _phrases_by_head(
+        self,
+    ) -> tuple[dict[str, tuple[tuple[str, tuple[str, ...]], ...]], tuple[tuple[str, tuple[str, ...]], ...]]:
+        """(kind, phrase) by the phrase's first stem, and the phrases that may start anywhere
+        (empty, or opening with a gap): what :meth:`kinds_at` tries at a word."""
+        by_head: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        anywhere: list[tuple[str, tuple[str, ...]]] = []
         for kind, phrases in self.kinds.items():
             for p in phrases:
-                length = _match_length(p, stems, i, self.not_in_gap)
-                if length is not None:
-                    hits.append((kind, length))
-        return hits
+                if p and p[0] != _GAP:
+                    by_head.setdefault(p[0], []).append((kind, p))
+                else:
+                    anywhere.append((kind, p))
+        return {k: tuple(v) for k, v in by_head.items()}, tuple(anywhere)
+
+    def negators_from(self, stem: str) -> tuple[tuple[str, ...], ...]:
+        """The negators that can start at a word ``stem``, in the data's order (the first that
+        matches wins): those opening with it, and any empty one."""
+        by_head, empty = self._negators_by_head
+        return by_head.get(stem, empty)
+
+    @cached_property
+    def _negators_by_head(self) -> tuple[dict[str, tuple[tuple[str, ...], ...]], tuple[tuple[str, ...], ...]]:
+        heads = {p[0] for p in self.negators if p}
+        by_head = {h: tuple(p for p in self.negators if not p or p[0] == h) for h in heads}
+        return by_head, tuple(p for p in self.negators if not p)
+
+    def has_phrase(self, stems: Sequence[str], phrases: Iterable[tuple[str, ...]]) -> bool:
+        """Whether one of ``phrases`` (stems, no gaps) occurs anywhere in ``stems``: tried only
+        where a phrase's first stem is, so a long request is one pass over its words."""
+        firsts: dict[str, list[tuple[str, ...]]] = {}
+        for p in phrases:
+            if not p:
+                if stems:
+                    return True  # the empty phrase occurs at every word (as the slice test said)
+                continue
+            firsts.setdefault(p[0], []).append(p)
+        for i, stem in enumerate(stems):
+            for p in firsts.get(stem, ()):
+                if tuple(stems[i : i + len(p)]) == p:
+                    return True
+        return False
 
     def is_noun_use(self, stems: Sequence[str], i: int, length: int) -> bool:
         """A noun-like verb preceded by a determiner or preposition is a noun."""
@@ -205,6 +258,23 @@ class Vocabulary:
         return False
 
     @cached_property
+    def fingerprint(self) -> str:
+        """A hash of everything this vocabulary holds: readings of a request kept under it
+        (``_intent.resolve_parts``) are reused only by the same vocabulary."""
+
+        def plain(value: Any) -> Any:
+            if isinstance(value, Mapping):
+                return {str(k): plain(v) for k, v in value.items()}
+            if isinstance(value, frozenset | set):
+                return sorted((plain(v) for v in value), key=repr)
+            if isinstance(value, tuple | list):
+                return [plain(v) for v in value]
+            return value
+
+        body = json.dumps({f.name: plain(getattr(self, f.name)) for f in fields(self)}, sort_keys=True)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+    @cached_property
     def _kind_heads(self) -> frozenset[str]:
         """The first stem of every action phrase: a cheap test before ``kinds_at``."""
         return frozenset(p[0] for phrases in self.kinds.values() for p in phrases if p)
@@ -214,17 +284,44 @@ class Vocabulary:
         nxt = stems[i + 1] if i + 1 < len(stems) else ""
         return (stems[i],) in self.noun_like and nxt in {"from", "receiv", "sent", "is", "was", "of", "for", "date", ""}
 
+    @cached_property
+    def _objects_by_head(
+        self,
+    ) -> tuple[dict[str, tuple[tuple[int, str, tuple[str, ...]], ...]], tuple[tuple[int, str], ...]]:
+        """(order, object, phrase) by the phrase's first stem, ``order`` being the phrase's place
+        in the data; and the empty phrases (which match everywhere)."""
+        by_head: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}
+        empty: list[tuple[int, str]] = []
+        order = 0
+        for obj, phrases in self.objects.items():
+            for p in phrases:
+                if p:
+                    by_head.setdefault(p[0], []).append((order, obj, p))
+                else:
+                    empty.append((order, obj))
+                order += 1
+        return {k: tuple(v) for k, v in by_head.items()}, tuple(empty)
+
     def objects_in(self, stems: Sequence[str]) -> set[str]:
         """Objects named in ``stems``; the longest phrase wins ("email address" is a contact,
         not an email message)."""
-        matches: list[tuple[int, int, str]] = []
-        for obj, phrases in self.objects.items():
-            for p in phrases:
+        # Every occurrence of every phrase, ordered as a scan of each phrase in turn would find
+        # them (object, phrase, position), longest first: ties between overlapping phrases of
+        # one length go to the earlier one. Phrases are looked up by their first stem, so a
+        # long request is one pass over its words rather than one per phrase.
+        matches: list[tuple[int, int, int, int, str]] = []
+        by_head, empty = self._objects_by_head
+        for i, stem in enumerate(stems):
+            for order, obj, p in by_head.get(stem, ()):
                 n = len(p)
-                matches += [(n, i, obj) for i in range(len(stems) - n + 1) if tuple(stems[i : i + n]) == p]
+                if tuple(stems[i : i + n]) == p:
+                    matches.append((-n, order, i, n, obj))
+        for order, obj in empty:
+            matches += [(0, order, i, 0, obj) for i in range(len(stems) + 1)]
+        matches.sort(key=lambda m: m[:3])
         covered: set[int] = set()
         found: set[str] = set()
-        for n, i, obj in sorted(matches, key=lambda m: -m[0]):
+        for _, _, i, n, obj in matches:
             span = set(range(i, i + n))
             if span & covered:
                 continue

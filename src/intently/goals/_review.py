@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.actors import ActorKind
@@ -100,6 +101,14 @@ def _proposed_as(rt: Runtime, tx: Transaction, intent_id: str) -> str | None:
     return str(created.get("intent_type")) if isinstance(created, dict) else None
 
 
+@lru_cache(maxsize=4096)
+def _value_terms(value: str) -> Terms:
+    """``terms_of`` a stored intent's text, kept: a turn with hundreds of candidates compares each
+    with the same live intents (up to 500), and reading their texts again for every candidate
+    made observing such a turn quadratic. ``Terms`` is immutable, so sharing it is safe."""
+    return terms_of(value)
+
+
 def find_restatement(
     rt: Runtime, tx: Transaction, intent_type: str, terms: Terms, *, owner: str | None = None
 ) -> Intent | None:
@@ -111,17 +120,22 @@ def find_restatement(
     if not words:
         return None
     marks = ", ".join("?" for _ in words)
+    # Only what the comparison reads: the whole row (and its edges and evidence) is loaded for
+    # the one that matches, not for each of up to 500 candidates a busy turn compares against.
     rows = tx.query(
-        "SELECT * FROM goals_intents WHERE namespace = ? AND intent_type = ? AND state IN ('ACTIVE', 'ON_HOLD') "
-        "AND epistemic_type <> 'DEPRECATED' AND id IN (SELECT ref_id FROM goals_terms WHERE namespace = ? "
-        f"AND term IN ({marks})) ORDER BY created_at, id LIMIT 500",
+        "SELECT id, value, owner FROM goals_intents WHERE namespace = ? AND intent_type = ? "
+        "AND state IN ('ACTIVE', 'ON_HOLD') AND epistemic_type <> 'DEPRECATED' AND id IN "
+        f"(SELECT ref_id FROM goals_terms WHERE namespace = ? AND term IN ({marks})) ORDER BY created_at, id LIMIT 500",
         (rt.namespace, intent_type, rt.namespace, *words),
     )
     for row in rows:
         if owner and row["owner"] and str(row["owner"]) != owner:
             continue
-        if near_duplicate(terms, terms_of(str(row["value"]))):
-            (intent,) = load_intents(tx, [row], rt.clock.now())
+        if near_duplicate(terms, _value_terms(str(row["value"]))):
+            full = tx.one("SELECT * FROM goals_intents WHERE id = ?", (row["id"],))
+            if full is None:  # pragma: no cover - read in the same transaction a moment ago
+                return None
+            (intent,) = load_intents(tx, [full], rt.clock.now())
             return intent
     return None
 

@@ -281,11 +281,16 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
         if proposal:
             record.agreed.append(proposal)
         try:
+            # Each prompt is read here, once; the reading stays in the record for the checks.
+            readings = _current_readings(record.requests, record.readings) if gate_available(ix) else {}
             record.gate_session = gate_open(
                 ix,
                 user_request="\n\n".join(record.requests),
                 session_id=f"claude-{ev.session_id}-{len(record.requests)}",
+                user_requests=record.requests,
+                readings=readings,
             )
+            record.readings = readings
         except Exception as exc:  # later checks open their own logged session; the user is told
             record.gate_session = None
             notes.append(f"could not open a gate session: {type(exc).__name__}: {exc}")
@@ -313,6 +318,17 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
     return _answer(answer, "".join(f"intently: {n}\n" for n in notes))
 
 
+def _current_readings(requests: list[str], readings: dict[str, Any]) -> dict[str, Any]:
+    """The stored readings of the session's prompts (under the current vocabulary), without
+    those of an older vocabulary or format, so the record does not keep growing with them."""
+    from ..gate import default_bundle
+    from ..gate._intent import reading_key
+
+    vocab = default_bundle().vocabulary
+    keys = {reading_key(r, vocab) for r in requests}
+    return {k: v for k, v in readings.items() if k in keys}
+
+
 def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
     assert isinstance(ev, _ToolCall)
     with session_record(ix.home.state_dir, ev.session_id) as record:
@@ -320,8 +336,10 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         seen = list(record.observations)
         opened = record.gate_session
         agreed = list(record.agreed)
+        readings = dict(record.readings)
     root = Path(ev.cwd) if ev.cwd else ix.home.project_root
     args = project_relative(ev.tool_name, ev.tool_input, root)
+    known = len(readings)
     answer = gate_check(
         ix,
         user_requests=requests,
@@ -330,7 +348,11 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         observations=seen,
         session_id=opened,
         agreed=agreed,
+        readings=readings,
     )
+    if len(readings) > known:  # prompts not read on arrival (no gate then): keep what this check read
+        with session_record(ix.home.state_dir, ev.session_id) as record:
+            record.readings = {**readings, **record.readings}
     mapping = {"allow": "allow", "warn": "allow", "confirm": "ask", "review": "ask", "block": "deny"}
     decision = mapping[answer.outcome]
     if decision == "ask" and ev.tool_use_id and answer.decision_id and answer.session_id:
@@ -342,6 +364,7 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
             "\n\n".join(requests),
             len(seen),
             tuple(agreed),
+            len(requests),
         )
         with session_record(ix.home.state_dir, ev.session_id) as record:
             record.asks[ev.tool_use_id] = pending
@@ -417,6 +440,7 @@ def _post_tool(ix: Intently, ev: _Event) -> HookResult:
         before = list(record.observations)
         record.observations.append(new)
         opened, request = record.gate_session, "\n\n".join(record.requests)
+        requests, readings = list(record.requests), dict(record.readings)
         asked = record.asks.pop(ev.tool_use_id, None) if ev.tool_use_id else None
     notes: list[str] = []
     if not gate_available(ix):
@@ -424,18 +448,34 @@ def _post_tool(ix: Intently, ev: _Event) -> HookResult:
     else:
         if asked is not None:
             try:
-                notes.append(_record_approval(ix, asked, before))
+                notes.append(_record_approval(ix, asked, before, requests, readings))
             except IntentlyError as exc:  # the output is still observed below; the user is told
                 notes.append(f"approval of {asked.decision_id} not recorded: {exc}")
         if opened is not None:
-            gate_observe(ix, user_request=request, session_id=opened, before=before, new=new)
+            gate_observe(
+                ix,
+                user_request=request,
+                session_id=opened,
+                before=before,
+                new=new,
+                user_requests=requests,
+                readings=readings,
+            )
     if tool_output_extraction(ix):
         notes.append(extract_tool_output(ix, tool=ev.tool_name, tool_use_id=ev.tool_use_id, output=ev.tool_response))
     return HookResult(0, "", "".join(f"intently: {n}\n" for n in notes if n))
 
 
-def _record_approval(ix: Intently, asked: PendingAsk, before: list[Observation]) -> str:
-    """The call the gate asked about ran, so the user approved it in Claude Code: log that."""
+def _record_approval(
+    ix: Intently,
+    asked: PendingAsk,
+    before: list[Observation],
+    requests: list[str],
+    readings: dict[str, Any],
+) -> str:
+    """The call the gate asked about ran, so the user approved it in Claude Code: log that.
+    The request is rebuilt from the prompts' kept readings (the gate uses them only when those
+    prompts join to exactly the request the gate asked under)."""
     if asked.observations > len(before):
         return f"approval of {asked.decision_id} not recorded: the session's earlier outputs were trimmed"
     answer = gate_record_approval(
@@ -448,6 +488,8 @@ def _record_approval(ix: Intently, asked: PendingAsk, before: list[Observation])
         observations=before[: asked.observations],
         approver=str(ix.actor),
         agreed=asked.agreed,
+        user_requests=requests[: asked.prompts] if asked.prompts else None,
+        readings=readings,
     )
     return f"approval of {asked.decision_id} by the user recorded (decision {answer.decision_id})"
 

@@ -19,7 +19,7 @@ it does not know all come back as ``block`` with the reason, never as ``allow``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -236,12 +236,29 @@ def _build(
     return ix.gate.gate(defs, namespace=ix.namespace, **options)
 
 
-def gate_open(ix: Intently, *, user_request: str, session_id: str) -> str | None:
-    """Open (and log) the gate session for a user's request; ``None`` while there is no gate."""
+def gate_open(
+    ix: Intently,
+    *,
+    user_request: str,
+    session_id: str,
+    user_requests: Sequence[str] | None = None,
+    readings: MutableMapping[str, Any] | None = None,
+) -> str | None:
+    """Open (and log) the gate session for a user's request; ``None`` while there is no gate.
+
+    ``user_requests`` (the prompts ``user_request`` joins) and ``readings`` (where the caller
+    keeps what was read in each) let each prompt be read once for the session's life; see
+    :meth:`intently.gate.Gate.session`."""
     if not gate_available(ix):
         return None
     gate = ix.gate.gate([], namespace=ix.namespace)
-    session = gate.session(user_request=user_request, namespace=ix.namespace, session_id=session_id)
+    session = gate.session(
+        user_request=user_request,
+        namespace=ix.namespace,
+        session_id=session_id,
+        request_parts=user_requests,
+        readings=readings,
+    )
     return str(session.id)
 
 
@@ -254,6 +271,8 @@ def _rebuild(
     observations: Sequence[Observation],
     session_id: str | None,
     tools: Sequence[Mapping[str, Any]] | None,
+    user_requests: Sequence[str] | None = None,
+    readings: MutableMapping[str, Any] | None = None,
 ) -> Any:
     from ..gate import MemoryJournal
 
@@ -261,7 +280,13 @@ def _rebuild(
     logged = gate.journal
     if session_id is not None:
         gate.journal = MemoryJournal()  # already logged when they happened
-    session = gate.session(user_request=user_request, namespace=ix.namespace, session_id=session_id)
+    session = gate.session(
+        user_request=user_request,
+        namespace=ix.namespace,
+        session_id=session_id,
+        request_parts=user_requests,
+        readings=readings,
+    )
     for seen in observations:
         session.observe(_gate_name(seen.tool), seen.output, seen.args)
     gate.journal = logged
@@ -279,8 +304,11 @@ def gate_observe(
     session_id: str,
     before: Sequence[Observation],
     new: Observation,
+    user_requests: Sequence[str] | None = None,
+    readings: MutableMapping[str, Any] | None = None,
 ) -> str | None:
-    """Log one tool output into an open session (after replaying the earlier ones quietly)."""
+    """Log one tool output into an open session (after replaying the earlier ones quietly).
+    ``user_requests`` and ``readings`` as for :func:`gate_open`."""
     if not gate_available(ix):
         return None
     session = _rebuild(
@@ -291,6 +319,8 @@ def gate_observe(
         observations=before,
         session_id=session_id,
         tools=None,
+        user_requests=user_requests,
+        readings=readings,
     )
     return str(session.observe(_gate_name(new.tool), new.output, new.args))
 
@@ -305,6 +335,7 @@ def gate_check(
     session_id: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
     agreed: Sequence[str] = (),
+    readings: MutableMapping[str, Any] | None = None,
 ) -> GateAnswer:
     """Check one proposed call.
 
@@ -313,7 +344,9 @@ def gate_check(
     gives MCP-style definitions; without it Claude Code's contracts and inference apply.
     ``agreed`` holds agent proposals the user answered with a bare assent
     (:meth:`intently.gate.Session.agree_to`: their kinds of action, never their values).
-    Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
+    ``readings`` keeps what was read in each of ``user_requests`` (see :func:`gate_open`): the
+    request is their blank-line join, read one prompt at a time, so a long conversation does not
+    make each check slower. Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
     """
     if not gate_available(ix):
         return GateAnswer("block", _UNAVAILABLE, available=False)
@@ -325,6 +358,8 @@ def gate_check(
         observations=observations,
         session_id=session_id,
         tools=tools,
+        user_requests=user_requests,
+        readings=readings,
     )
     for proposal in agreed:
         session.agree_to(proposal)
@@ -369,6 +404,8 @@ def gate_record_approval(
     observations: Sequence[Observation],
     approver: str,
     agreed: Sequence[str] = (),
+    user_requests: Sequence[str] | None = None,
+    readings: MutableMapping[str, Any] | None = None,
 ) -> GateAnswer:
     """Record that the user approved an ``ask`` (confirm/review) decision and the call ran.
 
@@ -376,6 +413,7 @@ def gate_record_approval(
     outputs seen), the decision is approved once for that exact action, and the same call
     is checked again, which uses the approval up: the log then holds the approval and an
     ``allow`` decision that names it, so no approval is left open for a later call.
+    ``user_requests`` and ``readings`` as for :func:`gate_open`.
     """
     if not gate_available(ix):
         return GateAnswer("block", _UNAVAILABLE, available=False)
@@ -387,6 +425,8 @@ def gate_record_approval(
         observations=observations,
         session_id=session_id,
         tools=None,
+        user_requests=user_requests,
+        readings=readings,
     )
     for proposal in agreed:
         session.agree_to(proposal)

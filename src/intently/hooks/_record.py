@@ -38,6 +38,10 @@ class SessionRecord:
     asks: dict[str, PendingAsk] = field(default_factory=dict)
     #: The agent's proposals the user answered with a bare "yes, go ahead" (see ``_assent.py``).
     agreed: list[str] = field(default_factory=list)
+    #: What the gate read in each prompt, by content hash (``intently.gate._intent.reading_key``):
+    #: read once when the prompt arrives, so a tool call late in a long session does not read
+    #: every prompt again.
+    readings: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +51,7 @@ class SessionRecord:
             "gate_session": self.gate_session,
             "asks": {k: v.to_json() for k, v in self.asks.items()},
             "agreed": self.agreed,
+            "readings": self.readings,
         }
 
     @classmethod
@@ -61,6 +66,7 @@ class SessionRecord:
             gate_session=data.get("gate_session"),
             asks={str(k): PendingAsk.from_json(v) for k, v in (data.get("asks") or {}).items()},
             agreed=[str(a) for a in data.get("agreed", [])],
+            readings=dict(data.get("readings") or {}),
         )
 
 
@@ -76,6 +82,7 @@ class PendingAsk:
     request: str
     observations: int  # how many outputs the session had seen when the gate asked
     agreed: tuple[str, ...] = ()  # the proposals agreed to by then (they decide the same call)
+    prompts: int = 0  # how many of the session's prompts ``request`` joins (0: not known)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +93,7 @@ class PendingAsk:
             "request": self.request,
             "observations": self.observations,
             "agreed": list(self.agreed),
+            "prompts": self.prompts,
         }
 
     @classmethod
@@ -98,6 +106,7 @@ class PendingAsk:
             str(data["request"]),
             int(data["observations"]),
             tuple(str(a) for a in data.get("agreed", [])),
+            int(data.get("prompts", 0)),
         )
 
 
