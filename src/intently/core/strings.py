@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 __all__ = ["quoted_line", "str_list"]
@@ -30,9 +31,17 @@ def quoted_line(text: str) -> str:
     not be able to shape the block around it: line breaks (U+2028 and U+0085 too) are
     flattened, so it cannot start a heading or a bullet of its own; characters that are not
     printable (ANSI escapes and other controls, zero-width and bidi marks that hide or
-    reorder what a reviewer sees) become spaces; and ``<``/``>`` become ``‹``/``›``, so it
-    can neither close nor open a tag. The replacements are one character each, so what a
-    person wrote stays readable and costs the same tokens.
+    reorder what a reviewer sees) become spaces; and the angle brackets of anything shaped
+    like a tag (``</section>``, ``<system>``, ``<!--``) become ``‹``/``›``, so it can neither
+    close nor open one. Other angle brackets stay, since rules are often about code (``$this->``,
+    ``x <= y``, ``=>``). The replacements are one character each, so what a person wrote stays
+    readable and costs the same tokens.
     """
     flat = text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
-    return " ".join(flat.split()).replace("<", "\u2039").replace(">", "\u203a")
+    line = _TAG.sub("\u2039\\1\u203a", " ".join(flat.split()))
+    return _TAG_OPEN.sub("\u2039", line)
+
+
+# A tag: "<" then a letter, "/", "!" or "?", up to its ">"; and such an opening left unclosed.
+_TAG = re.compile(r"<([A-Za-z/!?][^<>]*)>")
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
