@@ -325,7 +325,15 @@ def scan_cmd(
     """Collect guidance, docs, ADRs, commits and transcripts; extract, reconcile, apply, commit."""
     with _home(ctx) as ix, progress_bar("scanning") as bar:
         report = ix.requirements.scan(full=full, commit=not no_commit, llm=llm, progress=bar.update)
-    emit(report.to_json(), as_json, lambda _: out.print(report.summary()))
+
+    def render(_: Any) -> None:
+        # What could not be read (``file:line: why``) is said, not only counted in --json:
+        # a skipped file is a rule the person may believe is in force.
+        for problem in report.problems:
+            err.print(f"[yellow]warning:[/yellow] {escape(problem)}")
+        out.print(report.summary())
+
+    emit(report.to_json(), as_json, render)
 
 
 @domains_app.command("list")

@@ -22,11 +22,14 @@ the log records the files only once they are in place. Only ``.intently/`` paths
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import re
 import subprocess
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from ..core.errors import IntentlyError, InvalidInput
+from ..core.errors import ConflictError, IntentlyError, InvalidInput
 from ..embed import cosine
 from ._apply import apply_changes
 from ._bm25 import tokenize
@@ -57,6 +60,12 @@ RELATED = 0.7  # same subject: a contradiction if the polarity differs
 JACCARD_DUPLICATE = 0.6
 JACCARD_RELATED = 0.4
 EXTRACTOR = "intently-scan/deterministic@1"
+#: Held (``flock``, under the home's git-ignored ``state/``) for the whole of a scan. Not the
+#: hooks' ``scan.lock``: a queue drain holds that one while it calls the scan, and a second
+#: ``flock`` of the same file in the same process would wait for itself.
+SCAN_LOCK = "scan-run.lock"
+#: How long a scan waits for another scan of the same home to finish before giving up.
+SCAN_LOCK_WAIT = 600.0
 _NEG = re.compile(r"\b(never|not|no|don't|do not|avoid|must not|mustn't|cannot|can't|without)\b", re.IGNORECASE)
 
 
@@ -199,7 +208,64 @@ class _Similarity:
         return len(va & vb) / len(va | vb) if va | vb else 0.0
 
 
+@contextlib.contextmanager
+def _scan_lock(state_dir: Path) -> Iterator[None]:
+    """One scan of a home at a time, across processes and threads.
+
+    Two scans that overlap both read the same scan state and requirements, so each proposes
+    every new rule and the second apply writes them all again under new ids (every rule
+    twice). A scan therefore waits for a running one to finish (it then finds nothing new)
+    and, after :data:`SCAN_LOCK_WAIT` seconds, fails naming the lock instead of hanging.
+    The kernel drops the lock when its process dies, so a killed scan never blocks the next.
+    """
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / SCAN_LOCK
+    with open(path, "a+") as fh:
+        deadline = time.monotonic() + SCAN_LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ConflictError(
+                        f"{path}: another scan of this project is still running "
+                        f"after {SCAN_LOCK_WAIT:g}s; try again when it has finished"
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 def run_scan(
+    engine: Requirements,
+    rt: Runtime,
+    *,
+    full: bool,
+    commit: bool,
+    project: Path | None,
+    llm: bool = False,
+    transcripts: Sequence[str | Path] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ScanReport:
+    """One scan, never two of the same home at once (see :func:`_scan_lock`); the arguments
+    are those of :func:`_run_scan`."""
+    with _scan_lock(rt.home.state_dir):
+        return _run_scan(
+            engine,
+            rt,
+            full=full,
+            commit=commit,
+            project=project,
+            llm=llm,
+            transcripts=transcripts,
+            progress=progress,
+        )
+
+
+def _run_scan(
     engine: Requirements,
     rt: Runtime,
     *,
@@ -222,6 +288,7 @@ def run_scan(
     state = _read_state(state_path)
     report = ScanReport()
     cfg = rt.config.requirements
+    unreadable: list[str] = []
     sources, hashes = collect(
         root,
         state,
@@ -229,7 +296,9 @@ def run_scan(
         transcripts=cfg.transcripts,
         mine_transcripts=cfg.inject != "off",
         transcript_files=[Path(t) for t in transcripts or []],
+        problems=unreadable,
     )
+    report.problems.extend(unreadable)
     commits, head = commit_sources(root, state.get("last_commit"), full=full)
     decisions = _decisions(engine, None if full else state.get("decisions_since"))
     sources += commits + decisions
@@ -264,7 +333,7 @@ def run_scan(
             cands = extract_file(source.ref, source.text, strict=strict)
         sim.prepare([c.statement for c in cands] + [p.statement for p in pending])
         for cand in cands:
-            print_ = _fingerprint(cand)
+            print_ = _fingerprint(cand, source.identity)
             if print_ in proposed:
                 # Already proposed once: whatever people did since (edit, disable, supersede) stands.
                 report.dropped += 1
@@ -381,13 +450,14 @@ def run_scan(
     )
     apply_changes(rt, changes, summary=summary, commit=(root, report.message()) if commit and report.changed else None)
     if commit and report.changed:
-        report.commit = _git_commit(root, rt.home.path, report.message())
+        report.commit = _git_commit(root, rt.home.path, report.message(), report.problems)
     return report
 
 
-def _fingerprint(cand: Candidate) -> str:
-    """Identifies a candidate by its source file and wording, across scans."""
-    key = cand.ref.split("#", 1)[0] + "\n" + " ".join(cand.statement.lower().split())
+def _fingerprint(cand: Candidate, identity: str = "") -> str:
+    """Identifies a candidate by its source (file, or ``identity`` when the source has one
+    that outlives its ref, as a rebased commit does) and wording, across scans."""
+    key = (identity or cand.ref.split("#", 1)[0]) + "\n" + " ".join(cand.statement.lower().split())
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
 
 
@@ -452,8 +522,14 @@ def _validate(changes: list[Change], rt: Runtime) -> None:
                 raise InvalidInput(f"scan produced an invalid file: {parsed}", where=change.file)
 
 
-def _git_commit(root: Path, home: Path, message: str) -> str | None:
-    """Commit only the requirement files, domains.yaml and scan-state.yaml under ``.intently/``."""
+def _git_commit(root: Path, home: Path, message: str, problems: list[str] | None = None) -> str | None:
+    """Commit only the requirement files, domains.yaml and scan-state.yaml under ``.intently/``.
+
+    Never raises: by now the files are written and logged, so a git that refuses (a corrupt
+    index, a hook-less lock, "dubious ownership") must not turn a finished scan into an
+    "internal error", nor break the roll-forward that every later load runs. Why nothing
+    was committed goes to ``problems``; the files stay for the person to commit.
+    """
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, check=True
@@ -469,15 +545,22 @@ def _git_commit(root: Path, home: Path, message: str) -> str | None:
         for p in (f"{base}/requirements", f"{base}/{DOMAINS_FILE}", f"{base}/{SCAN_STATE_FILE}")
         if (Path(top) / p).exists()
     ]
-    subprocess.run(["git", "add", "--", *paths], cwd=top, capture_output=True, check=True)
-    proc = subprocess.run(
-        ["git", "commit", "--no-verify", "-q", "-m", message, "--", *paths], cwd=top, capture_output=True, text=True
-    )
-    if proc.returncode != 0:
+    try:
+        subprocess.run(["git", "add", "--", *paths], cwd=top, capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            ["git", "commit", "--no-verify", "-q", "-m", message, "--", *paths], cwd=top, capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            raise subprocess.CalledProcessError(proc.returncode, proc.args, proc.stdout, proc.stderr)
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        if problems is not None:
+            detail = exc.stderr if isinstance(exc, subprocess.CalledProcessError) else exc.strerror
+            first = next((line.strip() for line in str(detail or exc).splitlines() if line.strip()), str(exc))
+            problems.append(f"{top}: git commit failed ({first}); the files are written, commit them yourself")
         return None
-    return subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 _PATHLIKE = re.compile(r"`?([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)*/?)`?")

@@ -12,6 +12,7 @@ state's, so a quiet re-scan reads nothing.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -36,9 +37,29 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 256 * 1024
+#: A plain-text conversation of the transcripts folder is mined up to this size (a session
+#: log grows long; its rules are said anywhere in it).
+MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
 MAX_COMMITS = 200
 MAX_COMMIT_BYTES = 256 * 1024
-_SKIP_DIRS = {".git", ".intently", "node_modules", "vendor", ".venv", "venv", "dist", "build", "__pycache__"}
+# Generated output and vendored dependencies: a dependency's README or AGENTS.md states the
+# rules of that dependency's project, not of this one.
+_SKIP_DIRS = {
+    ".git",
+    ".intently",
+    "node_modules",
+    "bower_components",
+    "vendor",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "site-packages",
+    ".venv",
+    "venv",
+    "dist",
+    "build",
+    "__pycache__",
+}
 
 _CONTRIBUTOR_GUIDES = ("contributing", "conventions", "styleguide", "style-guide", "code_of_conduct")
 
@@ -61,14 +82,23 @@ class Source:
     candidates: list[Candidate] | None = None
     #: What could not be read inside the source (``file:line: ...``); the rest still counts.
     problems: list[str] = field(default_factory=list)
+    #: What identifies the material across a history rewrite, when its ``ref`` does not: a
+    #: commit's author, author date and message survive a rebase, its hash does not.
+    identity: str = ""
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def project_files(root: Path) -> list[str]:
-    """Tracked and untracked-but-not-ignored files (git), else a walk; sorted, POSIX paths."""
+def project_files(root: Path, problems: list[str] | None = None) -> list[str]:
+    """Tracked and untracked-but-not-ignored files (git), else a walk; sorted, POSIX paths.
+
+    The walk is only for a folder outside any git work tree. When ``root`` is in one and git
+    fails (a corrupt index, "dubious ownership" of a checkout made by another user), a walk
+    would read the ``.gitignore``d files (local notes, secrets, build output) as the
+    project's rules: no file is listed then, and git's message goes to ``problems``.
+    """
     try:
         proc = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -76,14 +106,98 @@ def project_files(root: Path) -> list[str]:
             capture_output=True,
             check=True,
         )
-        names = [n for n in proc.stdout.decode("utf-8", "replace").split("\0") if n]
-    except (OSError, subprocess.CalledProcessError):
+        # File names are bytes to git; os.fsdecode keeps a non-UTF-8 name openable.
+        names = [os.fsdecode(n) for n in proc.stdout.split(b"\0") if n]
+    except (OSError, subprocess.CalledProcessError) as exc:
+        if _in_git_work_tree(root):
+            if problems is not None:
+                problems.append(f"{root}: git ls-files failed ({_git_error(exc)}); no project file was read")
+            return []
         names = [
             p.relative_to(root).as_posix()
             for p in root.rglob("*")
             if p.is_file() and not (set(p.relative_to(root).parts) & _SKIP_DIRS)
         ]
     return sorted(n for n in names if not (set(PurePosixPath(n).parts[:-1]) & _SKIP_DIRS))
+
+
+def _in_git_work_tree(root: Path) -> bool:
+    """Whether ``root`` or a folder above it holds a ``.git`` (asked of the file system, not
+    of git, which is what failed)."""
+    return any((folder / ".git").exists() for folder in (root, *root.parents))
+
+
+def _git_error(exc: OSError | subprocess.CalledProcessError) -> str:
+    if isinstance(exc, subprocess.CalledProcessError):
+        err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else str(exc.stderr or "")
+        first = next((line.strip() for line in err.splitlines() if line.strip()), "")
+        return first or f"exit status {exc.returncode}"
+    return exc.strerror or str(exc)
+
+
+def _read_project_file(root: Path, rel: str, problems: list[str]) -> str | None:
+    """The text of one project file, or ``None`` with the reason in ``problems``.
+
+    Never read: a symlink whose target is outside the project (a link to ``~/notes.md`` or
+    ``/etc/passwd`` would turn a file that is not the project's into committed rules) or in
+    ``.git``/``.intently``, a link loop, a file over :data:`MAX_FILE_BYTES`. A file that is
+    not UTF-8 keeps its readable lines; each line that is not is named ``file:line``. A
+    UTF-8 byte-order mark (Windows editors) is dropped, or the frontmatter and first heading
+    behind it would not be seen.
+    """
+    path = root / rel
+    try:
+        target = path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports a symlink loop this way
+        problems.append(f"{rel}: symlink loop; not read")
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            problems.append(f"{rel}: symlink to a missing file; not read")
+        elif not path.exists() and not path.is_symlink():
+            return None  # deleted in the work tree (still in the index): nothing to read
+        else:
+            problems.append(f"{rel}: cannot read ({exc.strerror or exc}); not read")
+        return None
+    base = root.resolve()
+    if target != path.absolute() and (
+        not target.is_relative_to(base) or {".git", ".intently"} & set(target.relative_to(base).parts)
+    ):
+        problems.append(f"{rel}: symlink to {target}, outside the project; not read")
+        return None
+    try:
+        if not target.is_file():
+            return None
+        size = target.stat().st_size
+        if size > MAX_FILE_BYTES:
+            problems.append(f"{rel}: {size // 1024} KiB, over the {MAX_FILE_BYTES // 1024} KiB limit; not read")
+            return None
+        raw = target.read_bytes()
+    except OSError as exc:
+        problems.append(f"{rel}: cannot read ({exc.strerror or exc}); not read")
+        return None
+    return _decode(raw, rel, problems)
+
+
+def _decode(raw: bytes, rel: str, problems: list[str]) -> str:
+    """UTF-8 text of ``raw`` as ``Path.read_text`` gives it (``\r\n`` and ``\r`` read as
+    ``\n``), without a byte-order mark; a line that is not UTF-8 is left out and named."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        kept: list[str] = []
+        bad: list[int] = []
+        for lineno, line in enumerate(raw.splitlines(keepends=True), 1):
+            try:
+                kept.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                bad.append(lineno)
+        shown = ", ".join(str(n) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        problems.append(f"{rel}:{bad[0]}: not UTF-8; line(s) {shown} skipped, the rest read")
+        text = "".join(kept)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _guidance_kind(rel: str) -> str | None:
@@ -172,27 +286,31 @@ def collect(
     transcripts: str = "",
     mine_transcripts: bool = True,
     transcript_files: list[Path] | None = None,
+    problems: list[str] | None = None,
 ) -> tuple[list[Source], dict[str, dict[str, str]]]:
     """Sources whose hash changed since ``state`` (all with ``full``), and the new hashes.
 
     ``transcript_files`` are Claude Code session transcripts (JSONL) to mine from their
     cursor on; ``mine_transcripts=False`` (the project opted out) reads none of them.
+    Project files that could not be read, or only in part, are named in ``problems``
+    (``file[:line]: why``); the scan goes on with the others.
     """
+    problems = problems if problems is not None else []
     seen_docs: dict[str, str] = {} if full else dict(state.get("scanned_docs") or {})
     seen_tx: dict[str, str] = {} if full else dict(state.get("scanned_transcripts") or {})
     new_docs: dict[str, str] = {}
     new_tx: dict[str, str] = {}
     sources: list[Source] = []
-    for rel in project_files(root):
+    listed = len(problems)
+    files = project_files(root, problems)
+    if len(problems) > listed and not full:
+        new_docs.update(seen_docs)  # git failed: keep what was read, so nothing is lost or re-read
+    for rel in files:
         kind = _guidance_kind(rel)
         if kind is None and not _doc_kind(rel):
             continue
-        path = root / rel
-        try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        text = _read_project_file(root, rel, problems)
+        if text is None:
             continue
         sha = _sha(text)
         new_docs[rel] = sha
@@ -208,18 +326,19 @@ def collect(
             sources.append(Source("doc", rel, text, sha, "project", [], "medium", "doc"))
     if transcripts and mine_transcripts:
         folder = (root / transcripts).resolve() if not Path(transcripts).is_absolute() else Path(transcripts)
-        if folder.is_dir():
+        if not folder.is_dir():
+            problems.append(f"{folder}: the [requirements] transcripts folder does not exist; no transcript read")
+        else:
             for path in sorted(folder.rglob("*")):
                 if not path.is_file() or path.suffix.lower() not in (".md", ".txt", ".log", ".jsonl"):
                     continue
-                try:
-                    text = path.read_text(encoding="utf-8")[:MAX_FILE_BYTES]
-                except (OSError, UnicodeDecodeError):
+                ref = path.relative_to(folder).as_posix()
+                text = _read_folder_transcript(path, f"transcripts/{ref}", problems)
+                if text is None:
                     continue
                 first = text.lstrip().splitlines()[0] if text.strip() else ""
                 if re.search(r"intently:\s*off", first, re.IGNORECASE):
                     continue  # opted-out transcript: never mined
-                ref = path.relative_to(folder).as_posix()
                 sha = _sha(text)
                 new_tx[ref] = sha
                 if seen_tx.get(ref) != sha:
@@ -239,6 +358,31 @@ def collect(
 
 
 SESSION_PREFIX = "claude-session:"
+
+
+def _read_folder_transcript(path: Path, ref: str, problems: list[str]) -> str | None:
+    """The text of a transcript of the ``[requirements] transcripts`` folder, whole.
+
+    Its hash decides whether it is read again, so it covers the whole file: hashing only a
+    first slice made a conversation that grew past it look unchanged forever, and the rules
+    said after that point were never mined. A ``.jsonl`` session is parsed from the file by
+    its own reader, which names its bad lines itself; a plain-text conversation over
+    :data:`MAX_TRANSCRIPT_BYTES` is read up to that size, and says so.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        problems.append(f"{ref}: cannot read ({exc.strerror or exc}); not read")
+        return None
+    if path.suffix.lower() == ".jsonl":
+        return _decode(raw, ref, [])
+    if len(raw) > MAX_TRANSCRIPT_BYTES:
+        problems.append(
+            f"{ref}: {len(raw) // 1024} KiB, over the {MAX_TRANSCRIPT_BYTES // 1024} KiB limit; "
+            f"only the first {MAX_TRANSCRIPT_BYTES // 1024} KiB read"
+        )
+        raw = raw[:MAX_TRANSCRIPT_BYTES].rsplit(b"\n", 1)[0] + b"\n"
+    return _decode(raw, ref, problems)
 
 
 def folder_transcript(path: Path, ref: str, text: str, sha: str) -> Source:
@@ -307,8 +451,14 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         ok = subprocess.run(["git", "cat-file", "-e", f"{last_commit}^{{commit}}"], cwd=root, capture_output=True)
         if ok.returncode != 0:
             rng = [head]  # unreachable cursor (history rewritten): read everything, capped
+    prefix = subprocess.run(["git", "rev-parse", "--show-prefix"], cwd=root, capture_output=True, text=True)
+    if prefix.returncode == 0 and prefix.stdout.strip():
+        # The project is a folder of a larger repository (a monorepo package): only the
+        # commits that touch it are its history; another package's policy is not its rule.
+        # Its .intently/ does not count: a commit elsewhere often carries the scan state along.
+        rng = [*rng, "--", ".", ":(exclude).intently"]
     proc = subprocess.run(
-        ["git", "log", f"--max-count={MAX_COMMITS}", "--format=%H%x00%B%x1e", *rng],
+        ["git", "log", f"--max-count={MAX_COMMITS}", "--format=%H%x00%ae%x00%aI%x00%B%x1e", *rng],
         cwd=root,
         capture_output=True,
         text=True,
@@ -319,9 +469,9 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
     seen = 0
     foreign = False
     for record in proc.stdout.split("\x1e"):
-        if "\x00" not in record:
+        if record.count("\x00") < 3:
             continue
-        sha, message = record.strip("\n").split("\x00", 1)
+        sha, email, when, message = record.strip("\n").split("\x00", 3)
         message = message.strip()
         total += len(message)
         if total > MAX_COMMIT_BYTES:
@@ -332,7 +482,15 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         foreign = True
         if not message or re.match(r"^Version \d", message):
             continue
-        newest_first.append(Source("commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low"))
+        # A rebase (or cherry-pick) rewrites the hash but keeps author, author date and message:
+        # the rewritten copy is the same material, already proposed, and must not bring back a
+        # rule people reworded or disabled since.
+        identity = "commit:" + _sha(f"{email}\n{when}\n{message}")[:24]
+        newest_first.append(
+            Source(
+                "commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low", identity=identity
+            )
+        )
     out = newest_first[::-1]  # oldest first, so a later commit's rule supersedes an earlier one
     available = int(count.stdout.strip()) if count.returncode == 0 and count.stdout.strip().isdigit() else seen
     if available > seen:

@@ -16,8 +16,8 @@ next scan instead of being reported.
 
 Incremental: :func:`read_transcript` takes a cursor (lines already read and the hash of
 those lines); when the file still starts with exactly those bytes only the lines after it
-are parsed, otherwise (rewritten or truncated) the whole file is read again. A very long
-backlog is read in slices of :data:`MAX_SCAN_BYTES`, one per scan.
+are parsed, otherwise (rewritten or truncated) the whole file is read again. The file is
+read whole each time (the prefix is only hashed, not parsed); there is no size cap.
 
 Opt-out: a user message whose line reads ``intently: off`` opts the transcript out: nothing
 read with it is mined, and the cursor remembers it, so later lines never are either. Rules
