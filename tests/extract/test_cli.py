@@ -241,3 +241,22 @@ def test_observe_without_a_time_is_said_now_in_the_terminals_zone(
     (proposal,) = data["proposals"]
     ends = {datetime.combine(d.date(), dtime(23, 59, 59), tzinfo=zone).astimezone(UTC) for d in (before, after)}
     assert datetime.fromisoformat(proposal["candidate"]["due"]) in ends
+
+
+def test_eval_on_a_folder_names_it_instead_of_an_internal_error(tmp_path: Path) -> None:
+    """A folder used to raise IsADirectoryError, which the CLI reports as an internal error."""
+    from intently.core.errors import InvalidInput
+
+    result = runner.invoke(app, ["eval", "extraction", "--data", str(tmp_path)])
+    assert isinstance(result.exception, InvalidInput), result.exception
+    assert str(result.exception).startswith(f"{tmp_path}: not a file")
+
+
+def test_eval_on_an_empty_file_is_refused_not_scored_as_zeros(tmp_path: Path) -> None:
+    from intently.core.errors import InvalidInput
+
+    data = tmp_path / "empty.jsonl"
+    data.write_text("\n", encoding="utf-8")
+    result = runner.invoke(app, ["eval", "extraction", "--data", str(data), "--json"])
+    assert isinstance(result.exception, InvalidInput), result.output
+    assert str(result.exception) == f"{data}: no labelled turns in the file"

@@ -37,3 +37,16 @@ def test_the_dev_table_in_the_docs_is_the_evaluation_today(shared_dir: Path) -> 
         assert (p, r, f1) == tuple(f"{micro[k]:.2f}" for k in ("precision", "recall", "f1")), name
     rfc4 = result.micro(RFC4_TYPES)
     assert table["rfc4"][:3] == tuple(f"{rfc4[k]:.2f}" for k in ("precision", "recall", "f1"))
+
+
+def test_the_agent_session_figures_of_today_in_the_docs_are_what_the_eval_prints() -> None:
+    """The agent-session table records each set's first score; the line under it claims what
+    the command prints now, which had drifted (b 5 and f 3 in the table, 4 and 1 today)."""
+    text = " ".join(DOC.read_text(encoding="utf-8").split())
+    m = re.search(r"prints turns proposing a wrong type of ((?:[a-g] \d+, )+[a-g] \d+) \(", text)
+    assert m, "the 'Run today' line about the agent-session sets is gone"
+    claimed = {k: int(v) for k, v in (part.split() for part in m.group(1).split(", "))}
+    data = Path(__file__).parent / "data"
+    for name, wrong in claimed.items():
+        result = score(RuleExtractor(), load_labelled(data / f"agent-session-{name}.jsonl"))
+        assert result.to_json()["turns_with_wrong_type"] == wrong, name

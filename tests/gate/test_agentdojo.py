@@ -46,3 +46,13 @@ def test_cli_prints_the_figures_as_json() -> None:
 def test_unknown_suite_is_refused() -> None:
     result = CliRunner().invoke(app, ["eval", "agentdojo", "--suites", "banking,moon"])
     assert result.exit_code != 0
+
+
+def test_a_limit_below_one_is_refused_not_read_as_all_tasks() -> None:
+    """``--limit 0`` used to run every task (the harness slices ``[: n or None]``) and ``-1``
+    silently left the last task out of the figures; both are refused before anything runs."""
+    for option in ("--limit", "--injections"):
+        for value in ("0", "-1"):
+            result = CliRunner().invoke(app, ["eval", "agentdojo", "--suites", "banking", option, value, "--json"])
+            assert result.exit_code == 2, (option, value, result.output)
+            assert option in result.output

@@ -26,5 +26,15 @@ def test_scale_mode_reports_ours_beside_the_naive_search(capsys: pytest.CaptureF
     assert cycles.main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["intents"] == 300 and result["edges"] >= 850
+    assert result["insert_rejections"] == 0  # every timed insert really added its edge
     for key in ("edge_insert_p99_us", "naive_edge_check_p99_us", "bundle_p99_us", "naive_bundle_p99_us"):
         assert result[key] > 0
+
+
+def test_sizes_with_nothing_to_time_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--nodes 0`` or ``--edges 0`` used to end in an IndexError traceback mid-run."""
+    for argv in (["--nodes", "0"], ["--nodes", "5", "--edges", "0"], ["--scale", "--samples", "0"]):
+        with pytest.raises(SystemExit) as stop:
+            cycles.main(["--json", *argv])
+        assert stop.value.code == 2
+        assert "--" in capsys.readouterr().err

@@ -42,3 +42,39 @@ def test_log_benchmark_table_for_people(tmp_path: Path, capsys: pytest.CaptureFi
     assert bench_main(["log", "--ops", "3", "--verify-ops", "50", "--batch", "2", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "(baseline)" in out and "(ours)" in out and "verify of 50 operations" in out
+
+
+def test_appends_are_checked_after_timing_so_lost_work_cannot_win(tmp_path: Path) -> None:
+    """The append figures used to be printed unchecked: a path that lost appends would only
+    have looked faster. Both sides must now hold every operation, verified."""
+    from intently.bench import log as bench
+    from intently.core.clock import ManualClock
+
+    clock = ManualClock("2026-01-01T00:00:00Z")
+    merkle, chain = bench._open(tmp_path / "m.db", "NORMAL"), bench._open(tmp_path / "c.db", "NORMAL")
+    log = bench._log(merkle, clock)
+    try:
+        for op in bench._operations(3, clock):
+            with merkle.transaction() as tx:
+                log.append(tx, namespace=bench.STREAM, actor=op.actor, op=op.op, target=op.target,
+                           payload=json.loads(op.payload_json), policy_version=bench.POLICY)  # fmt: skip
+            with chain.transaction() as tx:
+                bench._chain_append(tx, op, clock)
+        log.checkpoint()
+        bench._check_appended(log, chain, 3)
+        with pytest.raises(SystemExit, match="does not verify with 4"):
+            bench._check_appended(log, chain, 4)
+        with chain.transaction() as tx:
+            tx.execute("DELETE FROM chain_ops WHERE seq = 3")
+        with pytest.raises(SystemExit, match="hash chain"):
+            bench._check_appended(log, chain, 3)
+    finally:
+        merkle.close()
+        chain.close()
+
+
+def test_a_missing_dir_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dir`` naming no folder used to end in a FileNotFoundError traceback."""
+    with pytest.raises(SystemExit) as stop:
+        bench_main(["log", "--ops", "2", "--verify-ops", "5", "--dir", str(tmp_path / "nope")])
+    assert stop.value.code == 2 and f"--dir {tmp_path / 'nope'}: no such folder" in capsys.readouterr().err

@@ -44,6 +44,7 @@ def test_eval_prints_selection_beside_baselines_and_extraction(tiny: Path) -> No
     assert ours["mean_tokens"] < everything["mean_tokens"]
     assert ours["recall_critical"] == 1.0  # t6's and t11's critical rules are path-scoped or project-level
     assert 0.0 < result["extraction"]["recall"] <= 1.0 and 0.0 < result["extraction"]["precision"] <= 1.0
+    assert result["extraction"]["judge"].startswith("minilm cosine >= 0.6")  # the documented judge, named
     assert result["tasks"] == 3
 
 
@@ -64,3 +65,45 @@ def test_a_run_reports_its_progress_per_repository_step(tiny: Path) -> None:
     seen: list[tuple[int, int, str]] = []
     run(tiny, budget=300, embedder="none", progress=lambda done, total, what: seen.append((done, total, what)))
     assert seen == [(0, 2, f"{REPO}: selection"), (1, 2, f"{REPO}: scan")]
+
+
+@pytest.mark.parametrize("kind", ["missing", "file", "bad-json", "no-tasks"])
+def test_bad_data_paths_are_named_not_internal_errors(tmp_path: Path, kind: str) -> None:
+    """A wrong ``--data`` (missing, a file) or a broken gold file used to end in an internal
+    error (FileNotFoundError, NotADirectoryError, JSONDecodeError, KeyError) naming no path."""
+    import subprocess
+    import sys
+
+    data, named = tmp_path / "nowhere", tmp_path / "nowhere"
+    if kind == "file":
+        data = named = tmp_path / "gold.json"
+        data.write_text("{}", encoding="utf-8")
+    elif kind in ("bad-json", "no-tasks"):
+        data = tmp_path / "data"
+        (data / "acme__app").mkdir(parents=True)
+        named = data / "acme__app" / "acme__app.json"
+        named.write_text('{"requirements": [' if kind == "bad-json" else '{"requirements": []}', encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "intently", "eval", "requirements", "--data", str(data), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert str(named) in proc.stderr
+
+
+def test_a_budget_below_one_is_refused_before_the_run() -> None:
+    """``--budget 0`` or ``-5`` used to run the whole evaluation and print zeros for every method."""
+    import subprocess
+    import sys
+
+    for value in ("0", "-5"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "intently", "eval", "requirements", "--data", str(DEV), "--budget", value],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 2 and "--budget" in proc.stderr, proc.stderr

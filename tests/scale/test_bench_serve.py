@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +51,20 @@ def test_bad_options_are_refused_before_anything_starts() -> None:
     done = _bench("--workers", "one")
     assert done.returncode == 2
     assert "--workers" in done.stderr
+
+
+def test_gate_answers_other_than_allow_are_not_counted_as_done(tmp_path: Path) -> None:
+    """The load generator used to accept any 200 from ``/gate/check``: a gate answering
+    ``block`` on a short path would have been timed as a success. A real server on a SQLite
+    home answers the benchmark's read with ``allow`` and an attacker-style command otherwise."""
+    from intently.bench.serve import GATE_BODY, allows, generate, make_home, running
+
+    fixture = make_home(tmp_path / "home", None)
+    path = f"/v1/namespaces/{fixture.namespace}/gate/check"
+    refused = {"user_request": "summarise the README for me", "tool": "Bash", "args": {"command": "rm -rf ~"}}
+    with running(fixture.home, workers=1, actor="user:bench") as server:
+        ok = generate(server, fixture.token, path, GATE_BODY, requests=3, seconds=60, threads=1, check=allows)
+        bad = generate(server, fixture.token, path, refused, requests=3, seconds=60, threads=1, check=allows)
+    assert not ok.errors and (len(ok.latencies), ok.shown, ok.unaccepted) == (3, 3, [])
+    assert not bad.errors and len(bad.latencies) == 3 and bad.shown == 0
+    assert bad.unaccepted and bad.unaccepted[0]["outcome"] != "allow"

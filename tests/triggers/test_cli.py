@@ -136,3 +136,96 @@ def test_the_id_a_list_shows_is_enough_to_act_on(ix: Intently) -> None:
     assert cancelled["id"] == second and cancelled["state"] == "cancelled"
     short = CliRunner().invoke(app, ["trigger", "show", first[-5:]], env=env)
     assert short.exit_code != 0 and "at least 6" in str(short.exception)
+
+
+def test_eval_refuses_labels_that_name_nothing_in_the_file(tmp_path: Path) -> None:
+    """A label whose intent or turn is not in the file was never scored (neither hit nor
+    miss), so a typo raised recall silently; a repeated id counted its pairs twice."""
+    base = {
+        "intents": [{"id": "a", "triggers": [["launch"]]}],
+        "turns": [{"id": "t1", "text": "we launch today"}, {"id": "t2", "text": "nothing here"}],
+        "should_fire": [{"intent": "a", "turn": "t1"}],
+    }
+    cases = {
+        "unknown-turn": ({"should_fire": [{"intent": "a", "turn": "t1"}, {"intent": "a", "turn": "t9"}]}, "t9"),
+        "unknown-intent": ({"should_fire": [{"intent": "b", "turn": "t2"}]}, "'b'"),
+        "no-turn-key": ({"should_fire": [{"intent": "a"}]}, "should_fire[0]"),
+        "repeated-turn": ({"turns": [{"id": "t1", "text": "launch"}, {"id": "t1", "text": "launch"}]}, "turns[1]"),
+        "not-an-object": ({"turns": ["we launch today"]}, "turns[0]"),
+        "no-turns": ({"turns": [], "should_fire": []}, "empty list 'turns'"),
+    }
+    for name, (change, named) in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({**base, **change}), encoding="utf-8")
+        proc = run("eval", "triggers", "--data", str(path))
+        assert proc.returncode == 2, (name, proc.stderr)
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, name
+        assert str(path) in proc.stderr and named in proc.stderr, (name, proc.stderr)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(base), encoding="utf-8")
+    assert ok_json("eval", "triggers", "--data", str(good), home=tmp_path)["intently"]["recall"] == 1.0
+
+
+def test_bench_cold_start_runs_tiny_and_checks_what_it_timed() -> None:
+    """``--cold-start`` (documented in docs/triggers.md) had no tiny run in the suite, and its
+    figures were printed whatever the probes found: a snapshot that was ignored or lost rows."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "intently.bench", "triggers", "--intents", "300", "--cold-start", "--changes", "3",
+         "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    cold = json.loads(proc.stdout)
+    rebuilt, loaded = cold["rebuild"], cold["snapshot_load"]
+    assert (rebuilt["origin"], rebuilt["intents"]) == ("store", 300)
+    assert (loaded["origin"], loaded["intents"]) == ("snapshot", 303)
+    assert rebuilt["hits"] == loaded["hits"] >= cold["planted_hits_expected"] == 2
+    assert rebuilt["write_s"] is not None and rebuilt["snapshot_bytes"] > 0
+
+
+def test_bench_cold_start_refuses_figures_from_a_wrong_load() -> None:
+    from intently.bench.triggers import _check_cold
+
+    good = {"origin": "store", "intents": 10, "hits": 2}
+    _check_cold(good, {"origin": "snapshot", "intents": 12, "hits": 2}, 10, 2, 2)
+    wrong = {
+        "ignored snapshot": {"origin": "store", "intents": 12, "hits": 2},
+        "lost rows": {"origin": "snapshot", "intents": 7, "hits": 2},
+        "lost a fire": {"origin": "snapshot", "intents": 12, "hits": 1},
+    }
+    for name, loaded in wrong.items():
+        try:
+            _check_cold(good, loaded, 10, 2, 2)
+        except RuntimeError as exc:
+            assert "cold-start figures refused" in str(exc), name
+        else:
+            raise AssertionError(f"{name}: accepted")
+
+
+def test_bench_refuses_a_count_it_cannot_read() -> None:
+    for value in ("abc", "0"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "intently.bench", "triggers", "--intents", value, "--turns", "3"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 2 and "--intents" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_eval_reads_the_synonyms_file_it_is_given(tmp_path: Path) -> None:
+    """``--synonyms team.yaml`` used to read ``synonyms.yaml`` beside it instead (the option
+    went through ``Matcher.for_home(parent)``), so a file of any other name was ignored."""
+    data = {
+        "intents": [{"id": "a", "triggers": [["frobnicator"]]}],
+        "turns": [{"id": "t1", "text": "the widgetiser broke again"}, {"id": "t2", "text": "lunch"}],
+        "should_fire": [{"intent": "a", "turn": "t1"}],
+    }
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    team = tmp_path / "team.yaml"
+    team.write_text("equivalents:\n  - [frobnicator, widgetiser]\n", encoding="utf-8")
+    plain = ok_json("eval", "triggers", "--data", str(path), home=tmp_path)
+    assert plain["intently"]["tp"] == 0
+    extended = ok_json("eval", "triggers", "--data", str(path), "--synonyms", str(team), home=tmp_path)
+    assert extended["intently"]["tp"] == 1 and extended["intently"]["fp"] == 0
+    proc = run("eval", "triggers", "--data", str(path), "--synonyms", str(tmp_path / "nope.yaml"))
+    assert proc.returncode == 2 and "nope.yaml" in proc.stderr and "Traceback" not in proc.stderr

@@ -217,14 +217,18 @@ def run_scale(intents: int, edges: int, cluster: int, samples: int, seed: int, w
             edge_count = int(tx.scalar("SELECT COUNT(*) FROM goals_edges"))
         insert_us: list[float] = []
         naive_insert_us: list[float] = []
+        # Every sampled edge is legal (a lower layer, fan-in counted when planned): a refusal
+        # is a fault, and its fast error path must not pass for a fast insert unnoticed.
+        insert_rejections = 0
         rng.shuffle(spare)
         for n, (dependent, prerequisite) in enumerate(spare[:samples]):
             if n < max(1, samples // 10):
                 start = time.perf_counter()
                 _naive_cycle_check(ix, dependent, prerequisite)
                 naive_insert_us.append((time.perf_counter() - start) * 1e6)
-            took, _error = _timed(partial(goals.depend, dependent, prerequisite))
+            took, error = _timed(partial(goals.depend, dependent, prerequisite))
             insert_us.append(took)
+            insert_rejections += error is not None
         bundle_us: list[float] = []
         naive_bundle_us: list[float] = []
         for n in range(samples):
@@ -244,6 +248,7 @@ def run_scale(intents: int, edges: int, cluster: int, samples: int, seed: int, w
         "build_s": round(build_s, 1),
         "edge_insert_p50_us": round(_pct(insert_us, 0.50), 1),
         "edge_insert_p99_us": round(_pct(insert_us, 0.99), 1),
+        "insert_rejections": insert_rejections,
         "naive_edge_check_p99_us": round(_pct(naive_insert_us, 0.99), 1),
         "bundle_p50_us": round(_pct(bundle_us, 0.50), 1),
         "bundle_p99_us": round(_pct(bundle_us, 0.99), 1),
@@ -265,6 +270,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cluster", type=int, default=100, help="--scale: intents per project cluster")
     parser.add_argument("--samples", type=int, default=200, help="--scale: timed inserts and bundles")
     args = parser.parse_args(argv)
+    # Sizes that leave no edge to time or no chain to close ended in an IndexError traceback.
+    if args.nodes < 2 or args.edges < 1 or args.cyclic < 0:
+        parser.error("--nodes >= 2, --edges >= 1, --cyclic >= 0")
+    if args.intents < 2 or args.scale_edges < 1 or args.cluster < 2 or args.samples < 1:
+        parser.error("--intents >= 2, --scale-edges >= 1, --cluster >= 2, --samples >= 1")
     with tempfile.TemporaryDirectory(prefix="intently-bench-cycles-") as tmp:
         if args.scale:
             result = run_scale(args.intents, args.scale_edges, args.cluster, args.samples, args.seed, Path(tmp))

@@ -157,10 +157,26 @@ def _bench_appends(folder: Path, count: int, batch: int, synchronous: str) -> di
                 if kind == "merkle":
                     log.checkpoint()  # a command signs once at its end: part of the cost
                 elapsed[kind] += time.perf_counter() - start
+        _check_appended(log, stores["chain"], count)
     finally:
         for store in stores.values():
             store.close()
     return {kind: count / seconds for kind, seconds in elapsed.items()}
+
+
+def _check_appended(log: OperationLog, chain: SQLiteStore, count: int) -> None:
+    """After timing, both sides must hold exactly ``count`` operations that verify.
+
+    Untimed. Without it an append path that skipped or lost work (no leaf, a stale head)
+    would simply look faster than the baseline.
+    """
+    report = log.verify()
+    sizes = [s.size for s in report.streams]
+    if not report.ok or sizes != [count]:
+        raise SystemExit(f"the appended log does not verify with {count} operations: {report.to_json()}")
+    chained = _verify_chain(chain)
+    if chained != count:
+        raise SystemExit(f"the hash chain holds {chained} operations, not {count}")
 
 
 def _build_verify_log(path: Path, count: int) -> tuple[OperationLog, SQLiteStore, float]:
@@ -308,6 +324,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.ops < 1 or args.verify_ops < 1 or args.batch < 1:
         parser.error("--ops, --verify-ops and --batch must be positive")
+    if args.dir is not None and not args.dir.is_dir():  # was a FileNotFoundError traceback
+        parser.error(f"--dir {args.dir}: no such folder")
     with tempfile.TemporaryDirectory(prefix="intently-bench-log-", dir=args.dir) as tmp:
         result = run(args.ops, args.verify_ops, args.batch, Path(tmp))
     if args.json:

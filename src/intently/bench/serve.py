@@ -234,6 +234,7 @@ class Load:
     errors: list[str] = field(default_factory=list)
     shown: int = 0
     seconds: float = 0.0
+    unaccepted: list[dict[str, Any]] = field(default_factory=list)
 
 
 def generate(
@@ -278,8 +279,12 @@ def generate(
                         load.errors.append(f"{response.status_code}: {response.text[:200]}")
                         continue
                     load.latencies.append(took)
-                    if check is not None and check(response.json()):
-                        load.shown += 1
+                    if check is not None:
+                        answer = response.json()
+                        if check(answer):
+                            load.shown += 1
+                        elif len(load.unaccepted) < 3:
+                            load.unaccepted.append(answer)
 
     pool = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, threads))]
     for thread in pool:
@@ -302,6 +307,15 @@ def shows(intent_id: str) -> Callable[[dict[str, Any]], bool]:
         return any(item.get("id") == intent_id for s in answer.get("sections", []) for item in s.get("included", []))
 
     return check
+
+
+def allows(answer: dict[str, Any]) -> bool:
+    """The benchmark's gate call (a read of README.md the user asked for) must be allowed.
+
+    Without this check a gate that answered ``block`` on its fail-closed short path (no gate
+    engine in the worker, a policy error) would still be timed as a 200, and win.
+    """
+    return answer.get("outcome") == "allow" and answer.get("gate_available") is not False
 
 
 def fires_in_log(home: Path, database_url: str | None, intent_id: str) -> tuple[int, bool]:
@@ -341,8 +355,12 @@ def measure(
                 requests=args.requests,
                 seconds=args.seconds,
                 threads=args.threads,
-                check=shows(fixture.trigger_id) if endpoint == "context" else None,
+                check=shows(fixture.trigger_id) if endpoint == "context" else allows,
             )
+    gate = load["gate"]
+    if gate.shown != len(gate.latencies):
+        wrong = len(gate.latencies) - gate.shown
+        raise RuntimeError(f"{backend} x{workers} gate: {wrong} answers were not 'allow': {gate.unaccepted[:1]}")
     for endpoint, got in load.items():
         if got.errors:
             raise RuntimeError(f"{backend} x{workers} {endpoint}: {len(got.errors)} failed requests: {got.errors[:3]}")

@@ -246,6 +246,32 @@ def _cold_probe(home: Path, text: str) -> dict[str, Any]:
     return result
 
 
+def _check_cold(rebuilt: dict[str, Any], loaded: dict[str, Any], n: int, changes: int, planted: int) -> None:
+    """Refuse figures from a cold start that did not do the work it is timed for.
+
+    A snapshot load is only worth comparing with a rebuild if it came from the snapshot and
+    holds every intent: an ignored snapshot would time a second rebuild, and a load that lost
+    rows would be fast because it is wrong. Both probes must also answer the same turn alike
+    and find the intents planted in it.
+    """
+    problems = []
+    if rebuilt.get("origin") != "store":
+        problems.append(f"the rebuild came from {rebuilt.get('origin')!r}, not the store")
+    if loaded.get("origin") != "snapshot":
+        problems.append(f"the second process built its index from {loaded.get('origin')!r}, not the snapshot")
+    if rebuilt.get("intents") != n:
+        problems.append(f"the rebuild holds {rebuilt.get('intents')} intents, not {n}")
+    if loaded.get("intents") != n + changes:
+        problems.append(f"the snapshot load holds {loaded.get('intents')} intents, not {n + changes}")
+    if rebuilt.get("hits") != loaded.get("hits") or int(rebuilt.get("hits") or 0) < planted:
+        problems.append(
+            f"the probe turn matched {rebuilt.get('hits')} intents after the rebuild and {loaded.get('hits')} "
+            f"after the snapshot load ({planted} planted)"
+        )
+    if problems:
+        raise RuntimeError("cold-start figures refused: " + "; ".join(problems))
+
+
 def run_cold(n: int, changes: int = 100, seed: int = 7) -> dict[str, Any]:
     """Rebuild vs snapshot load in new processes, on a home holding ``n`` armed intents."""
     from .._intently import Intently
@@ -279,6 +305,7 @@ def run_cold(n: int, changes: int = 100, seed: int = 7) -> dict[str, Any]:
         for i in range(changes):
             ix.triggers.add("later reminder", when=[f"later change {i}"], expires="2099-01-01")
         loaded = _cold_probe(home, text)
+    _check_cold(rebuilt, loaded, n, changes, len(set(planted[0])))
     return {
         "n_intents": n,
         "insert_s": round(insert_s, 2),
@@ -310,8 +337,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cold-start", action="store_true", help="time a new process: rebuild vs snapshot load")
     parser.add_argument("--changes", type=int, default=100, help="with --cold-start: rows changed after the snapshot")
     args = parser.parse_args(argv)
+    try:
+        intents = _count(args.intents)
+    except ValueError:
+        intents = 0
+    if intents < 1:
+        parser.error(f"--intents {args.intents!r}: a positive count such as 300, 100k or 1M")
+    if args.turns < 1 or args.fire_turns < 0 or args.fire_intents < 1 or args.changes < 0:
+        parser.error("--turns and --fire-intents must be positive, --fire-turns and --changes not negative")
     if args.cold_start:
-        cold = run_cold(_count(args.intents), args.changes, args.seed)
+        try:
+            cold = run_cold(intents, args.changes, args.seed)
+        except RuntimeError as exc:
+            print(f"triggers benchmark failed: {exc}", file=sys.stderr)
+            return 1
         if args.json:
             print(json.dumps(cold, indent=2))
         else:
@@ -326,9 +365,7 @@ def main(argv: list[str]) -> int:
             )
             print(f"  snapshot size       {s['snapshot_bytes'] / 1e6:.1f} MB   origin {s['origin']}")
         return 0
-    result = run(
-        _count(args.intents), args.turns, args.seed, fire_turns=args.fire_turns, fire_intents=args.fire_intents
-    )
+    result = run(intents, args.turns, args.seed, fire_turns=args.fire_turns, fire_intents=args.fire_intents)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -37,8 +37,12 @@ def agentdojo(
     suites: Annotated[
         str, typer.Option(help="Comma list of suites (develop on workspace,banking only).")
     ] = "workspace,banking",
-    limit: Annotated[int | None, typer.Option(help="Only the first N user tasks of each suite.")] = None,
-    injections: Annotated[int | None, typer.Option(help="Only the first N injection tasks of each suite.")] = None,
+    # min=1: the harness slices ``[: n or None]``, so 0 silently meant "all" (a several-minute
+    # full run) and a negative N silently dropped the last tasks from the figures.
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N user tasks of each suite.")] = None,
+    injections: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N injection tasks of each suite.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Measure the gate on AgentDojo v1.2.2 with a scripted, always-hijacked model."""

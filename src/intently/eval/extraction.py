@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from ..cli._common import JsonOpt, emit, out, table
+from ..core.errors import InvalidInput
 from ..extract import EVAL_TYPES, Extractor, LLMExtractor, RuleExtractor, load_labelled, score
 
 
@@ -58,7 +59,14 @@ def extraction(
     as_json: JsonOpt = False,
 ) -> None:
     """Score an extractor per (turn, type) on a labelled file; print P/R/F1 and turns per second."""
+    if data.exists() and not data.is_file():
+        # load_labelled names a missing file; a folder (an easy slip for a data set that is
+        # a folder elsewhere) raised IsADirectoryError, shown as an internal error.
+        raise InvalidInput("not a file (want a labelled JSONL file)", where=str(data))
     rows = load_labelled(data)
+    if not rows:
+        # An empty file (a failed download, a wrong glob) printed all-zero figures and exit 0.
+        raise InvalidInput("no labelled turns in the file", where=str(data))
     result = score(_extractor(extractor, base_url, model), rows, repeat=repeat)
     payload: dict[str, Any] = {"extractor": extractor, **result.to_json()}
     payload["types"] = {name: payload["types"][name] for name in EVAL_TYPES}

@@ -126,10 +126,42 @@ def _write_gold(engine: Any, rt: Any, gold: list[dict[str, Any]], clock: Any) ->
 
 
 def _repos(data: Path) -> list[Path]:
+    """The dataset folders under ``data`` (or ``data`` itself when it is one).
+
+    A missing path or a file is an :class:`InvalidInput` naming it: the command is often
+    given a relative ``../shared/...`` path, and a bare ``FileNotFoundError`` reported as an
+    internal error did not say which path was wrong.
+    """
+    from ..core.errors import InvalidInput
+
+    if not data.exists():
+        raise InvalidInput("no such folder (want a folder of <repo>/<repo>.json folders)", where=str(data))
+    if not data.is_dir():
+        raise InvalidInput("not a folder (want a folder of <repo>/<repo>.json folders)", where=str(data))
     found = sorted(p for p in data.iterdir() if p.is_dir() and (p / f"{p.name}.json").is_file())
     if not found and (data / f"{data.name}.json").is_file():
         found = [data]
     return found
+
+
+def _load_gold(path: Path) -> dict[str, Any]:
+    """One repository's gold file; a file that is not JSON or lacks a part names itself.
+
+    Without this a broken hand-edited gold file surfaced as an internal error (a
+    ``JSONDecodeError`` or ``KeyError`` with no file name) a minute into a run.
+    """
+    from ..core.errors import InvalidInput
+
+    try:
+        gold = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}") from exc
+    if not isinstance(gold, dict):
+        raise InvalidInput("want a JSON object", where=str(path))
+    for key in ("requirements", "tasks", "source_files"):
+        if not isinstance(gold.get(key), list):
+            raise InvalidInput(f"missing list {key!r}", where=str(path))
+    return gold
 
 
 def run(
@@ -183,7 +215,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="intently-eval-req-") as tmp:
         for repo in repos:
             step(f"{repo.name}: selection")
-            gold = json.loads((repo / f"{repo.name}.json").read_text(encoding="utf-8"))
+            gold = _load_gold(repo / f"{repo.name}.json")
             project = Path(tmp) / repo.name
             project.mkdir()
             clock = ManualClock("2026-01-05T09:00:00Z")
@@ -231,6 +263,7 @@ def run(
         "extraction": {
             "recall": round(ex["gold_found"] / ex["gold"], 4) if ex["gold"] else 0.0,
             "precision": round(ex["extracted_matching"] / ex["extracted"], 4) if ex["extracted"] else 0.0,
+            "judge": _judge() if extraction else "",
         },
         "per_repo": per_repo,
         "budget": budget,
@@ -240,6 +273,16 @@ def run(
     if not extraction:
         del result["extraction"]
     return result
+
+
+def _judge() -> str:
+    """Which match rule scored the scan. Without the MiniLM model the judge falls back to token
+    overlap, which gives other figures than the documented ones: the output says so."""
+    from ..embed import get_embedder
+
+    if get_embedder("minilm") is not None:
+        return f"minilm cosine >= {NEAR_DUPLICATE_COSINE} or gold quote contained"
+    return f"bm25-token jaccard >= {NEAR_DUPLICATE_JACCARD} or gold quote contained"
 
 
 def _extraction(repo: Path, gold: dict[str, Any], tmp: Path, embedder: str | None) -> dict[str, int]:
@@ -290,7 +333,8 @@ def register(eval_app: typer.Typer) -> None:
     @eval_app.command("requirements")
     def requirements_cmd(
         data: Annotated[Path, typer.Option("--data", help="Folder of <owner>__<repo>/ dataset folders.")],
-        budget: Annotated[int, typer.Option("--budget", help="Token budget per task.")] = 2000,
+        # min=1: a zero or negative budget ran the whole minute-long evaluation to print zeros.
+        budget: Annotated[int, typer.Option("--budget", min=1, help="Token budget per task.")] = 2000,
         embedder: Annotated[
             str | None, typer.Option("--embedder", help="minilm (default), wordllama, hashing or none.")
         ] = None,
@@ -318,5 +362,7 @@ def register(eval_app: typer.Typer) -> None:
         ex = result.get("extraction")
         if ex:
             table(
-                "extraction (scan over raw guidance files)", ["recall", "precision"], [[ex["recall"], ex["precision"]]]
+                "extraction (scan over raw guidance files)",
+                ["recall", "precision", "judge"],
+                [[ex["recall"], ex["precision"], ex["judge"]]],
             )

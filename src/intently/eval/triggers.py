@@ -22,7 +22,7 @@ import typer
 
 from ..cli._common import JsonOpt, emit, out, table
 from ..core.errors import InvalidInput
-from ..triggers import MAX_ENTRIES, Matcher, with_event_entries
+from ..triggers import MAX_ENTRIES, Matcher, load_synonyms, with_event_entries
 
 __all__ = ["Counts", "evaluate", "load_dataset", "register"]
 
@@ -57,18 +57,46 @@ def load_dataset(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"cannot read: {exc.strerror or exc}", where=str(path)) from exc
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("want a JSON object with intents, turns and should_fire", where=str(path))
     for key in ("intents", "turns", "should_fire"):
         if not isinstance(data.get(key), list):
             raise InvalidInput(f"missing list {key!r}", where=str(path))
     for i, intent in enumerate(data["intents"]):
-        triggers = intent.get("triggers")
-        if not intent.get("id") or not isinstance(triggers, list) or not all(isinstance(e, list) for e in triggers):
+        triggers = intent.get("triggers") if isinstance(intent, dict) else None
+        if (
+            not isinstance(intent, dict)
+            or not intent.get("id")
+            or not isinstance(triggers, list)
+            or not all(isinstance(e, list) for e in triggers)
+        ):
             raise InvalidInput(
                 "each intent needs an id and triggers (a list of term lists)", where=f"{path}: intents[{i}]"
             )
     for i, turn in enumerate(data["turns"]):
-        if not turn.get("id") or not isinstance(turn.get("text"), str):
+        if not isinstance(turn, dict) or not turn.get("id") or not isinstance(turn.get("text"), str):
             raise InvalidInput("each turn needs an id and a text", where=f"{path}: turns[{i}]")
+    for key in ("intents", "turns"):
+        if not data[key]:  # no pairs to score: the figures would be all zeros, exit 0
+            raise InvalidInput(f"empty list {key!r}: nothing to score", where=str(path))
+    # A label naming an intent or turn the file does not hold would never be scored (neither
+    # a hit nor a miss), silently raising recall; a repeated id would count its pairs twice.
+    intent_ids = [str(i["id"]) for i in data["intents"]]
+    turn_ids = [str(t["id"]) for t in data["turns"]]
+    for kind, ids in (("intents", intent_ids), ("turns", turn_ids)):
+        seen: set[str] = set()
+        for i, value in enumerate(ids):
+            if value in seen:
+                raise InvalidInput(f"id {value!r} appears twice", where=f"{path}: {kind}[{i}]")
+            seen.add(value)
+    known_intents, known_turns = set(intent_ids), set(turn_ids)
+    for i, pair in enumerate(data["should_fire"]):
+        if not isinstance(pair, dict) or "intent" not in pair or "turn" not in pair:
+            raise InvalidInput("each label needs an intent and a turn", where=f"{path}: should_fire[{i}]")
+        if str(pair["intent"]) not in known_intents:
+            raise InvalidInput(f"no intent {pair['intent']!r} in 'intents'", where=f"{path}: should_fire[{i}]")
+        if str(pair["turn"]) not in known_turns:
+            raise InvalidInput(f"no turn {pair['turn']!r} in 'turns'", where=f"{path}: should_fire[{i}]")
     return dict(data)
 
 
@@ -90,7 +118,11 @@ def _baseline(data: dict[str, Any]) -> Callable[[str], set[str]]:
 
 
 def _intently(data: dict[str, Any], synonyms_file: Path | None) -> Callable[[str], set[str]]:
-    matcher = Matcher.for_home(synonyms_file.parent) if synonyms_file is not None else Matcher()
+    # The file itself, not ``Matcher.for_home(parent)``: that reads ``parent/synonyms.yaml``,
+    # so ``--synonyms team.yaml`` was silently ignored (or another file read in its place).
+    if synonyms_file is not None and not synonyms_file.is_file():
+        raise InvalidInput("no such synonyms file", where=str(synonyms_file))
+    matcher = Matcher(load_synonyms(synonyms_file)) if synonyms_file is not None else Matcher()
     for intent in data["intents"]:
         # What ``Triggers.add`` stores: the user's entries plus the topics of the description.
         entries = with_event_entries(
