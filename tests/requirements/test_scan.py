@@ -219,6 +219,17 @@ def test_rules_under_generic_section_headings_apply_project_wide() -> None:
     assert found["Every endpoint must validate its input."] is False
 
 
+def test_a_three_word_rule_is_a_rule_and_a_two_word_line_is_not() -> None:
+    """"Never commit secrets." is among the commonest rules an agent guide has; it was dropped
+    for being under four words. Two words stay too little to be a rule ("Use tabs" aside,
+    a heading-like fragment is likelier)."""
+    from intently.requirements._extract import extract_text
+
+    text = "## Rules\n\n- Never commit secrets.\n- Always squash merges.\n- Must review.\n"
+    found = [c.statement for c in extract_text("AGENTS.md", text)]
+    assert found == ["Never commit secrets.", "Always squash merges."]
+
+
 def test_scan_reports_progress_per_source(project: Path, rix: Intently) -> None:
     """`intently req scan` draws its bar from these calls: one before each source, then the end."""
     calls: list[tuple[int, int, str]] = []

@@ -182,7 +182,7 @@ def _clean(text: str) -> str:
 
 def _is_prescriptive(text: str) -> bool:
     words = text.split()
-    if len(words) < 4 or len(words) > 70 or text.endswith("?") or text.endswith(":"):
+    if len(words) < 3 or len(words) > 70 or text.endswith("?") or text.endswith(":"):
         return False
     first = re.sub(r"[^a-z']", "", words[0].lower())
     if first in _IMPERATIVE:
