@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from ._auth import COOKIE, check_origin, safe_next
-from ._web import SECURITY_HEADERS, console_of, render
+from ._web import SECURITY_HEADERS, console_of, page_for, render
 
 __all__ = ["router"]
 
@@ -95,3 +95,15 @@ def start(request: Request) -> Response:
             status=404,
         )
     return RedirectResponse(f"/ns/{target}/goals", status_code=303, headers=SECURITY_HEADERS)
+
+
+@router.get("/ns/{namespace}")
+@router.get("/ns/{namespace}/")
+def namespace_start(request: Request, namespace: str) -> Response:
+    """A namespace's own address opens its first view.
+
+    A person shortens the URL in the address bar to ``/ns/proj``; without this it answered
+    the API's JSON 404 instead of a page. Unreadable namespaces still get the HTML 404.
+    """
+    page = page_for(request, namespace)
+    return RedirectResponse(page.url("goals"), status_code=303, headers=SECURITY_HEADERS)

@@ -6,6 +6,17 @@
     var tag = target && target.tagName;
     return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || (target && target.isContentEditable);
   }
+  // The first field of a selector a person can see: a field inside a closed <details> (the
+  // review queue's "Edit text") cannot take focus, so "/" would silently do nothing.
+  function firstVisible(selector) {
+    var found = document.querySelectorAll(selector);
+    for (var i = 0; i < found.length; i++) {
+      var el = found[i];
+      var seen = el.checkVisibility ? el.checkVisibility({ visibilityProperty: true }) : el.getClientRects().length > 0;
+      if (!el.disabled && seen && !el.closest("details:not([open])")) return el;
+    }
+    return null;
+  }
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
     var key = event.key;
@@ -17,7 +28,8 @@
     }
     if (key === "g") { pendingG = Date.now(); return; }
     if (key === "/") {
-      var box = document.querySelector("main input[type=search], main input[type=text], main textarea");
+      var box = firstVisible("main [data-search], main input[type=search]") ||
+        firstVisible("main input:not([type]), main input[type=text], main input[type=number], main textarea");
       if (box) { event.preventDefault(); box.focus(); }
     } else if (key === "?") {
       document.body.classList.toggle("help-open");
@@ -26,10 +38,24 @@
     }
   });
   // Destructive buttons ask first (the form still works without JavaScript).
+  // A change is sent once: a second click (or Enter) while the first POST is on its way
+  // would otherwise create a second intent or reminder. GET forms (filters, preview) may
+  // be sent again at will. A page restored from the back/forward cache is reset.
   document.addEventListener("submit", function (event) {
     var form = event.target;
     var question = form.getAttribute("data-confirm");
-    if (question && !window.confirm(question)) event.preventDefault();
+    if (question && !window.confirm(question)) { event.preventDefault(); return; }
+    if ((form.getAttribute("method") || "get").toLowerCase() !== "post") return;
+    if (form.getAttribute("data-sent") === "1") { event.preventDefault(); return; }
+    form.setAttribute("data-sent", "1");
+    form.setAttribute("aria-busy", "true");
+    // A request stopped by the person (Esc, the stop button) must not lock the form for good.
+    window.setTimeout(function () { form.removeAttribute("data-sent"); form.removeAttribute("aria-busy"); }, 15000);
+  });
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    var sent = document.querySelectorAll("form[data-sent]");
+    for (var i = 0; i < sent.length; i++) { sent[i].removeAttribute("data-sent"); sent[i].removeAttribute("aria-busy"); }
   });
   // A running scan: poll its status and fill the progress bar, step and counts in place.
   var job = document.getElementById("scan-job");
