@@ -220,7 +220,7 @@ def test_rules_under_generic_section_headings_apply_project_wide() -> None:
 
 
 def test_a_three_word_rule_is_a_rule_and_a_two_word_line_is_not() -> None:
-    """"Never commit secrets." is among the commonest rules an agent guide has; it was dropped
+    """ "Never commit secrets." is among the commonest rules an agent guide has; it was dropped
     for being under four words. Two words stay too little to be a rule ("Use tabs" aside,
     a heading-like fragment is likelier)."""
     from intently.requirements._extract import extract_text
