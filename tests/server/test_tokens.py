@@ -150,3 +150,35 @@ def test_a_token_created_with_an_expiry_is_refused_after_it(ix: Intently, projec
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["expires_at"].endswith("Z")
+
+
+def test_token_list_names_an_old_token_for_another_actor_as_refused(ix: Intently, project: Path) -> None:
+    """A home made by an older intently holds a token a namespace admin created for someone
+    else. It no longer resolves, but ``token list`` showed it as live (no revoked date), so the
+    person whose client got 401 was told nothing; the list marks it refused and says why."""
+    ix.access.grant(Actor.parse("user:bob"), Permission.ADMIN, "proj")
+    rt = ix.runtime
+    token = "itk_0123456789ab_" + "A" * 43
+    with rt.store.transaction() as tx:  # the old `token create --actor user:carol` run by bob
+        rt.log.append(
+            tx,
+            namespace="proj",
+            actor="user:bob",
+            op="TOKEN_CREATE",
+            target="0123456789ab",
+            payload={"id": "0123456789ab", "actor": "user:carol", "label": "ci", "token_hash": hash_token(token)},
+            policy_version="server-tokens@1",
+        )
+    mine = TokenStore(ix).create("user:bob", label="own")
+    ix.checkpoint()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    argv = [INTENTLY, "--actor", "user:alice", "token", "list"]
+    listed = subprocess.run([*argv, "--json"], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert TokenStore(ix).resolve(token) is None
+    assert "only the home's owner" in rows["0123456789ab"]["refused"]
+    assert rows[mine.info.id]["refused"] is None
+    shown = subprocess.run(argv, cwd=project, env={**env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=60)
+    assert "refused" in shown.stdout
+    assert "token 0123456789ab: created by user:bob for user:carol" in shown.stderr

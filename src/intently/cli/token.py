@@ -46,10 +46,9 @@ def list_tokens(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """List the namespace's tokens (ids and actors; never the tokens)."""
     with open_home(ctx) as ix:
         rows = [t.to_json() for t in TokenStore(ix).list()]
-    emit(
-        rows,
-        as_json,
-        lambda d: table(
+
+    def render(d: list[dict[str, Any]]) -> None:
+        table(
             "Tokens",
             ["id", "actor", "label", "created by", "created", "expires", "revoked"],
             [
@@ -60,12 +59,18 @@ def list_tokens(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                     t["created_by"],
                     t["created_at"],
                     t["expires_at"] or "",
-                    t["revoked_at"] or "",
+                    t["revoked_at"] or ("refused" if t.get("refused") else ""),
                 ]
                 for t in d
             ],
-        ),
-    )
+        )
+        # A token an older intently let an admin make for someone else looks live but is
+        # refused (see TokenStore._created_by_rightful): say so, and what to do.
+        for t in d:
+            if t.get("refused"):
+                err.print(f"token {t['id']}: {t['refused']}", markup=False, highlight=False)
+
+    emit(rows, as_json, render)
 
 
 @token_app.command("revoke")

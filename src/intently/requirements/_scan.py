@@ -46,7 +46,7 @@ from ._files import FileError, parse_requirement, render_domains, render_new_req
 from ._llm import LLMExtractor
 from ._load import DOMAINS_FILE, SCAN_STATE_FILE, rel
 from ._model import Domain, Provenance, Requirement
-from ._sources import Source, collect, commit_sources
+from ._sources import Source, collect, commit_sources, rewritten_commits
 from ._store import Change
 
 if TYPE_CHECKING:
@@ -319,6 +319,7 @@ def _run_scan(
     new_files: dict[str, str] = {}
 
     proposed: dict[str, str] = dict(state.get("proposed") or {})
+    _carry_over_rewritten(root, state.get("last_commit"), proposed)
     extractor = LLMExtractor.from_config(rt.config.llm) if llm else None
     extracted_by = extractor.name if extractor is not None else EXTRACTOR
     for done, source in enumerate(sources):
@@ -334,6 +335,11 @@ def _run_scan(
         sim.prepare([c.statement for c in cands] + [p.statement for p in pending])
         for cand in cands:
             print_ = _fingerprint(cand, source.identity)
+            legacy = _fingerprint(cand) if source.identity else print_
+            if print_ not in proposed and legacy in proposed:
+                # Proposed by a version that keyed commits by hash (scan-state.yaml of an older
+                # home): the same candidate, so it stays dropped, now under its lasting key.
+                proposed[print_] = proposed[legacy]
             if print_ in proposed:
                 # Already proposed once: whatever people did since (edit, disable, supersede) stands.
                 report.dropped += 1
@@ -452,6 +458,18 @@ def _run_scan(
     if commit and report.changed:
         report.commit = _git_commit(root, rt.home.path, report.message(), report.problems)
     return report
+
+
+def _carry_over_rewritten(root: Path, last_commit: str | None, proposed: dict[str, str]) -> None:
+    """Key what an older scan proposed from commits a rebase has since rewritten by the
+    identity their copies share (see :func:`rewritten_commits`): an older ``scan-state.yaml``
+    keyed commit candidates by hash, so without this the copies' rules, reworded or disabled
+    since, came back as new rules."""
+    for source in rewritten_commits(root, last_commit):
+        for cand in extract_file(source.ref, source.text, strict=True) if source.text else []:
+            legacy = _fingerprint(cand)
+            if legacy in proposed:
+                proposed.setdefault(_fingerprint(cand, source.identity), proposed[legacy])
 
 
 def _fingerprint(cand: Candidate, identity: str = "") -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "commit_sources",
     "guidance_scope",
     "project_files",
+    "rewritten_commits",
     "session_transcript",
 ]
 
@@ -485,7 +486,7 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         # A rebase (or cherry-pick) rewrites the hash but keeps author, author date and message:
         # the rewritten copy is the same material, already proposed, and must not bring back a
         # rule people reworded or disabled since.
-        identity = "commit:" + _sha(f"{email}\n{when}\n{message}")[:24]
+        identity = _commit_identity(email, when, message)
         newest_first.append(
             Source(
                 "commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low", identity=identity
@@ -505,3 +506,52 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
             foreign = True
     # Only scan commits since the cursor: keep the cursor, so a quiet re-scan writes nothing.
     return out, head if foreign or not last_commit else last_commit
+
+
+def _commit_identity(email: str, when: str, message: str) -> str:
+    """What identifies a commit across a rebase: author, author date and (stripped) message."""
+    return "commit:" + _sha(f"{email}\n{when}\n{message}")[:24]
+
+
+def rewritten_commits(root: Path, last_commit: str | None) -> list[Source]:
+    """The commits the scan cursor reached that HEAD no longer does (a rebase or amend left
+    them behind), newest :data:`MAX_COMMITS`, as sources with their ``identity``.
+
+    Their copies in the new history carry new hashes. A ``scan-state.yaml`` written before
+    commits were keyed by identity knows their proposals only under the old hashes, which
+    only these originals still carry: the scan reads them to carry those proposals over to
+    the identity the copies share, so a rebase after an upgrade proposes nothing again.
+    Nothing when there is no cursor, the cursor is gone (``git gc``) or git fails.
+    """
+    if not last_commit:
+        return []
+    try:
+        proc = subprocess.run(
+            ["git", "log", f"--max-count={MAX_COMMITS}", "--format=%H%x00%ae%x00%aI%x00%B%x1e", last_commit, "^HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return []
+    if proc.returncode != 0:
+        return []
+    out: list[Source] = []
+    for record in proc.stdout.split("\x1e"):
+        if record.count("\x00") < 3:
+            continue
+        sha, email, when, message = record.strip("\n").split("\x00", 3)
+        message = message.strip()
+        out.append(
+            Source(
+                "commit",
+                f"commit:{sha.strip()[:12]}",
+                message,
+                sha.strip(),
+                "project",
+                [],
+                "low",
+                identity=_commit_identity(email, when, message),
+            )
+        )
+    return out

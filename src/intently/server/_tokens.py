@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,11 @@ class TokenInfo:
     revoked_at: str | None
     expires_at: str | None = None
     parent: str | None = None  # the token a console session was opened with
+    #: Why a token that is neither revoked nor expired is refused anyway, or None. A home made
+    #: by an older intently can hold tokens a namespace admin created for another actor; those
+    #: now resolve to nothing, and a list that showed them as live would send people hunting
+    #: for a bug in their client.
+    refused: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +76,7 @@ class TokenInfo:
             "revoked_at": self.revoked_at,
             "expires_at": self.expires_at,
             "parent": self.parent,
+            "refused": self.refused,
         }
 
 
@@ -154,7 +160,17 @@ class TokenStore:
             rt.access.require(rt.actor, ns, Permission.ADMIN, tx)
         created = rt.log.read(ns, op="TOKEN_CREATE")
         revoked = {o.target: o for o in rt.log.read(ns, op="TOKEN_REVOKE")}
-        return [_info(o, revoked.get(o.target)) for o in created]
+        infos = []
+        for op in created:
+            info = _info(op, revoked.get(op.target))
+            if info.revoked_at is None and not self._created_by_rightful(op):
+                info = replace(
+                    info,
+                    refused=f"created by {op.actor} for {info.actor}: only the home's owner creates a token "
+                    "for someone else; revoke it and have the owner create a new one",
+                )
+            infos.append(info)
+        return infos
 
     def resolve(self, token: str) -> Actor | None:
         """The actor a live token stands for, or ``None`` (unknown, malformed, revoked, expired,
@@ -251,14 +267,19 @@ class TokenStore:
                 continue
             if revoked is not None:
                 return None
-            actor = str(Actor.parse(str(created.payload["actor"])))
-            if created.actor != actor and not self._ix.runtime.access.is_owner(Actor.parse(created.actor)):
+            if not self._created_by_rightful(created):
                 return None
             expires = created.payload.get("expires_at")
             if expires is not None and self._ix.runtime.clock.now() >= parse_time(str(expires)):
                 return None
             return created
         return None
+
+    def _created_by_rightful(self, created: Operation) -> bool:
+        """Whether the ``TOKEN_CREATE`` ``created`` was made by its own actor or the home's owner
+        (a token a namespace admin made for someone else, before that rule, is not)."""
+        actor = str(Actor.parse(str(created.payload["actor"])))
+        return created.actor == actor or self._ix.runtime.access.is_owner(Actor.parse(created.actor))
 
 
 _LONGEST = timedelta(days=3660)
