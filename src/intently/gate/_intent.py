@@ -79,6 +79,18 @@ class Proposer(Protocol):
         ...
 
 
+def _proposed(proposer: Proposer | None, request: str, vocabulary: Vocabulary) -> frozenset[str]:
+    """The kinds an optional model proposes for ``request`` that the vocabulary knows: a hint
+    for the resolver, never a decision, so a failing model proposes nothing."""
+    if proposer is None:
+        return frozenset()
+    try:
+        raw_kinds = proposer.propose(request, dict(vocabulary.descriptions))
+    except Exception:
+        return frozenset()
+    return frozenset(k for k in raw_kinds if isinstance(k, str) and k in vocabulary.kinds)
+
+
 def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = None) -> ResolvedRequest:
     clauses: list[Clause] = []
     for raw in _CLAUSE_SPLIT.split(request):
@@ -88,13 +100,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
     delegated = vocabulary.has_phrase(all_stems, vocabulary.delegation)
     positive = frozenset(k for c in clauses for k in c.kinds)
     negated = frozenset(k for c in clauses for k in c.negated) - positive
-    proposed: frozenset[str] = frozenset()
-    if proposer is not None:
-        try:
-            raw_kinds = proposer.propose(request, dict(vocabulary.descriptions))
-        except Exception:  # a failing model proposes nothing; the resolver still decides
-            raw_kinds = []
-        proposed = frozenset(k for k in raw_kinds if isinstance(k, str) and k in vocabulary.kinds) - positive - negated
+    proposed = _proposed(proposer, request, vocabulary) - positive - negated
     excluded_values, excluded_names = _excluded(request, vocabulary)
     return ResolvedRequest(
         text=request,
@@ -400,13 +406,7 @@ def resolve_parts(
     clauses = tuple(c for r in readings for c in r.clauses)
     positive = frozenset(k for c in clauses for k in c.kinds)
     negated = frozenset(k for c in clauses for k in c.negated) - positive
-    proposed: frozenset[str] = frozenset()
-    if proposer is not None:
-        try:
-            raw_kinds = proposer.propose(request, dict(vocabulary.descriptions))
-        except Exception:  # a failing model proposes nothing; the resolver still decides
-            raw_kinds = []
-        proposed = frozenset(k for k in raw_kinds if isinstance(k, str) and k in vocabulary.kinds) - positive - negated
+    proposed = _proposed(proposer, request, vocabulary) - positive - negated
     ruled_out = frozenset().union(*(r.excluded_in for r in readings)) - frozenset().union(
         *(r.excluded_out for r in readings)
     )
