@@ -73,6 +73,14 @@ def test_lifecycle_commands_and_errors(run: Run) -> None:
     assert call("goal", "cancel", new["id"], "--reason", "budget", "--json")["state"] == "CANCELLED"
 
 
+def test_goal_edit_dash_empties_the_owner_and_the_due_date(run: Run) -> None:
+    """A wrong owner or date could be changed but never removed from the command line."""
+    g = run("goal", "add", "Ship the API", "--owner", "bob", "--due", "2030-01-02", "--json")
+    assert g["owner"] == "user:bob" and g["target_completion"]
+    edited = run("goal", "edit", g["id"], "--owner", "-", "--due", "-", "--json")
+    assert edited["owner"] is None and edited["target_completion"] is None
+
+
 def test_review_bundle_and_organise(run: Run, ix: Intently) -> None:
     call = run
     proposed = ix.goals.propose("COMMITMENT", "Send Dana the report", evidence_id="t1").intent

@@ -131,6 +131,23 @@ def test_review_tools_carry_a_turn_through_the_queue(ix: Intently) -> None:
     assert intent.value == "Update the deploy runbook"
 
 
+def test_review_edit_dash_empties_a_candidates_owner_and_due(ix: Intently) -> None:
+    """An agent correcting a candidate whose owner or date the extractor misread could change
+    them but not remove them: "-" empties them, as on the CLI."""
+
+    async def go() -> Any:
+        async with Client(build_server(ix)) as client:
+            await client.call_tool(
+                "review_observe", {"text": "Michael to close the issue by Friday.", "time": "2026-03-04T10:00:00Z"}
+            )
+            (candidate,) = json.loads(_text(await client.call_tool("review_list", {})))["items"]
+            assert candidate["owner"] == "user:michael" and candidate["target_completion"]
+            return await client.call_tool("review_edit", {"candidate_id": candidate["id"], "owner": "-", "due": "-"})
+
+    edited = json.loads(_text(_run(go)))
+    assert edited["owner"] is None and edited["target_completion"] is None
+
+
 def test_review_tools_refuse_to_confirm_a_version_the_agent_did_not_see(ix: Intently) -> None:
     """Two reviewers: the tool confirming with the version it listed gets an error naming the
     conflict when the candidate was reworded meanwhile, and nothing is asserted."""

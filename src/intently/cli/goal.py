@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..goals import Goals, Intent
+from ..goals import CLEAR, Goals, Intent
 from ._common import JsonOpt, emit, open_home, out, table
 
 # no_args_is_help, as every other group: a bare `intently goal` lists the commands instead of "Missing command".
@@ -133,20 +133,31 @@ def edit(
     text: Annotated[str | None, typer.Option(help="New text.")] = None,
     type: Annotated[str | None, typer.Option("--type", help="New type.")] = None,
     priority: Annotated[str | None, typer.Option(help="New priority (downgrading a risk is yours to do).")] = None,
-    owner: Annotated[str | None, typer.Option(help="New owner.")] = None,
-    due: Annotated[str | None, typer.Option(help="New target date.")] = None,
+    owner: Annotated[str | None, typer.Option(help="New owner; - for none.")] = None,
+    due: Annotated[str | None, typer.Option(help="New target date (RFC 3339); - for none.")] = None,
     expected_version: VersionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Change fields of a live intent."""
+    """Change fields of a live intent (``-`` empties the owner or the target date, as in ``review edit``)."""
     _one(
         ctx,
         as_json,
         lambda g, i: g.edit(
-            i, text=text, type=type, priority=priority, owner=owner, due=due, expected_version=expected_version
+            i,
+            text=text,
+            type=type,
+            priority=priority,
+            owner=_cleared(owner),
+            due=_cleared(due),
+            expected_version=expected_version,
         ),
         intent_id,
     )
+
+
+def _cleared(value: str | None) -> Any:
+    """``-`` asks to empty an optional field: the engine's ``CLEAR``; anything else as given."""
+    return CLEAR if value == "-" else value
 
 
 @goal_app.command("done")

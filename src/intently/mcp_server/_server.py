@@ -206,7 +206,9 @@ def build_server(ix: Intently) -> MCPServer:
     def review_list() -> dict[str, Any]:
         return call("goals", "review_queue")
 
-    @server.tool(description="Correct a candidate still waiting for review: its text, type, owner or due date.")
+    @server.tool(
+        description='Correct a candidate still waiting for review: its text, type, owner or due date ("-" empties the owner or due date).'
+    )
     @_as_tool_error
     def review_edit(
         candidate_id: str,
@@ -217,8 +219,12 @@ def build_server(ix: Intently) -> MCPServer:
         expected_version: int | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
+        from ..goals import CLEAR
+
+        owner_value: Any = CLEAR if owner == "-" else owner  # "-" empties it, as on the CLI
+        due_value: Any = CLEAR if due == "-" else due
         return call(
-            "goals", "edit", candidate_id, text=text, type=type, owner=owner, due=due,
+            "goals", "edit", candidate_id, text=text, type=type, owner=owner_value, due=due_value,
             expected_version=expected_version, awaiting_review=True,
         )  # fmt: skip
 
