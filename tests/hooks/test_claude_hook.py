@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ from intently import Intently
 from intently.hooks import MAX_CONTEXT_CHARS, ScanQueue, session_record
 from tests._config import set_config
 
-from .conftest import Handler, HookRunner, event
+from .conftest import INTENTLY, Handler, HookRunner, event
 
 
 def _decision(done: Any) -> dict[str, Any]:
@@ -687,24 +690,31 @@ def test_a_skipped_requirement_file_is_one_warning_line(ix: Intently, project: P
     assert ".py:" not in done.stderr and done.stderr.count("warning:") == 1
 
 
-def test_a_pre_tool_use_past_its_deadline_blocks(
-    handle: Handler, project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Claude Code lets a call run when its hook times out. The gate rereads the session's
-    prompts at every check, and after a pasted prompt of a few megabytes each check outlived
-    the 30 s timeout: the call ran unchecked. A check still undecided at the deadline blocks."""
-    from intently.hooks import _claude
-
-    prompt = "please tidy the parser module and keep the tests green " * 500
-    assert handle(event("UserPromptSubmit", project, prompt=prompt)).exit_code == 0
+@pytest.mark.parametrize(
+    "entry", [[INTENTLY, "hook", "claude"], [sys.executable, "-m", "intently.hooks", "hook", "claude"]]
+)
+def test_a_pre_tool_use_past_its_deadline_blocks(ix: Intently, project: Path, entry: list[str]) -> None:
+    """Claude Code lets a call run when its hook times out, so the hook process blocks at its
+    own deadline: it ends at once with exit 2 and the reason (raising into the work in progress
+    could leave a lock or a pool half made and hang the process past the timeout). Other
+    events have no deadline; with its time, the same call is answered."""
     read = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "README.md")})
-    monkeypatch.setattr(_claude, "PRE_TOOL_DEADLINE_S", 0.01, raising=False)
-    result = handle(read)
-    assert result.exit_code == 2
-    assert "no decision within 0.01 s, blocked to fail closed" in result.stderr
-    assert "start a new session" in result.stderr
-    monkeypatch.setattr(_claude, "PRE_TOOL_DEADLINE_S", 60.0)
-    assert handle(read).exit_code == 0  # the same check, given its time
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update(INTENTLY_ACTOR="user:alice", INTENTLY_HOOK_DEADLINE_S="0.001")
+    prompt = event("UserPromptSubmit", project, prompt="please tidy the parser module")
+
+    def run(payload: dict[str, Any], extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            entry, input=json.dumps(payload), capture_output=True, text=True, env={**env, **extra}, cwd=project,
+            timeout=60,
+        )  # fmt: skip
+
+    assert run(prompt, {}).returncode == 0  # not a tool call: no deadline
+    late = run(read, {})
+    assert late.returncode == 2 and late.stdout == ""
+    assert "no decision within 0.001 s, blocked to fail closed" in late.stderr and "/clear" in late.stderr
+    assert run(read, {"INTENTLY_HOOK_DEADLINE_S": "60"}).returncode == 0
+    assert run(read, {"INTENTLY_HOOK_DEADLINE_S": "off"}).returncode == 0  # a bad value keeps the default
 
 
 @pytest.mark.parametrize("damage", ['{"requests": "oops"', '{"session_id": "s", "observations": "x"}', "[1, 2]"])

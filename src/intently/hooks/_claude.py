@@ -23,15 +23,11 @@ still meets PreToolUse, which fails closed on the same problem.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
-import threading
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -63,40 +59,6 @@ __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_clau
 
 #: Claude Code caps hook output strings at 10,000 characters; stay under it.
 MAX_CONTEXT_CHARS = 9_500
-
-#: Claude Code kills a hook that outlives its timeout (30 s as installed) and then lets the
-#: tool call run: a timeout is a non-blocking error. A PreToolUse still undecided after this
-#: long blocks instead. (The gate replays the session's prompts at every check; a pasted
-#: prompt of a few megabytes made each check take longer than the timeout.)
-PRE_TOOL_DEADLINE_S = 20.0
-
-
-class _TooSlow(BaseException):
-    """Raised into a PreToolUse that passed :data:`PRE_TOOL_DEADLINE_S`. Not an ``Exception``:
-    code that carries on past a failing part (an engine's ``except Exception``) must not
-    swallow it and go on deciding past the timeout."""
-
-
-@contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise :class:`_TooSlow` into the block once ``seconds`` pass (SIGALRM: the main thread
-    of a Unix process, which a hook process is; elsewhere, as in the hook server's threads,
-    the block runs without a deadline, and the served hook's client blocks at its own 25 s)."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(_signum: int, _frame: object) -> None:
-        raise _TooSlow(f"no decision within {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 Opener = Callable[[Path | None], Intently]
 
@@ -199,16 +161,8 @@ def _handle(raw: str, open_home: Opener) -> HookResult:
         except ValidationError as exc:
             field, message = first_problem(exc)
             return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
-        limit = _deadline(PRE_TOOL_DEADLINE_S) if event == "PreToolUse" else contextlib.nullcontext()
         try:
-            with limit:
-                return _open_and_answer(open_home, parsed, fn)
-        except _TooSlow as exc:
-            return _deny_exit(
-                f"{exc}, blocked to fail closed (past Claude Code's hook timeout the call would run "
-                "unchecked). The gate rereads every prompt of the session at each check: after a very "
-                "long prompt, start a new session (/clear) and give long text as a file"
-            )
+            return _open_and_answer(open_home, parsed, fn)
         except Exception as exc:
             if event == "PreToolUse":
                 raise

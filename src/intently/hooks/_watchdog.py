@@ -1,0 +1,70 @@
+"""The one-shot hook process's deadline: a PreToolUse still undecided in time blocks.
+
+Claude Code kills a hook that outlives its timeout (30 s as installed) and then lets the tool
+call run: a timeout is a non-blocking error. So the hook process arms a watchdog thread that,
+at the deadline, writes the reason and ends the process with exit 2 (block) at once. It does
+not raise into the work in progress: an exception raised at an arbitrary point (a signal
+handler's) can leave a lock or a connection pool half made, and the process then hangs on
+its way out, past the timeout: the fail-open it was meant to prevent. Ending the process is
+safe for the data: an open SQLite transaction rolls back from its journal, and PostgreSQL
+rolls back a connection that drops.
+
+Only the hook entry points arm it; ``handle_claude_event`` called in a caller's own process
+(a harness, the hook server's threads, tests) runs without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable
+
+__all__ = ["DEADLINE_ENV", "PRE_TOOL_DEADLINE_S", "arm_pre_tool_deadline"]
+
+#: Seconds a PreToolUse may take before it blocks; under Claude Code's hook timeout (30 s).
+PRE_TOOL_DEADLINE_S = 20.0
+#: Overrides :data:`PRE_TOOL_DEADLINE_S` (for a Claude Code configured with another timeout).
+DEADLINE_ENV = "INTENTLY_HOOK_DEADLINE_S"
+
+
+def arm_pre_tool_deadline(raw: str) -> Callable[[], None]:
+    """If ``raw`` is a PreToolUse event, start the watchdog; returns what disarms it, to be
+    called before the answer is written (an answer past the deadline is a block anyway)."""
+    if not _is_pre_tool_use(raw):
+        return lambda: None
+    seconds = _seconds()
+    done = threading.Event()
+
+    def expire() -> None:
+        if done.wait(seconds):
+            return
+        sys.stderr.write(
+            f"intently: no decision within {seconds:g} s, blocked to fail closed (past Claude Code's hook "
+            "timeout the call would run unchecked). After a very long prompt, start a new session (/clear) "
+            "and give long text as a file\n"
+        )
+        sys.stderr.flush()
+        os._exit(2)
+
+    threading.Thread(target=expire, name="intently-hook-deadline", daemon=True).start()
+    return done.set
+
+
+def _is_pre_tool_use(raw: str) -> bool:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return False  # the handler refuses it at once
+    return isinstance(data, dict) and data.get("hook_event_name") == "PreToolUse"
+
+
+def _seconds() -> float:
+    """The deadline: :data:`DEADLINE_ENV` when it holds a positive number, else the default
+    (a bad value must not switch the deadline off)."""
+    try:
+        value = float(os.environ.get(DEADLINE_ENV, ""))
+    except ValueError:
+        return PRE_TOOL_DEADLINE_S
+    return value if 0 < value < 3600 else PRE_TOOL_DEADLINE_S
