@@ -38,11 +38,9 @@ def claude(ctx: typer.Context) -> None:
     except Exception as exc:  # unreadable stdin must block, not fail open
         sys.stderr.write(f"intently: cannot read hook input: {exc}\n")
         sys.exit(2)
-    from ..hooks._watchdog import arm_pre_tool_deadline
+    from ..hooks._watchdog import pre_tool_deadline
 
-    disarm = arm_pre_tool_deadline(raw)
-    result = handle_claude_event(raw, opener)
-    disarm()
+    result = handle_claude_event(raw, opener, deadline=pre_tool_deadline())
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     sys.stdout.flush()

@@ -43,14 +43,12 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             return served.exit_code
         from ._claude import handle_claude_event, open_from_environment
-        from ._watchdog import arm_pre_tool_deadline
+        from ._watchdog import pre_tool_deadline
     except BaseException as exc:  # unreadable input or a broken install must block, not fail open
         sys.stderr.write(f"intently: cannot start the hook, blocked to fail closed: {type(exc).__name__}: {exc}\n")
         return 2
 
-    disarm = arm_pre_tool_deadline(raw)
-    result = handle_claude_event(raw, open_from_environment)
-    disarm()
+    result = handle_claude_event(raw, open_from_environment, deadline=pre_tool_deadline())
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     sys.stdout.flush()

@@ -23,6 +23,7 @@ still meets PreToolUse, which fails closed on the same problem.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -54,6 +55,7 @@ from ._gate import (
 from ._queue import ScanQueue
 from ._record import PendingAsk, clip, session_record
 from ._settings import hook_settings
+from ._watchdog import watchdog
 
 __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_claude_event"]
 
@@ -122,20 +124,27 @@ def _answer(payload: dict[str, Any], note: str = "") -> HookResult:
 
 
 def handle_claude_event(
-    raw: str, open_home: Opener, *, warned: list[warnings.WarningMessage] | None = None
+    raw: str,
+    open_home: Opener,
+    *,
+    warned: list[warnings.WarningMessage] | None = None,
+    deadline: float | None = None,
 ) -> HookResult:
     """Answer one hook event. Never raises: a failure is exit 2 with a reason (PreToolUse, bad
     input) or a system message that lets the event proceed (every other event). Warnings met
     on the way (a requirement file skipped) are one ``intently: warning:`` line each on stderr,
     not Python's source-line dump. They are caught here, unless the caller collects them into
-    ``warned`` itself (the hook server's threads: ``catch_warnings`` changes the whole process)."""
+    ``warned`` itself (the hook server's threads: ``catch_warnings`` changes the whole process).
+
+    ``deadline`` is for a one-shot hook process only: a PreToolUse still undecided after that
+    many seconds ends the process with exit 2 (:mod:`._watchdog`)."""
     if warned is not None:
-        result = _handle(raw, open_home)
+        result = _handle(raw, open_home, deadline)
         caught = warned
     else:
         with warnings.catch_warnings(record=True) as recorded:
             warnings.simplefilter("always", UserWarning)
-            result = _handle(raw, open_home)
+            result = _handle(raw, open_home, deadline)
         caught = recorded
     seen = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning))
     if not seen:
@@ -143,7 +152,7 @@ def handle_claude_event(
     return replace(result, stderr=result.stderr + "".join(f"intently: warning: {m}\n" for m in seen))
 
 
-def _handle(raw: str, open_home: Opener) -> HookResult:
+def _handle(raw: str, open_home: Opener, deadline: float | None) -> HookResult:
     try:
         try:
             data = json.loads(raw)
@@ -161,8 +170,10 @@ def _handle(raw: str, open_home: Opener) -> HookResult:
         except ValidationError as exc:
             field, message = first_problem(exc)
             return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
+        limit = watchdog(deadline) if deadline is not None and event == "PreToolUse" else contextlib.nullcontext()
         try:
-            return _open_and_answer(open_home, parsed, fn)
+            with limit:
+                return _open_and_answer(open_home, parsed, fn)
         except Exception as exc:
             if event == "PreToolUse":
                 raise

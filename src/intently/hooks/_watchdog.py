@@ -9,19 +9,20 @@ its way out, past the timeout: the fail-open it was meant to prevent. Ending the
 safe for the data: an open SQLite transaction rolls back from its journal, and PostgreSQL
 rolls back a connection that drops.
 
-Only the hook entry points arm it; ``handle_claude_event`` called in a caller's own process
-(a harness, the hook server's threads, tests) runs without it.
+Only the hook entry points ask for it (``handle_claude_event(..., deadline=...)``, armed once
+the event is read and is a PreToolUse); called in a caller's own process (a harness, the hook
+server's threads, tests) it runs without one.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["DEADLINE_ENV", "PRE_TOOL_DEADLINE_S", "arm_pre_tool_deadline"]
+__all__ = ["DEADLINE_ENV", "PRE_TOOL_DEADLINE_S", "pre_tool_deadline", "watchdog"]
 
 #: Seconds a PreToolUse may take before it blocks; under Claude Code's hook timeout (30 s).
 PRE_TOOL_DEADLINE_S = 20.0
@@ -29,12 +30,11 @@ PRE_TOOL_DEADLINE_S = 20.0
 DEADLINE_ENV = "INTENTLY_HOOK_DEADLINE_S"
 
 
-def arm_pre_tool_deadline(raw: str) -> Callable[[], None]:
-    """If ``raw`` is a PreToolUse event, start the watchdog; returns what disarms it, to be
-    called before the answer is written (an answer past the deadline is a block anyway)."""
-    if not _is_pre_tool_use(raw):
-        return lambda: None
-    seconds = _seconds()
+@contextmanager
+def watchdog(seconds: float) -> Iterator[None]:
+    """End this process with exit 2 and the reason if the block is still running after
+    ``seconds`` (an answer given past the deadline is a block anyway, so leaving the block
+    disarms it)."""
     done = threading.Event()
 
     def expire() -> None:
@@ -49,18 +49,13 @@ def arm_pre_tool_deadline(raw: str) -> Callable[[], None]:
         os._exit(2)
 
     threading.Thread(target=expire, name="intently-hook-deadline", daemon=True).start()
-    return done.set
-
-
-def _is_pre_tool_use(raw: str) -> bool:
     try:
-        data = json.loads(raw)
-    except ValueError:
-        return False  # the handler refuses it at once
-    return isinstance(data, dict) and data.get("hook_event_name") == "PreToolUse"
+        yield
+    finally:
+        done.set()
 
 
-def _seconds() -> float:
+def pre_tool_deadline() -> float:
     """The deadline: :data:`DEADLINE_ENV` when it holds a positive number, else the default
     (a bad value must not switch the deadline off)."""
     try:
