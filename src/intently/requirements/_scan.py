@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import io
 import re
@@ -32,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -66,6 +67,7 @@ EXTRACTOR = "intently-scan/deterministic@1"
 SCAN_LOCK = "scan-run.lock"
 #: How long a scan waits for another scan of the same home to finish before giving up.
 SCAN_LOCK_WAIT = 600.0
+_P = ParamSpec("_P")
 _NEG = re.compile(r"\b(never|not|no|don't|do not|avoid|must not|mustn't|cannot|can't|without)\b", re.IGNORECASE)
 
 
@@ -239,33 +241,22 @@ def _scan_lock(state_dir: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def _one_at_a_time(
+    scan: Callable[Concatenate[Requirements, Runtime, _P], ScanReport],
+) -> Callable[Concatenate[Requirements, Runtime, _P], ScanReport]:
+    """Run ``scan`` under the home's scan lock: never two scans of one home at once (see
+    :func:`_scan_lock`), whoever calls it."""
+
+    @functools.wraps(scan)
+    def locked(engine: Requirements, rt: Runtime, /, *args: _P.args, **kwargs: _P.kwargs) -> ScanReport:
+        with _scan_lock(rt.home.state_dir):
+            return scan(engine, rt, *args, **kwargs)
+
+    return locked
+
+
+@_one_at_a_time
 def run_scan(
-    engine: Requirements,
-    rt: Runtime,
-    *,
-    full: bool,
-    commit: bool,
-    project: Path | None,
-    llm: bool = False,
-    transcripts: Sequence[str | Path] | None = None,
-    progress: Callable[[int, int, str], None] | None = None,
-) -> ScanReport:
-    """One scan, never two of the same home at once (see :func:`_scan_lock`); the arguments
-    are those of :func:`_run_scan`."""
-    with _scan_lock(rt.home.state_dir):
-        return _run_scan(
-            engine,
-            rt,
-            full=full,
-            commit=commit,
-            project=project,
-            llm=llm,
-            transcripts=transcripts,
-            progress=progress,
-        )
-
-
-def _run_scan(
     engine: Requirements,
     rt: Runtime,
     *,
