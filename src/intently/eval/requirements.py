@@ -145,23 +145,10 @@ def _repos(data: Path) -> list[Path]:
 
 
 def _load_gold(path: Path) -> dict[str, Any]:
-    """One repository's gold file; a file that is not JSON or lacks a part names itself.
+    """One repository's gold file; a file that is not JSON or lacks a part names itself."""
+    from ._json import read_json_object
 
-    Without this a broken hand-edited gold file surfaced as an internal error (a
-    ``JSONDecodeError`` or ``KeyError`` with no file name) a minute into a run.
-    """
-    from ..core.errors import InvalidInput
-
-    try:
-        gold = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}") from exc
-    if not isinstance(gold, dict):
-        raise InvalidInput("want a JSON object", where=str(path))
-    for key in ("requirements", "tasks", "source_files"):
-        if not isinstance(gold.get(key), list):
-            raise InvalidInput(f"missing list {key!r}", where=str(path))
-    return gold
+    return read_json_object(path, lists=("requirements", "tasks", "source_files"), wants="a JSON object")
 
 
 def run(

@@ -11,7 +11,6 @@ Cooldown and fire budgets are ignored: this scores matching. Every pair not list
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import typer
 from ..cli._common import JsonOpt, emit, out, table
 from ..core.errors import InvalidInput
 from ..triggers import MAX_ENTRIES, Matcher, load_synonyms, with_event_entries
+from ._json import read_json_object
 
 __all__ = ["Counts", "evaluate", "load_dataset", "register"]
 
@@ -51,17 +51,9 @@ class Counts:
 
 def load_dataset(path: Path) -> dict[str, Any]:
     """Read and check the file; errors name the file and the field."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InvalidInput(f"cannot read: {exc.strerror or exc}", where=str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"not JSON: {exc.msg}", where=f"{path}:{exc.lineno}") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput("want a JSON object with intents, turns and should_fire", where=str(path))
-    for key in ("intents", "turns", "should_fire"):
-        if not isinstance(data.get(key), list):
-            raise InvalidInput(f"missing list {key!r}", where=str(path))
+    data = read_json_object(
+        path, lists=("intents", "turns", "should_fire"), wants="a JSON object with intents, turns and should_fire"
+    )
     for i, intent in enumerate(data["intents"]):
         triggers = intent.get("triggers") if isinstance(intent, dict) else None
         if (
