@@ -188,7 +188,10 @@ def page_for(request: Request, namespace: str) -> Page:
     except InvalidInput as exc:
         raise PageNotFound(f"namespace {namespace!r} not found") from exc
     held = view.access.permissions(session.actor, view.namespace)
-    if Permission.READ not in held:
+    if Permission.READ not in held or view.namespace not in view.access.readable_namespaces(session.actor):
+        # The home's owner may read any name, so a mistyped one (``/ns/nosuch/goals``) showed
+        # empty pages as if it held nothing yet. A namespace exists once something was written
+        # to it or granted in it; the console only shows those, the same list its menu offers.
         raise PageNotFound(f"namespace {namespace!r} not found")
     return Page(request, view, session, view.namespace, held)
 
