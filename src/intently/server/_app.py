@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from .. import __version__
 from .._intently import Intently
 from ._core_routes import router as core_router
+from ._docs import install_docs
 from ._engine_routes import router as engine_router
 from ._problems import BodyLimit, install_handlers
 
@@ -18,13 +19,19 @@ DEFAULT_MAX_BODY = 1_000_000
 def create_app(ix: Intently, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     """An app serving ``ix``'s home; each request acts as its token's actor.
 
-    The schema is at ``/openapi.json``, docs at ``/docs``; bodies over ``max_body`` bytes get 413.
+    The schema is at ``/openapi.json``, a self-contained reference at ``/docs`` (FastAPI's
+    Swagger UI and ReDoc pages load from CDNs, so they are off); bodies over ``max_body``
+    bytes get 413.
     """
     app = FastAPI(
         title="intently",
         version=__version__,
         description="The intent layer for AI agents: goals, project rules, standing reminders and a tool-call gate.",
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
+    install_docs(app)
     app.state.ix = ix
     install_handlers(app)
     app.include_router(core_router)
