@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
+
+import httpx
 
 from intently.access import Permission
+from intently.console._web import SENT_TWICE
 from intently.core.actors import Actor
 
-from .conftest import Served
+from .conftest import Served, serve
 
 VIEWS = ("goals", "requirements", "triggers", "gate", "log")
 
@@ -41,3 +45,69 @@ def test_a_made_up_namespace_is_a_404_naming_it_even_for_the_owner(fresh: Served
         fresh.ix.access.grant(Actor.parse("user:bob"), Permission.READ, namespace="team")
         assert alice.get("/ns/proj/goals").status_code == 200
         assert alice.get("/ns/team/goals").status_code == 200
+
+
+def _add_goal_form(page: str) -> str:
+    """The hidden ``csrf`` value of the "add an intent" form (one-time form id included)."""
+    form = page.split('action="/ns/proj/goals" class="stack">', 1)[1]
+    found = re.search(r'name="csrf" value="([^"]+)"', form)
+    assert found
+    return found.group(1)
+
+
+def _landed_flash(client: Any, response: Any) -> str:
+    assert response.status_code == 303, response.text
+    landed = client.get(response.headers["location"])
+    found = re.search(r'<div class="flash (ok|error)"[^>]*>(.*?)</div>', landed.text, re.S)
+    assert found, "no flash message after the form"
+    return f"{found.group(1)}: {html.unescape(found.group(2))}"
+
+
+def _count(served: Served, text: str) -> int:
+    return sum(1 for i in served.ix.goals.list_intents() if i.value == text)
+
+
+def test_a_form_sent_twice_acts_once(fresh: Served) -> None:
+    with fresh.login("user:alice") as alice:
+        field = _add_goal_form(alice.get("/ns/proj/goals").text)
+        first = alice.post("/ns/proj/goals", data={"text": "Renew the TLS certificate", "csrf": field})
+        assert _landed_flash(alice, first).startswith("ok: Added")
+        again = alice.post("/ns/proj/goals", data={"text": "Renew the TLS certificate", "csrf": field})
+        assert _landed_flash(alice, again) == f"ok: {SENT_TWICE}"
+        assert _count(fresh, "Renew the TLS certificate") == 1
+        # Every rendered form has its own id: a new page adds a new goal with the same text.
+        field2 = _add_goal_form(alice.get("/ns/proj/goals").text)
+        assert field2 != field and field2.split("~")[0] == field.split("~")[0]
+        alice.post("/ns/proj/goals", data={"text": "Renew the TLS certificate", "csrf": field2})
+        assert _count(fresh, "Renew the TLS certificate") == 2
+
+
+def test_a_refused_form_may_be_sent_again_and_a_forged_id_is_refused(fresh: Served) -> None:
+    with fresh.login("user:alice") as alice:
+        field = _add_goal_form(alice.get("/ns/proj/goals").text)
+        bad = alice.post("/ns/proj/goals", data={"text": "Pay the invoice", "due": "someday", "csrf": field})
+        assert _landed_flash(alice, bad).startswith("error: ")
+        fixed = alice.post("/ns/proj/goals", data={"text": "Pay the invoice", "due": "2026-04-01", "csrf": field})
+        assert _landed_flash(alice, fixed).startswith("ok: Added")  # the refused try changed nothing
+        token, _, form_id = field.partition("~")
+        issued, nonce, signature = form_id.split(".")
+        forged = f"{token}~{issued}.{nonce}x.{signature}"
+        refused = alice.post("/ns/proj/goals", data={"text": "Pay the invoice", "csrf": forged})
+        assert refused.status_code == 403 and "reload the page" in refused.text
+        assert _count(fresh, "Pay the invoice") == 1
+
+
+def test_the_second_send_is_refused_by_another_worker_too(fresh: Served) -> None:
+    """``serve --workers``: the two sends of a double click may reach different processes."""
+    other_url, other = serve(fresh.ix)  # a second app on the same home, as a second worker has
+    try:
+        with fresh.login("user:alice") as alice:
+            field = _add_goal_form(alice.get("/ns/proj/goals").text)
+            alice.post("/ns/proj/goals", data={"text": "Rotate the keys", "csrf": field})
+            with httpx.Client(base_url=other_url, cookies=alice.cookies, follow_redirects=False) as second:
+                again = second.post("/ns/proj/goals", data={"text": "Rotate the keys", "csrf": field})
+                assert _landed_flash(second, again) == f"ok: {SENT_TWICE}"
+        assert _count(fresh, "Rotate the keys") == 1
+    finally:
+        other.stop()
+

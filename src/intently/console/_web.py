@@ -167,6 +167,7 @@ class Page:
     session: ConsoleSession
     namespace: str
     permissions: set[Permission] = field(default_factory=set)
+    form_id: str = ""  # the posted form's one-time id (see :meth:`Sessions.check_form`)
 
     def can(self, permission: Permission) -> bool:
         return permission in self.permissions
@@ -213,6 +214,8 @@ def render(
     if page is not None:
         ctx["actor"] = str(page.session.actor)
         ctx["csrf"] = page.session.csrf
+        sessions, session = console_of(request).sessions, page.session
+        ctx["form_token"] = lambda: sessions.form_token(session)  # a new one-time id per form
         ctx["namespace"] = page.namespace
         try:
             ctx["namespaces"] = page.view.access.readable_namespaces(page.session.actor)
@@ -293,22 +296,38 @@ def act(
         return redirect_with(
             back, "error", f"PermissionDenied: {page.session.actor} lacks {need.value} in namespace {page.namespace!r}"
         )
+    sessions = console_of(page.request).sessions
+    if page.form_id and not sessions.claim_form(page.form_id):
+        return redirect_with(back, "ok", SENT_TWICE)
+    response, changed = _run(page, back, done, fn, typed)
+    if page.form_id and not changed:
+        sessions.release_form(page.form_id)  # nothing was done: sending it again may work
+    return response
+
+
+SENT_TWICE = "Already sent: this form reached the console twice (a double click?) and was acted on once."
+
+
+def _run(
+    page: Page, back: str, done: str, fn: Callable[[], Any], typed: Mapping[str, str] | None
+) -> tuple[Response, bool]:
+    """The outcome of a form's change, and whether it was made."""
     try:
         fn()
     except EngineUnavailable as exc:
-        return redirect_with(back, "error", str(exc))
+        return redirect_with(back, "error", str(exc)), False
     except IntentlyError as exc:
         if typed:
             where = str(getattr(exc, "where", "") or "")
             name = re.split(r"[.:\s]+", where.strip())[-1] if where else ""
             fields = {name: str(exc).removeprefix(f"{where}: ")} if name in typed else None
-            return redirect_with(back, "error", f"{type(exc).__name__}: {exc}", fields=fields, values=typed)
-        return redirect_with(back, "error", f"{type(exc).__name__}: {exc}")
+            return redirect_with(back, "error", f"{type(exc).__name__}: {exc}", fields=fields, values=typed), False
+        return redirect_with(back, "error", f"{type(exc).__name__}: {exc}"), False
     except Exception:
         _log.exception("console: action on %s failed", back)
-        return redirect_with(back, "error", "the action failed; see the server log")
+        return redirect_with(back, "error", "the action failed; see the server log"), False
     page.view.checkpoint()
-    return redirect_with(back, "ok", done)
+    return redirect_with(back, "ok", done), True
 
 
 def method(view: Intently, engine: str, name: str) -> Callable[..., Any]:
@@ -319,13 +338,13 @@ def method(view: Intently, engine: str, name: str) -> Callable[..., Any]:
     return fn
 
 
-#: The CSRF token a form posts; optional here so a missing one is refused by
-#: :meth:`Sessions.check_form` with an HTML page, not a JSON validation error.
-CsrfField = Annotated[str, Form(max_length=100)]
+#: The CSRF token a form posts (with the form's one-time id after it); optional here so a
+#: missing one is refused by :meth:`Sessions.check_form` with an HTML page, not a JSON error.
+CsrfField = Annotated[str, Form(max_length=200)]
 
 
 def checked_page(request: Request, namespace: str, csrf: str) -> Page:
     """The page of a form post, after its CSRF token and Origin are checked."""
     page = page_for(request, namespace)
-    console_of(request).sessions.check_form(request, page.session, csrf)
+    page.form_id = console_of(request).sessions.check_form(request, page.session, csrf)
     return page

@@ -12,6 +12,7 @@ The machine-readable schema stays at ``/openapi.json`` for clients and code gene
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from typing import Any
 
@@ -97,7 +98,7 @@ def render_reference(spec: dict[str, Any]) -> str:
 
 
 def _anchor(verb: str, path: str) -> str:
-    return verb + "-" + "".join(c if c.isalnum() else "-" for c in path).strip("-")
+    return verb + "-" + re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")
 
 
 def _operation(path: str, verb: str, op: dict[str, Any]) -> str:
