@@ -111,3 +111,43 @@ def test_the_second_send_is_refused_by_another_worker_too(fresh: Served) -> None
     finally:
         other.stop()
 
+
+def _board_ids(page: str) -> list[str]:
+    board = page.split('id="board-h"', 1)[1].split("</section>", 1)[0]
+    return re.findall(r'<code title="([^"]+)">', board)
+
+
+def test_the_goals_board_pages_a_hundred_at_a_time_open_ones_first(fresh: Served) -> None:
+    """Five thousand goals made one 2 MB page that took seconds; the board now pages like the
+    API's lists (``offset``), the work in progress on the first page."""
+    goals = fresh.ix.goals
+    closed = [goals.add(f"Closed task {n}", type="FOLLOW_UP") for n in range(40)]
+    for intent in closed:
+        goals.complete(intent.id)
+    for n in range(190):
+        goals.add(f"Open task {n}", type="GOAL")
+    fresh.ix.checkpoint()
+    board = [i for i in goals.list_intents() if i.epistemic_type != "INFERRED"]
+    open_ids = {str(i.id) for i in board if i.state in ("ACTIVE", "ON_HOLD")}
+    with fresh.login("user:alice") as alice:
+        seen: list[str] = []
+        url: str | None = "/ns/proj/goals"
+        pages = []
+        while url:
+            page = alice.get(html.unescape(url)).text
+            pages.append(page)
+            seen += _board_ids(page)
+            found = re.search(r'<a href="([^"]+)" rel="next">', page)
+            url = found.group(1) if found else None
+        assert [len(_board_ids(p)) for p in pages] == [100, 100, len(board) - 200]
+        assert sorted(seen) == sorted(str(i.id) for i in board)  # every item once
+        assert set(seen[: len(open_ids)]) == open_ids  # open ones first
+        assert f"Items 1–100 of {len(board)}" in pages[0]
+        assert '<span>100 of 194</span>' in pages[0]  # the column names its whole count
+        assert '<a href="/ns/proj/goals" rel="prev">' in pages[1]
+        assert '<a href="/ns/proj/goals?offset=100" rel="prev">' in pages[2]
+        # An offset past the end shows the last page; a filter stays in the links.
+        assert _board_ids(alice.get("/ns/proj/goals?offset=100000").text) == _board_ids(pages[-1])
+        risky = alice.get("/ns/proj/goals?type=GOAL").text
+        assert "type=GOAL&amp;offset=100" in risky
+        assert alice.get("/ns/proj/goals?offset=-1").status_code == 422

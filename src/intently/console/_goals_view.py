@@ -9,9 +9,10 @@ A person adds an intent (``goals.add``: stated, so ASSERTED) and completes an ac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
@@ -29,6 +30,10 @@ STATES = ("ACTIVE", "ON_HOLD", "COMPLETED", "EXPIRED", "CANCELLED", "SUPERSEDED"
 TYPES = ("GOAL", "COMMITMENT", "OPEN_QUESTION", "DECISION_IN_PROGRESS", "RISK", "FOLLOW_UP")
 PRIORITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 _OPEN = {"ACTIVE", "ON_HOLD"}
+#: Board items a page shows (``?offset=`` pages on, as the API's lists do): five thousand
+#: goals made a 2 MB page that took seconds to render.
+BOARD_PAGE = 100
+RISKS_SHOWN = 50
 
 
 def _row(intent: Any) -> dict[str, Any]:
@@ -54,7 +59,9 @@ def _row(intent: Any) -> dict[str, Any]:
 
 
 @router.get("/ns/{namespace}/goals", response_class=HTMLResponse)
-def goals_page(request: Request, namespace: str, type: str = "") -> HTMLResponse:
+def goals_page(
+    request: Request, namespace: str, type: str = "", offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0
+) -> HTMLResponse:
     page = page_for(request, namespace)
     listed = attempt(page.view, "goals", "list_intents")
     queue = attempt(page.view, "goals", "review_queue")
@@ -67,14 +74,21 @@ def goals_page(request: Request, namespace: str, type: str = "") -> HTMLResponse
         )
     chosen = type.upper() if type.upper() in TYPES else ""
     type_counts = {t: sum(1 for i in board_items if i["type"] == t) for t in TYPES}
-    shown = [i for i in board_items if not chosen or i["type"] == chosen]
-    columns = [(s, [i for i in shown if i["state"] == s]) for s in STATES]
-    columns = [(s, items) for s, items in columns if items or s in _OPEN]
+    matching = [i for i in board_items if not chosen or i["type"] == chosen]
+    # Open intents first (the engine's order within: highest priority, newest), so the first
+    # page is the work in progress and closed ones follow on later pages.
+    matching.sort(key=lambda i: i["state"] not in _OPEN)
+    totals = {s: sum(1 for i in matching if i["state"] == s) for s in STATES}
+    offset = min(offset, max(0, len(matching) - 1) // BOARD_PAGE * BOARD_PAGE)
+    shown = matching[offset : offset + BOARD_PAGE]
+    columns = [(s, [i for i in shown if i["state"] == s], totals[s]) for s in STATES]
+    columns = [(s, items, total) for s, items, total in columns if items or s in _OPEN]
     now = format_time(console_of(request).ix.runtime.clock.now())
-    risks = sorted(
+    open_risks = sorted(
         (i for i in board_items if i["type"] == "RISK" and i["state"] in _OPEN | {"EXPIRED"}),
         key=lambda i: (i["due"] is None, i["due"] or "", i["id"]),
     )
+    risks = open_risks[:RISKS_SHOWN]  # the soonest due; each needs its events read
     for risk in risks:
         full = attempt(page.view, "goals", "get", risk["id"])
         events = _row(full.value)["events"] if full.ok else []
@@ -92,10 +106,24 @@ def goals_page(request: Request, namespace: str, type: str = "") -> HTMLResponse
         "graph": layout(board_items),
         "by_id": by_id,
         "risks": risks,
+        "risks_total": len(open_risks),
+        "board_pager": _pager(page.url, chosen, offset, len(shown), len(matching)),
         "now": now,
         "can_write": page.can(Permission.WRITE),
     }
     return render(page, request, "goals.html", context)
+
+
+def _pager(url: Callable[..., str], chosen: str, offset: int, shown: int, total: int) -> dict[str, Any]:
+    """Where the board's Previous and Next links lead (``None`` at either end)."""
+    before = max(0, offset - BOARD_PAGE)
+    return {
+        "first": offset + 1 if shown else 0,
+        "last": offset + shown,
+        "total": total,
+        "prev": url("goals", type=chosen, offset=str(before) if before else "") if offset > 0 else None,
+        "next": url("goals", type=chosen, offset=str(offset + BOARD_PAGE)) if offset + shown < total else None,
+    }
 
 
 def _form_action(
