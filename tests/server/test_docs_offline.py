@@ -38,3 +38,20 @@ def test_the_cdn_pages_are_gone(api: Api) -> None:
         assert redoc.status_code == 308 and redoc.headers["location"] == "/docs"
         assert c.get("/docs/oauth2-redirect").status_code == 404
         assert "/docs" not in [p for p in c.get("/openapi.json").json()["paths"]]
+
+
+def test_every_answer_says_nosniff(api: Api) -> None:
+    """JSON, problem+json (a 404, a 413), the docs and the console's static files: a browser
+    must not guess another type for any of them."""
+    with api.client(api.token("user:alice")) as c:
+        answers = [
+            c.get("/v1/whoami"),
+            c.get("/v1/no-such-route"),
+            c.post("/v1/namespaces/proj/goals", content=b"x" * 10_000, headers={"content-type": "application/json"}),
+            c.get("/openapi.json"),
+            c.get("/console-static/console.js"),
+            c.get("/login"),
+        ]
+    assert [a.status_code for a in answers] == [200, 404, 413, 200, 200, 200]
+    for answer in answers:
+        assert answer.headers.get("x-content-type-options") == "nosniff", answer.request.url

@@ -9,6 +9,7 @@ from .._intently import Intently
 from ._core_routes import router as core_router
 from ._docs import install_docs
 from ._engine_routes import router as engine_router
+from ._headers import NoSniff
 from ._problems import BodyLimit, install_handlers
 
 __all__ = ["DEFAULT_MAX_BODY", "create_app"]
@@ -37,6 +38,7 @@ def create_app(ix: Intently, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     app.include_router(core_router)
     app.include_router(engine_router)
     app.add_middleware(BodyLimit, max_bytes=max_body)
+    app.add_middleware(NoSniff)  # outermost: the 413 of BodyLimit gets it too
     from ..console import mount_console
 
     mount_console(app, ix)
