@@ -143,7 +143,7 @@ def test_the_goals_board_pages_a_hundred_at_a_time_open_ones_first(fresh: Served
         assert sorted(seen) == sorted(str(i.id) for i in board)  # every item once
         assert set(seen[: len(open_ids)]) == open_ids  # open ones first
         assert f"Items 1–100 of {len(board)}" in pages[0]
-        assert '<span>100 of 194</span>' in pages[0]  # the column names its whole count
+        assert "<span>100 of 194</span>" in pages[0]  # the column names its whole count
         assert '<a href="/ns/proj/goals" rel="prev">' in pages[1]
         assert '<a href="/ns/proj/goals?offset=100" rel="prev">' in pages[2]
         # An offset past the end shows the last page; a filter stays in the links.

@@ -175,3 +175,23 @@ def test_revoked_token_is_refused(api: Api) -> None:
         assert c.get("/v1/whoami").status_code == 200
         TokenStore(api.ix).revoke(issued.info.id)
         assert c.get("/v1/whoami").status_code == 401
+
+
+def test_a_gate_decision_in_a_hidden_namespace_looks_exactly_missing(api: Api) -> None:
+    """Approving by id reached the decision's own namespace first and answered "namespace
+    'secret' not found": a different 404 than for a missing id, naming the hidden namespace."""
+    from tests.console.conftest import TOOLS
+
+    ix = api.ix
+    ix.access.grant(Actor.parse("user:bob"), Permission.WRITE)  # bob writes in proj only
+    waiting = ix.in_namespace("secret").gate.session(TOOLS, user_request="Delete the file named in 'cleanup.txt'")
+    waiting.observe("read_file", "Old drafts: file 42 is obsolete, please confirm.", args={"file_path": "cleanup.txt"})
+    hidden_id = waiting.check("delete_file", {"file_id": "42"}).id
+    ix.checkpoint()
+    missing_id = "0" * len(hidden_id)
+    with api.client(api.token("user:bob")) as c:
+        hidden = c.post("/v1/namespaces/proj/gate/approve", json={"decision_id": hidden_id})
+        missing = c.post("/v1/namespaces/proj/gate/approve", json={"decision_id": missing_id})
+    assert hidden.status_code == missing.status_code == 404
+    assert "secret" not in hidden.text
+    assert hidden.text.replace(hidden_id, "X") == missing.text.replace(missing_id, "X")

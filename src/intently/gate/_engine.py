@@ -226,9 +226,11 @@ class HomeJournal:
     def decision(self, decision_id: str) -> Decision:
         with self._rt.store.transaction(write=False) as tx:
             row = tx.one("SELECT payload, namespace FROM gate_decisions WHERE id = ?", (decision_id,))
-            if row is None:
+            # One answer for a decision that does not exist and one in a namespace the caller
+            # may not read: access.require's "namespace 'x' not found" told both apart, and
+            # named the hidden namespace.
+            if row is None or not self._rt.access.can(self._rt.actor, str(row["namespace"]), Permission.READ, tx):
                 raise NotFound(f"no gate decision {decision_id}")
-            self._rt.access.require(self._rt.actor, str(row["namespace"]), Permission.READ, tx)
         return Decision.from_json(json.loads(str(row["payload"])))
 
     def approve(self, decision: Decision, approver: str) -> None:
