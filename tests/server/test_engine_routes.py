@@ -27,6 +27,24 @@ def test_goals_lifecycle(api: Api) -> None:
         assert bad.status_code == 422 and bad.headers["content-type"] == PROBLEM
 
 
+def test_complete_checks_the_version_the_caller_saw(api: Api) -> None:
+    """PATCH and cancel took ``expected_version``; complete took no body, so a client could
+    not complete only the goal it had read: a goal reworded meanwhile was completed unseen."""
+    with api.client(api.token("user:alice")) as c:
+        goal = c.post("/v1/namespaces/proj/goals", json={"text": "Renew the certificate"}).json()
+        c.patch(f"/v1/namespaces/proj/goals/{goal['id']}", json={"text": "Renew and pin the certificate"})
+        stale = c.post(f"/v1/namespaces/proj/goals/{goal['id']}/complete", json={"expected_version": goal["version"]})
+        assert stale.status_code == 409 and stale.headers["content-type"] == PROBLEM
+        assert api.ix.goals.get(goal["id"]).state == "ACTIVE"
+        current = api.ix.goals.get(goal["id"]).version
+        done = c.post(
+            f"/v1/namespaces/proj/goals/{goal['id']}/complete", json={"expected_version": current, "reason": "done"}
+        )
+        assert done.status_code == 200 and done.json()["state"] == "COMPLETED"
+        unknown = c.post(f"/v1/namespaces/proj/goals/{goal['id']}/complete", json={"expected": 1})
+        assert unknown.status_code == 422 and unknown.json()["where"] == "body.expected"
+
+
 def test_goal_writes_need_write_permission(api: Api) -> None:
     api.ix.access.grant(Actor.parse("user:bob"), Permission.READ)
     with api.client(api.token("user:bob")) as c:

@@ -3,7 +3,7 @@
 Route -> library call (the adapter table; it follows the engines' public APIs):
 
 - goals:        GET list -> ``goals.list_intents(state, type, owner, priority)``; POST -> ``goals.add(text, ...)``;
-                PATCH {id} -> ``goals.edit(id, ...)``; POST {id}/complete -> ``goals.complete(id)``;
+                PATCH {id} -> ``goals.edit(id, ...)``; POST {id}/complete -> ``goals.complete(id, reason, expected_version)``;
                 POST {id}/cancel -> ``goals.cancel(id, reason)``
 - review queue: GET -> ``goals.review_queue()``; POST observe -> ``extraction.observe(turn)``;
                 PATCH {id} -> ``goals.edit(id, ...)`` (candidates only); POST {id}/confirm -> ``goals.promote(id)``;
@@ -31,6 +31,7 @@ from ._models import (
     GateApprove,
     GateCheck,
     GoalCancel,
+    GoalComplete,
     GoalCreate,
     GoalState,
     GoalUpdate,
@@ -100,9 +101,12 @@ def goals_update(view: NamespaceView, goal_id: str, body: GoalUpdate) -> Any:
 
 
 @router.post("/goals/{goal_id}/complete", tags=["goals"])
-def goals_complete(view: NamespaceView, goal_id: str) -> Any:
+def goals_complete(view: NamespaceView, goal_id: str, body: GoalComplete | None = None) -> Any:
+    """Complete a goal; with ``expected_version``, 409 if it changed since the caller read it
+    (without a body, as before: no version check)."""
     view.require(Permission.WRITE)
-    return run_engine(view, "goals", "complete", goal_id)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "complete", goal_id, **fields)
 
 
 @router.post("/goals/{goal_id}/cancel", tags=["goals"])

@@ -80,6 +80,15 @@ class GoalCancel(_Body):
     expected_version: int | None = Field(default=None, ge=1)
 
 
+class GoalComplete(_Body):
+    """Optional body of ``POST .../goals/{id}/complete``: ``reason`` is recorded in the log;
+    ``expected_version`` the version the caller saw (409 if the goal changed since), as for a
+    PATCH or a cancel."""
+
+    reason: str | None = Field(default=None, max_length=2_000)
+    expected_version: int | None = Field(default=None, ge=1)
+
+
 class ReviewConfirm(_Body):
     """Optional body of ``POST .../review/{id}/confirm``: the version the reviewer was shown, so a
     candidate another reviewer reworded meanwhile is not confirmed unseen (409 instead)."""
