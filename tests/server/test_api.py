@@ -195,3 +195,26 @@ def test_a_gate_decision_in_a_hidden_namespace_looks_exactly_missing(api: Api) -
     assert hidden.status_code == missing.status_code == 404
     assert "secret" not in hidden.text
     assert hidden.text.replace(hidden_id, "X") == missing.text.replace(missing_id, "X")
+
+
+def test_a_json_body_without_the_json_content_type_says_so(api: Api) -> None:
+    """``curl -d '{"text": ...}'`` sends a form Content-Type; the body was not read and the 422
+    said only "Input should be a valid dictionary"."""
+    with api.client(api.token("user:alice")) as c:
+        for sent, said in (
+            ("application/x-www-form-urlencoded", "Content-Type 'application/x-www-form-urlencoded'"),
+            ("text/plain", "Content-Type 'text/plain'"),
+            (None, "no Content-Type"),
+        ):
+            headers = {"content-type": sent} if sent else {}
+            r = c.post("/v1/namespaces/proj/goals", content=b'{"text": "Ship it"}', headers=headers)
+            assert r.status_code == 422 and r.headers["content-type"] == PROBLEM
+            body = r.json()
+            assert body["where"] == "body" and "needs Content-Type: application/json" in body["detail"], body
+            assert said in body["detail"]
+        ok = c.post(
+            "/v1/namespaces/proj/goals", content=b'{"text": "Ship it"}', headers={"content-type": "application/json"}
+        )
+        assert ok.status_code == 201
+        wrong_shape = c.post("/v1/namespaces/proj/goals", json=[1])  # JSON, not an object: the plain message
+        assert wrong_shape.status_code == 422 and "Content-Type" not in wrong_shape.json()["detail"]

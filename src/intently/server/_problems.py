@@ -108,7 +108,7 @@ def install_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        errors = [_field_error(e) for e in exc.errors()]
+        errors = [_field_error(e, request.headers.get("content-type")) for e in exc.errors()]
         first = errors[0] if errors else {"where": "request", "message": "invalid"}
         # ``error`` and ``where`` as every other problem has them (the docs promise ``where``).
         detail = f"{first['where']}: {first['message']}"
@@ -143,16 +143,32 @@ def install_handlers(app: FastAPI) -> None:
 _UNPARSABLE = "There was an error parsing the body"
 
 
-def _field_error(error: Mapping[str, Any]) -> dict[str, str]:
+def _field_error(error: Mapping[str, Any], content_type: str | None = None) -> dict[str, str]:
     """One validation error as ``where`` and ``message``. A body that is not JSON at all comes
     from FastAPI located at ("body", character offset), which read as a field named ``body.0``;
-    it is the body that is wrong, at that character, for the parser's own reason."""
+    it is the body that is wrong, at that character, for the parser's own reason. A JSON body
+    sent without ``Content-Type: application/json`` (curl's ``-d`` sends a form type) is not
+    read at all, and FastAPI's "Input should be a valid dictionary" did not say why."""
     loc = tuple(error.get("loc", ()))
+    if loc == ("body",) and error.get("type") in _NOT_AN_OBJECT and not _is_json(content_type):
+        sent = f"Content-Type {content_type!r}" if content_type else "no Content-Type"
+        return {
+            "where": "body",
+            "message": f"a JSON body needs Content-Type: application/json (this request sent {sent})",
+        }
     if error.get("type") == "json_invalid":
         at = f" at character {loc[1]}" if len(loc) > 1 else ""
         reason = str((error.get("ctx") or {}).get("error", "")) or "JSON decode error"
         return {"where": "body", "message": f"not valid JSON{at}: {reason}"}
     return {"where": ".".join(str(p) for p in loc), "message": str(error.get("msg", ""))}
+
+
+_NOT_AN_OBJECT = {"model_attributes_type", "dict_type", "model_type"}
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 class BodyLimit:
