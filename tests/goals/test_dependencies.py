@@ -159,3 +159,57 @@ def test_an_expired_dependent_is_told_too(goals: Goals, clock: ManualClock) -> N
     reopened = goals.reopen(expired.id, due="2026-04-30")
     assert reopened.state is IntentState.ACTIVE and upstream.id in reopened.depends_on
     assert [e["kind"] for e in reopened.events] == ["DEPENDENCY_CANCELLED"]
+
+
+def test_a_replacement_takes_the_superseded_intents_place_in_the_graph(goals: Goals) -> None:
+    """Superseding "Ship the API" by "Ship the API v2": the release now waits for v2 (not for
+    an intent nothing will ever finish) and v2 still waits for the docs. Each moved edge is a
+    logged DEPENDENCY_REMOVED + DEPENDENCY_ADDED; edges to finished intents stay as history."""
+    docs = goals.add("Write the API docs")
+    old_done = goals.add("Agree the API shape")
+    api = goals.add("Ship the API", priority="HIGH")
+    release = goals.add("Release 2.0", priority="HIGH")
+    shipped = goals.add("Announce the beta")
+    goals.depend(api.id, docs.id)
+    goals.depend(api.id, old_done.id)
+    goals.depend(release.id, api.id)
+    goals.depend(shipped.id, api.id)
+    goals.complete(old_done.id)
+    goals.complete(shipped.id)
+
+    v2 = goals.supersede(api.id, text="Ship the API v2", reason="scope changed")
+
+    assert goals.get(release.id).depends_on == (v2.id,)
+    assert v2.depends_on == (docs.id,)
+    assert v2.blocks == (release.id,)
+    assert goals.get(docs.id).blocks == (v2.id,)
+    old = goals.get(api.id)
+    assert old.state is IntentState.SUPERSEDED and old.superseded_by == v2.id
+    assert old.depends_on == (old_done.id,) and old.blocks == (shipped.id,)  # finished ones: history
+    assert goals.get(shipped.id).depends_on == (api.id,)
+
+    # An existing replacement takes the place too; an edge it already has is not doubled.
+    v3 = goals.add("Ship the API v3")
+    goals.depend(v3.id, docs.id)
+    goals.supersede(v2.id, by=v3.id)
+    assert goals.get(release.id).depends_on == (v3.id,)
+    assert goals.get(v3.id).depends_on == (docs.id,)
+    assert goals.get(docs.id).blocks == (v3.id,)
+
+
+def test_a_supersede_whose_carried_edge_closes_a_cycle_is_refused_whole(goals: Goals) -> None:
+    """The release depends on the API; the replacement already depends on the release, so
+    the release depending on the replacement would close a cycle: refused, naming it, and
+    nothing changes (the old intent stays ACTIVE with its edges)."""
+    api = goals.add("Ship the API")
+    release = goals.add("Release 2.0")
+    follow = goals.add("Post-release API")
+    goals.depend(release.id, api.id)
+    goals.depend(follow.id, release.id)
+    before = goals.get(api.id)
+    with pytest.raises(DependencyCycle) as caught:
+        goals.supersede(api.id, by=follow.id)
+    assert caught.value.cycle[0] == release.id
+    after = goals.get(api.id)
+    assert after.state is IntentState.ACTIVE and after.version == before.version
+    assert goals.get(release.id).depends_on == (api.id,)

@@ -35,6 +35,7 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     g.record_decision("We use PostgreSQL", evidence_id="turn-4")
     g.bundle("", session="s-1")
     held = g.add("Plan the offsite")
+    g.depend(held.id, api.id)  # carried to the replacement when it is superseded
     g.hold(held.id)
     g.resume(held.id)
     g.supersede(held.id, text="Plan a smaller offsite")

@@ -228,7 +228,8 @@ def supersede(
     expected_version: VersionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Replace an intent by another (existing, or new from --text); prints the replacement."""
+    """Replace an intent by another (existing, or new from --text), which takes over its live
+    dependencies; prints the replacement."""
 
     def act(g: Goals, i: str) -> Intent:
         target = g.resolve(by) if by else None

@@ -44,7 +44,7 @@ from ._review import (
 from ._semantic import SemanticMatcher
 from ._store import load_intent, load_intents, row_to_decision, row_to_summary
 from ._text import terms_of
-from ._writes import actor_text, add_edge, clean_text, create_intent, people, to_time
+from ._writes import actor_text, add_edge, clean_text, create_intent, people, remove_edge, to_time
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -629,7 +629,8 @@ class Goals:
         expected_version: int | None = None,
     ) -> Intent:
         """-> SUPERSEDED, pointing at ``by`` (an existing intent) or at a new one made from ``text``
-        (same type, priority, owner and target). Returns the replacement."""
+        (same type, priority, owner and target). The replacement takes its place in the dependency
+        graph: live dependents now wait for it, and it for the live prerequisites. Returns it."""
         with self._write() as tx:
             replacement = lifecycle.supersede(self._rt, tx, intent_id, by, text, reason, expected_version)
             return self._as_written(tx, replacement)
@@ -663,18 +664,7 @@ class Goals:
             prerequisite = load_for_write(self._rt, tx, on, None)
             if prerequisite.id not in dependent.depends_on:
                 raise NotFound(f"{dependent.id} does not depend on {prerequisite.id}")
-            emit(
-                self._rt,
-                tx,
-                "DEPENDENCY_REMOVED",
-                dependent.id,
-                {
-                    "dependent": dependent.id,
-                    "prerequisite": prerequisite.id,
-                    "dependent_version": dependent.version + 1,
-                    "prerequisite_version": prerequisite.version + 1,
-                },
-            )
+            remove_edge(self._rt, tx, dependent.id, prerequisite.id)
             return self._as_written(tx, intent_id)
 
     # -- organiser ----------------------------------------------------------------

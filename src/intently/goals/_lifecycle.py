@@ -9,9 +9,9 @@ from ..core.clock import format_time
 from ..core.errors import InvalidInput, InvalidTransition, PermissionDenied
 from ..core.ids import new_id
 from ..store import Transaction
-from ._model import EpistemicType, IntentState, SourceType, initial_confidence
+from ._model import EpistemicType, Intent, IntentState, SourceType, initial_confidence
 from ._ops import emit, load_for_write
-from ._writes import create_intent, transition
+from ._writes import add_edge, create_intent, remove_edge, transition
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -119,7 +119,8 @@ def supersede(
     expected_version: int | None,
 ) -> str:
     """-> SUPERSEDED, pointing at ``by`` or at a new intent made from ``text`` (same type,
-    priority, owner, people, criteria and a still-future target). Returns the replacement's id."""
+    priority, owner, people, criteria and a still-future target), which takes its place in the
+    dependency graph (:func:`_carry_edges`). Returns the replacement's id."""
     if (by is None) == (text is None):
         raise InvalidInput("give exactly one of by= (an intent id) or text= (a new intent)", where="supersede")
     intent = load_for_write(rt, tx, intent_id, expected_version)
@@ -158,4 +159,43 @@ def supersede(
                 "replacement", replacement.state.value, "superseding", detail=f"{by} is no longer live"
             )
     transition(rt, tx, intent, IntentState.SUPERSEDED, reason, superseded_by=by)
+    _carry_edges(rt, tx, intent, by)
     return by
+
+
+def _carry_edges(rt: Runtime, tx: Transaction, old: Intent, replacement: str) -> None:
+    """The replacement takes the superseded intent's place in the dependency graph.
+
+    Each live dependent (ACTIVE or ON_HOLD) now depends on the replacement, and the
+    replacement on each live prerequisite; those edges leave the superseded intent (one
+    DEPENDENCY_REMOVED and one DEPENDENCY_ADDED each, in this transaction). Left where they
+    were, a dependent kept waiting on an intent that will never be done, and the replacement
+    lost the prerequisites the work still has. Every carried edge is checked like any other:
+    one that would close a cycle or break a limit refuses the whole supersede, naming it.
+    Edges to finished or EXPIRED intents stay on the superseded one, as its history."""
+    for dependent_id in old.blocks:
+        if _final(tx, dependent_id):
+            continue
+        remove_edge(rt, tx, dependent_id, old.id)
+        if dependent_id != replacement and not _has_edge(tx, dependent_id, replacement):
+            add_edge(rt, tx, dependent_id, replacement, None)
+    for prerequisite_id in old.depends_on:
+        if _final(tx, prerequisite_id):
+            continue
+        remove_edge(rt, tx, old.id, prerequisite_id)
+        if prerequisite_id != replacement and not _has_edge(tx, replacement, prerequisite_id):
+            add_edge(rt, tx, replacement, prerequisite_id, None)
+
+
+def _final(tx: Transaction, intent_id: str) -> bool:
+    state = tx.scalar("SELECT state FROM goals_intents WHERE id = ?", (intent_id,))
+    return state is None or IntentState(str(state)).final
+
+
+def _has_edge(tx: Transaction, dependent_id: str, prerequisite_id: str) -> bool:
+    return (
+        tx.one(
+            "SELECT 1 AS x FROM goals_edges WHERE dependent = ? AND prerequisite = ?", (dependent_id, prerequisite_id)
+        )
+        is not None
+    )

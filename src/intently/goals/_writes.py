@@ -29,7 +29,16 @@ from ._ops import emit, load_for_write
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["MAX_TEXT", "actor_text", "add_edge", "clean_text", "create_intent", "to_time", "transition"]
+__all__ = [
+    "MAX_TEXT",
+    "actor_text",
+    "add_edge",
+    "clean_text",
+    "create_intent",
+    "remove_edge",
+    "to_time",
+    "transition",
+]
 
 MAX_TEXT = 2000
 
@@ -209,6 +218,37 @@ def add_edge(
         rt,
         tx,
         "DEPENDENCY_ADDED",
+        dependent_id,
+        {
+            "dependent": dependent_id,
+            "prerequisite": prerequisite_id,
+            "dependent_version": versions[dependent_id] + 1,
+            "prerequisite_version": versions[prerequisite_id] + 1,
+        },
+    )
+
+
+def remove_edge(rt: Runtime, tx: Transaction, dependent_id: str, prerequisite_id: str) -> None:
+    """Append and apply DEPENDENCY_REMOVED for an existing edge (both intents' versions move).
+
+    Unlike :func:`add_edge` this takes finished intents too: dropping an edge to a closed
+    intent is how a dependent is freed of it."""
+    rows = tx.query(
+        "SELECT id, version FROM goals_intents WHERE namespace = ? AND id IN (?, ?)",
+        (rt.namespace, dependent_id, prerequisite_id),
+    )
+    versions = {str(r["id"]): int(r["version"]) for r in rows}
+    for intent_id in (dependent_id, prerequisite_id):
+        if intent_id not in versions:
+            raise NotFound(f"no intent {intent_id!r} in namespace {rt.namespace!r}")
+    if not tx.one(
+        "SELECT 1 AS x FROM goals_edges WHERE dependent = ? AND prerequisite = ?", (dependent_id, prerequisite_id)
+    ):
+        raise NotFound(f"{dependent_id} does not depend on {prerequisite_id}")
+    emit(
+        rt,
+        tx,
+        "DEPENDENCY_REMOVED",
         dependent_id,
         {
             "dependent": dependent_id,
