@@ -77,6 +77,7 @@ def test_only_the_drawn_transitions_are_allowed(goals: Goals, clock: ManualClock
         with pytest.raises(InvalidTransition) as caught:
             _move(goals, intent_id, to)
         assert start in str(caught.value) and to in str(caught.value)
+        assert intent_id in str(caught.value)  # a refusal in a batch or a script names its intent
         assert goals.get(intent_id).state.value == start
 
 
@@ -180,3 +181,28 @@ def test_a_bundle_budget_that_is_not_a_whole_number_is_refused(goals: Goals, bud
     with pytest.raises(InvalidInput) as info:
         goals.bundle("ship", budget=budget)  # type: ignore[arg-type]
     assert info.value.where == "budget"
+
+
+def test_every_refusal_names_the_intent_and_its_state(goals: Goals) -> None:
+    """A script closing ten goals, or an agent editing several, is told which one was refused
+    and why ("intent <id> cannot move from COMPLETED to edited"), not just the two states."""
+    done = goals.add("Ship it")
+    live = goals.add("Tell the team")
+    goals.complete(done.id)
+    refusals = [
+        lambda: goals.complete(done.id),
+        lambda: goals.edit(done.id, text="Ship it again"),
+        lambda: goals.resume(live.id),
+        lambda: goals.reopen(live.id, due="2027-01-01"),
+        lambda: goals.depend(live.id, done.id),
+        lambda: goals.promote(live.id),
+        lambda: goals.dismiss(live.id),
+        lambda: goals.edit(live.id, text="Tell everyone", awaiting_review=True),
+    ]
+    for refuse in refusals:
+        with pytest.raises(InvalidTransition) as caught:
+            refuse()
+        message = str(caught.value)
+        assert done.id in message or live.id in message, message
+    with pytest.raises(InvalidTransition, match=f"{done.id} cannot move from COMPLETED"):
+        goals.cancel(done.id)

@@ -28,6 +28,7 @@ from ._model import (
     SourceType,
     Summary,
     initial_confidence,
+    intent_label,
     parse_enum,
 )
 from ._ops import emit, load_for_write
@@ -558,20 +559,20 @@ class Goals:
             intent = load_for_write(self._rt, tx, intent_id, expected_version)
             if awaiting_review and intent.epistemic_type is not EpistemicType.INFERRED:
                 raise InvalidTransition(
-                    "review",
+                    f"review of {intent_label(intent.id)}",
                     intent.epistemic_type.value,
                     "edited",
                     detail="it is no longer awaiting review; edit it as a goal (`intently goal edit`, PATCH /goals/ID)",
                 )
             if intent.epistemic_type is EpistemicType.DEPRECATED:
                 raise InvalidTransition(
-                    "intent", "dismissed", "edited", detail="a closed or dismissed intent is not edited"
+                    intent_label(intent.id), "dismissed", "edited", detail="a closed or dismissed intent is not edited"
                 )
             if intent.state.final and not _is_risk_downgrade(intent, changes):
                 detail = "a closed or dismissed intent is not edited"
                 if intent.is_risk and intent.state is IntentState.EXPIRED:
                     detail = "an expired risk can only be downgraded (a lower priority, nothing else)"
-                raise InvalidTransition("intent", intent.state.value, "edited", detail=detail)
+                raise InvalidTransition(intent_label(intent.id), intent.state.value, "edited", detail=detail)
             emit(self._rt, tx, "INTENT_UPDATE", intent_id, {"changes": changes, "version": intent.version + 1})
             return self._as_written(tx, intent_id)
 

@@ -9,7 +9,7 @@ from ..core.clock import format_time
 from ..core.errors import InvalidInput, InvalidTransition, PermissionDenied
 from ..core.ids import new_id
 from ..store import Transaction
-from ._model import EpistemicType, Intent, IntentState, SourceType, initial_confidence
+from ._model import EpistemicType, Intent, IntentState, SourceType, initial_confidence, intent_label
 from ._ops import emit, load_for_write
 from ._writes import add_edge, create_intent, remove_edge, transition
 
@@ -90,7 +90,7 @@ def move(
     intent = load_for_write(rt, tx, intent_id, expected_version)
     if only_from is not None and intent.state is not only_from:
         raise InvalidTransition(
-            "intent", intent.state.value, to.value, detail=f"this applies to {only_from.value} intents"
+            intent_label(intent.id), intent.state.value, to.value, detail=f"this applies to {only_from.value} intents"
         )
     transition(rt, tx, intent, to, reason)
 
@@ -103,7 +103,9 @@ def reopen(
         raise InvalidInput("reopening needs a new target date in the future", where="due")
     intent = load_for_write(rt, tx, intent_id, expected_version)
     if intent.state is not IntentState.EXPIRED:
-        raise InvalidTransition("intent", intent.state.value, "ACTIVE", detail="only an EXPIRED intent can be reopened")
+        raise InvalidTransition(
+            intent_label(intent.id), intent.state.value, "ACTIVE", detail="only an EXPIRED intent can be reopened"
+        )
     if str(rt.actor) != intent.owner and not rt.access.is_owner(rt.actor):
         raise PermissionDenied(f"only the intent's owner ({intent.owner or 'the home owner'}) may reopen it")
     transition(rt, tx, intent, IntentState.ACTIVE, reason, target_completion=target)
@@ -156,7 +158,7 @@ def supersede(
             # a finished intent replaces nothing: two intents superseding each other would leave
             # no live replacement, and a completed one carries no work forward
             raise InvalidTransition(
-                "replacement", replacement.state.value, "superseding", detail=f"{by} is no longer live"
+                f"replacement {by}", replacement.state.value, "superseding", detail="it is no longer live"
             )
     transition(rt, tx, intent, IntentState.SUPERSEDED, reason, superseded_by=by)
     _carry_edges(rt, tx, intent, by)

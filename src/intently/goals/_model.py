@@ -26,6 +26,7 @@ __all__ = [
     "allowed_moves",
     "check_transition",
     "initial_confidence",
+    "intent_label",
     "parse_enum",
 ]
 
@@ -202,13 +203,20 @@ def allowed_moves(current: IntentState, intent_type: IntentType | None = None) -
     return moves
 
 
-def check_transition(current: IntentState, requested: IntentState, intent_type: IntentType | None = None) -> None:
-    """Raise :class:`InvalidTransition` (naming both states) unless the RFC draws the move
-    (for an intent of ``intent_type``: an EXPIRED risk may also be completed or cancelled)."""
+def check_transition(
+    current: IntentState, requested: IntentState, intent_type: IntentType | None = None, intent_id: str = ""
+) -> None:
+    """Raise :class:`InvalidTransition` (naming the intent and both states) unless the RFC draws
+    the move (for an intent of ``intent_type``: an EXPIRED risk may also be completed or cancelled)."""
     moves = allowed_moves(current, intent_type)
     if requested not in moves:
         detail = "it is final" if not moves else ""
-        raise InvalidTransition("intent", current.value, requested.value, detail=detail)
+        raise InvalidTransition(intent_label(intent_id), current.value, requested.value, detail=detail)
+
+
+def intent_label(intent_id: str) -> str:
+    """``intent 0190...``: refusals name the intent, so a script or a batch knows which one."""
+    return f"intent {intent_id}" if intent_id else "intent"
 
 
 _EnumT = TypeVar("_EnumT", bound=StrEnum)

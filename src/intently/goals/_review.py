@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..core.actors import ActorKind
 from ..core.errors import InvalidTransition
 from ..store import Transaction
-from ._model import EpistemicType, Intent, LifecycleState, SourceType, initial_confidence
+from ._model import EpistemicType, Intent, LifecycleState, SourceType, initial_confidence, intent_label
 from ._ops import emit, load_for_write
 from ._store import load_intents
 from ._text import Terms, near_duplicate, terms_of
@@ -150,7 +150,7 @@ def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int 
     intent = load_for_write(rt, tx, intent_id, expected_version)
     if intent.epistemic_type is not EpistemicType.INFERRED:
         raise InvalidTransition(
-            "epistemic type",
+            f"epistemic type of {intent_label(intent.id)}",
             intent.epistemic_type.value,
             EpistemicType.ASSERTED.value,
             detail=_NOT_WAITING.get(intent.epistemic_type, "only candidates awaiting review can be confirmed"),
@@ -175,7 +175,7 @@ def dismiss(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, ex
     intent = load_for_write(rt, tx, intent_id, expected_version)
     if intent.epistemic_type is not EpistemicType.INFERRED:
         raise InvalidTransition(
-            "epistemic type",
+            f"epistemic type of {intent_label(intent.id)}",
             intent.epistemic_type.value,
             EpistemicType.DEPRECATED.value,
             detail="only candidates awaiting review can be dismissed; cancel an asserted intent instead",

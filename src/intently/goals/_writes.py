@@ -23,6 +23,7 @@ from ._model import (
     Priority,
     SourceType,
     check_transition,
+    intent_label,
 )
 from ._ops import emit, load_for_write
 
@@ -165,7 +166,7 @@ def transition(
 ) -> int:
     """Append and apply INTENT_TRANSITION after checking the move (for the intent's type: an
     expired risk may still be completed or cancelled); returns the new version."""
-    check_transition(intent.state, to, intent.intent_type)
+    check_transition(intent.state, to, intent.intent_type, intent.id)
     lifecycle = {
         IntentState.COMPLETED: LifecycleState.ARCHIVED,
         IntentState.CANCELLED: LifecycleState.ARCHIVED,
@@ -202,10 +203,10 @@ def add_edge(
         if IntentState(states[intent_id]).final:
             # a finished intent takes no new edges: an edge would change (and version) what is final
             raise InvalidTransition(
-                "intent",
+                intent_label(intent_id),
                 states[intent_id],
                 "linked",
-                detail=f"{intent_id} is finished; dependencies are for live intents",
+                detail="it is finished; dependencies are for live intents",
             )
     if expected_version is not None and versions[dependent_id] != expected_version:
         load_for_write(rt, tx, dependent_id, expected_version)  # raises the ConflictError
