@@ -68,7 +68,11 @@ def test_lifecycle_commands_and_errors(run: Run) -> None:
     new = call("goal", "supersede", g["id"], "--text", "Plan a smaller offsite", "--json")
     assert new["value"] == "Plan a smaller offsite"
     refused = call("goal", "cancel", g["id"], code=2)
-    assert "SUPERSEDED" in refused and "CANCELLED" in refused
+    assert "SUPERSEDED" in refused and "CANCELLED" in refused and g["id"] in refused
+    paused = call("goal", "add", "Book the venue", "--due", "2099-03-03", "--json")
+    call("goal", "hold", paused["id"], "--json")
+    resumed = call("goal", "resume", paused["id"], "--due", "2099-03-31", "--json")
+    assert resumed["state"] == "ACTIVE" and resumed["target_completion"].startswith("2099-03-31")
     assert "version" in call("goal", "edit", new["id"], "--priority", "LOW", "--expected-version", "7", code=5)
     assert call("goal", "cancel", new["id"], "--reason", "budget", "--json")["state"] == "CANCELLED"
 

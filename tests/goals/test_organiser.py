@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from intently import Actor, Intently, InvalidTransition, ManualClock, Permission, PermissionDenied
+from intently import Actor, Intently, InvalidInput, InvalidTransition, ManualClock, Permission, PermissionDenied
 from intently.goals import Goals, IntentState, LifecycleState, Priority
 
 
@@ -168,3 +168,28 @@ def test_a_reader_cannot_close_out_or_downgrade_an_expired_risk(ix: Intently, cl
             call()
     after = ix.goals.get(risk_id)
     assert (after.state, after.priority) == (IntentState.EXPIRED, Priority.CRITICAL)
+
+
+def test_an_intent_whose_target_passed_on_hold_resumes_only_with_a_new_target(goals: Goals, clock: ManualClock) -> None:
+    """Paused on Monday, due Thursday, resumed next week: resumed as it was, it came back
+    ACTIVE and overdue and the organiser expired it on the next read (then only its owner
+    could reopen it). The resume is refused naming the intent and the date; with a new
+    target it is ACTIVE and stays so."""
+    paused = goals.add("Finish the report", due="2026-03-05", owner="bob")
+    goals.hold(paused.id)
+    clock.advance("5d")
+    with pytest.raises(InvalidInput, match=rf"{paused.id}.*2026-03-05.*passed while it was on hold") as caught:
+        goals.resume(paused.id)
+    assert caught.value.where == "due"
+    assert goals.get(paused.id).state is IntentState.ON_HOLD
+    with pytest.raises(InvalidInput, match="already passed"):
+        goals.resume(paused.id, due="2026-03-06")
+    resumed = goals.resume(paused.id, due="2026-03-20", reason="back from leave")
+    assert resumed.state is IntentState.ACTIVE
+    assert resumed.target_completion == "2026-03-20T23:59:59.000000Z"
+    clock.advance("1h")
+    assert goals.get(paused.id).state is IntentState.ACTIVE
+    # A target still ahead is kept as it was.
+    other = goals.add("Book the venue", due="2026-04-30")
+    goals.hold(other.id)
+    assert goals.resume(other.id).target_completion == "2026-04-30T23:59:59.000000Z"

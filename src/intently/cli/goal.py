@@ -198,11 +198,17 @@ def hold(
 
 @goal_app.command("resume")
 def resume(
-    ctx: typer.Context, intent_id: IdArg, reason: ReasonOpt = None, expected_version: VersionOpt = None,
+    ctx: typer.Context,
+    intent_id: IdArg,
+    due: Annotated[
+        str | None, typer.Option(help="A new target date (needed when the old one passed while on hold).")
+    ] = None,
+    reason: ReasonOpt = None,
+    expected_version: VersionOpt = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
-    """Resume an intent on hold."""
-    _one(ctx, as_json, lambda g, i: g.resume(i, reason=reason, expected_version=expected_version), intent_id)
+) -> None:
+    """Resume an intent on hold (with --due, a new target date)."""
+    _one(ctx, as_json, lambda g, i: g.resume(i, due=due, reason=reason, expected_version=expected_version), intent_id)
 
 
 @goal_app.command("reopen")

@@ -601,12 +601,24 @@ class Goals:
             lifecycle.move(self._rt, tx, intent_id, IntentState.ON_HOLD, reason, expected_version)
             return self._as_written(tx, intent_id)
 
-    def resume(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
-        """ON_HOLD -> ACTIVE."""
+    def resume(
+        self,
+        intent_id: str,
+        *,
+        due: datetime | str | None = None,
+        reason: str | None = None,
+        expected_version: int | None = None,
+    ) -> Intent:
+        """ON_HOLD -> ACTIVE, optionally with a new target date (``due``, in the future).
+
+        An intent whose target passed while it was on hold needs a new one: resumed as it was,
+        it would be ACTIVE and overdue, and the organiser would expire it on the next read
+        (after which only its owner can reopen it). That resume is refused, naming the date."""
+        target = to_time(due, "due")
+        if target is not None and target <= format_time(self._now()):
+            raise InvalidInput(f"the target date {target} has already passed", where="due")
         with self._write() as tx:
-            lifecycle.move(
-                self._rt, tx, intent_id, IntentState.ACTIVE, reason, expected_version, only_from=IntentState.ON_HOLD
-            )
+            lifecycle.resume(self._rt, tx, intent_id, target, reason, expected_version)
             return self._as_written(tx, intent_id)
 
     def reopen(

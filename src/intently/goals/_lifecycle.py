@@ -16,7 +16,7 @@ from ._writes import add_edge, create_intent, remove_edge, transition
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["cancel", "complete", "move", "reopen", "supersede"]
+__all__ = ["cancel", "complete", "move", "reopen", "resume", "supersede"]
 
 
 def complete(
@@ -86,13 +86,36 @@ def move(
     *,
     only_from: IntentState | None = None,
 ) -> None:
-    """A plain move (hold, resume); ``only_from`` narrows where it may start."""
+    """A plain move (hold); ``only_from`` narrows where it may start."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     if only_from is not None and intent.state is not only_from:
         raise InvalidTransition(
             intent_label(intent.id), intent.state.value, to.value, detail=f"this applies to {only_from.value} intents"
         )
     transition(rt, tx, intent, to, reason)
+
+
+def resume(
+    rt: Runtime, tx: Transaction, intent_id: str, target: str | None, reason: str | None, expected_version: int | None
+) -> None:
+    """ON_HOLD -> ACTIVE; with ``target``, a new target date (recorded in the transition, as
+    reopen records it). Without one, an intent whose target has passed is refused."""
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if intent.state is not IntentState.ON_HOLD:
+        raise InvalidTransition(
+            intent_label(intent.id), intent.state.value, "ACTIVE", detail="this applies to ON_HOLD intents"
+        )
+    if target is None:
+        passed = intent.target_completion
+        if passed is not None and passed <= format_time(rt.clock.now()):
+            raise InvalidInput(
+                f"intent {intent.id}: its target date {passed} passed while it was on hold; "
+                "resume it with a new target date (or cancel it)",
+                where="due",
+            )
+        transition(rt, tx, intent, IntentState.ACTIVE, reason)
+    else:
+        transition(rt, tx, intent, IntentState.ACTIVE, reason, target_completion=target)
 
 
 def reopen(
