@@ -425,3 +425,40 @@ def test_a_refused_prompt_or_resource_says_why(ix: Intently) -> None:
     errors = _run(go)
     assert len(errors) == 3
     assert all("NotFound: namespace 'proj' not found" in e for e in errors), errors
+
+
+def test_goal_tools_empty_fields_and_refuse_a_stale_completion(ix: Intently) -> None:
+    """goals_update takes "-" to empty the owner, due date or note (as review_edit and the CLI
+    do; it was refused as an actor name), and goals_complete / goals_cancel take
+    expected_version, so an agent cannot close a goal someone reworded since it read it."""
+    goal = ix.goals.add("Ship the billing API v2", owner="bob", due="2099-01-02", context_note="after the freeze")
+    other = ix.goals.add("Retire the old API")
+    ix.checkpoint()
+
+    async def go() -> list[Any]:
+        async with Client(build_server(ix)) as client:
+            emptied = await client.call_tool(
+                "goals_update", {"goal_id": goal.id, "owner": "-", "due": "-", "context_note": "-"}
+            )
+            stale_done = await client.call_tool(
+                "goals_complete", {"goal_id": goal.id, "expected_version": goal.version}
+            )
+            stale_cancel = await client.call_tool(
+                "goals_cancel", {"goal_id": other.id, "expected_version": other.version + 1}
+            )
+            fresh = json.loads(_text(emptied))["version"]
+            done = await client.call_tool(
+                "goals_complete", {"goal_id": goal.id, "expected_version": fresh, "reason": "shipped"}
+            )
+            return [emptied, stale_done, stale_cancel, done]
+
+    emptied, stale_done, stale_cancel, done = _run(go)
+    assert not emptied.is_error, _text(emptied)
+    data = json.loads(_text(emptied))
+    assert data["owner"] is None and data["target_completion"] is None and data["context_note"] is None
+    assert stale_done.is_error and "version" in _text(stale_done)
+    assert stale_cancel.is_error and "version" in _text(stale_cancel)
+    assert ix.goals.get(other.id).state.value == "ACTIVE"
+    assert json.loads(_text(done))["state"] == "COMPLETED"
+    (op,) = ix.log.read("proj", op="INTENT_TRANSITION", target=goal.id)
+    assert op.payload["reason"] == "shipped"

@@ -272,3 +272,30 @@ def test_routes_of_a_missing_engine_answer_501(ix: Intently) -> None:
     assert "goals engine is not available" in goals.json()["detail"]
     assert engines["goals"]["list_intents"] is False and engines["triggers"]["match"] is True
     assert {s["name"]: s["status"] for s in context["sections"]}["active_goals"] == "unavailable"
+
+
+def test_a_goal_is_read_by_id_and_completed_against_the_version_the_caller_saw(api: Api) -> None:
+    """A client reads one goal (GET .../goals/{id}), another rewords it, and the first one's
+    completion based on the old version is a 409 that changes nothing; with the fresh
+    version, the reason reaches the log and ``summary: false`` keeps no summary."""
+    goal_id = api.ix.goals.add("Ship the billing API v2").id
+    with api.client(api.token("user:alice")) as c:
+        seen = c.get(f"/v1/namespaces/proj/goals/{goal_id}")
+        assert seen.status_code == 200 and seen.json()["value"] == "Ship the billing API v2"
+        version = seen.json()["version"]
+        c.patch(f"/v1/namespaces/proj/goals/{goal_id}", json={"text": "Ship the billing API v3"})
+        stale = c.post(f"/v1/namespaces/proj/goals/{goal_id}/complete", json={"expected_version": version})
+        assert stale.status_code == 409 and stale.headers["content-type"] == PROBLEM
+        assert c.get(f"/v1/namespaces/proj/goals/{goal_id}").json()["state"] == "ACTIVE"
+        fresh = c.get(f"/v1/namespaces/proj/goals/{goal_id}").json()["version"]
+        done = c.post(
+            f"/v1/namespaces/proj/goals/{goal_id}/complete",
+            json={"expected_version": fresh, "reason": "released on Tuesday", "summary": False},
+        )
+        assert done.status_code == 200, done.text
+        assert done.json()["state"] == "COMPLETED"
+        missing = c.get("/v1/namespaces/proj/goals/no-such-goal")
+        assert missing.status_code == 404 and missing.headers["content-type"] == PROBLEM
+    assert api.ix.goals.summaries() == []
+    (op,) = api.ix.log.read("proj", op="INTENT_TRANSITION", target=goal_id)
+    assert op.payload["reason"] == "released on Tuesday"

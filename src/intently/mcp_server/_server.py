@@ -135,8 +135,8 @@ def build_server(ix: Intently) -> MCPServer:
 
     @server.tool(
         description=(
-            "Change a goal's text, type, priority, owner, due date or context note. With expected_version, "
-            "the edit fails if someone changed the goal since that version."
+            'Change a goal\'s text, type, priority, owner, due date or context note ("-" empties the owner, '
+            "due date or note). With expected_version, the edit fails if someone changed the goal since that version."
         )
     )
     @_as_tool_error
@@ -151,6 +151,11 @@ def build_server(ix: Intently) -> MCPServer:
         expected_version: int | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
+        from ..goals import CLEAR
+
+        def cleared(value: str | None) -> Any:  # "-" empties the field, as on the CLI and in review_edit
+            return CLEAR if value == "-" else value
+
         return call(
             "goals",
             "edit",
@@ -158,23 +163,33 @@ def build_server(ix: Intently) -> MCPServer:
             text=text,
             type=type,
             priority=priority,
-            owner=owner,
-            due=due,
-            context_note=context_note,
+            owner=cleared(owner),
+            due=cleared(due),
+            context_note=cleared(context_note),
             expected_version=expected_version,
         )
 
-    @server.tool(description="Mark a goal completed (it is archived and may leave a summary).")
+    @server.tool(
+        description=(
+            "Mark a goal completed (it is archived and leaves a summary). With expected_version, it fails "
+            "if someone changed the goal since that version; the reason is recorded in the log."
+        )
+    )
     @_as_tool_error
-    def goals_complete(goal_id: str) -> dict[str, Any]:
+    def goals_complete(goal_id: str, reason: str | None = None, expected_version: int | None = None) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "complete", goal_id)
+        return call("goals", "complete", goal_id, reason=reason, expected_version=expected_version)
 
-    @server.tool(description="Cancel a goal that no longer holds (the reason is recorded in the log).")
+    @server.tool(
+        description=(
+            "Cancel a goal that no longer holds (the reason is recorded in the log). With expected_version, "
+            "it fails if someone changed the goal since that version."
+        )
+    )
     @_as_tool_error
-    def goals_cancel(goal_id: str, reason: str | None = None) -> dict[str, Any]:
+    def goals_cancel(goal_id: str, reason: str | None = None, expected_version: int | None = None) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "cancel", goal_id, reason=reason)
+        return call("goals", "cancel", goal_id, reason=reason, expected_version=expected_version)
 
     # -- review queue --------------------------------------------------------------------
 

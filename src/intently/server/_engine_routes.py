@@ -3,8 +3,9 @@
 Route -> library call (the adapter table; it follows the engines' public APIs):
 
 - goals:        GET list -> ``goals.list_intents(state, type, owner, priority)``; POST -> ``goals.add(text, ...)``;
-                PATCH {id} -> ``goals.edit(id, ...)``; POST {id}/complete -> ``goals.complete(id, reason, expected_version)``;
-                POST {id}/cancel -> ``goals.cancel(id, reason)``
+                GET {id} -> ``goals.get(id)``; PATCH {id} -> ``goals.edit(id, ...)``;
+                POST {id}/complete -> ``goals.complete(id, reason, expected_version, summary)``;
+                POST {id}/cancel -> ``goals.cancel(id, reason, expected_version)``
 - review queue: GET -> ``goals.review_queue()``; POST observe -> ``extraction.observe(turn)``;
                 PATCH {id} -> ``goals.edit(id, ...)`` (candidates only); POST {id}/confirm -> ``goals.promote(id)``;
                 POST {id}/dismiss -> ``goals.dismiss(id)``
@@ -100,10 +101,17 @@ def goals_update(view: NamespaceView, goal_id: str, body: GoalUpdate) -> Any:
     return run_engine(view, "goals", "edit", goal_id, **_patch(body))
 
 
+@router.get("/goals/{goal_id}", tags=["goals"])
+def goals_get(view: NamespaceView, goal_id: str) -> Any:
+    """One goal with every field and its events; its ``version`` is what a write's
+    ``expected_version`` compares against."""
+    return run_engine(view, "goals", "get", goal_id)
+
+
 @router.post("/goals/{goal_id}/complete", tags=["goals"])
 def goals_complete(view: NamespaceView, goal_id: str, body: GoalComplete | None = None) -> Any:
-    """Complete a goal; with ``expected_version``, 409 if it changed since the caller read it
-    (without a body, as before: no version check)."""
+    """Complete (archived); with ``expected_version``, 409 if the goal changed since the caller
+    read it, so a goal reworded meanwhile is not closed unseen."""
     view.require(Permission.WRITE)
     fields = body.model_dump() if body else {}
     return run_engine(view, "goals", "complete", goal_id, **fields)

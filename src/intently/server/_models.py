@@ -75,17 +75,17 @@ class GoalUpdate(_Body):
     )
 
 
-class GoalCancel(_Body):
+class GoalComplete(_Body):
+    """Optional body of ``POST .../goals/{id}/complete``: why, the version the caller saw (409 if
+    the goal changed since), and whether to keep a completion summary (default yes)."""
+
     reason: str | None = Field(default=None, max_length=2_000, description="Why (recorded in the log).")
     expected_version: int | None = Field(default=None, ge=1)
+    summary: bool = Field(default=True, description="Keep a completion summary (RFC-0013 section 9).")
 
 
-class GoalComplete(_Body):
-    """Optional body of ``POST .../goals/{id}/complete``: ``reason`` is recorded in the log;
-    ``expected_version`` the version the caller saw (409 if the goal changed since), as for a
-    PATCH or a cancel."""
-
-    reason: str | None = Field(default=None, max_length=2_000)
+class GoalCancel(_Body):
+    reason: str | None = Field(default=None, max_length=2_000, description="Why (recorded in the log).")
     expected_version: int | None = Field(default=None, ge=1)
 
 
