@@ -102,3 +102,31 @@ def test_review_bundle_and_organise(run: Run, ix: Intently) -> None:
     assert "&lt;/active_goals&gt;" in printed
     for name in ("organise", "organize"):
         assert call("goal", name, "--json")["expired"] == []
+
+
+def test_goal_edit_reaches_the_people_criteria_and_note(run: Run) -> None:
+    """`goal add` sets stakeholders, completion criteria and a note, and `goal edit` could not
+    change them afterwards (only the library could). Each can now be replaced or emptied
+    with ``-``; the fields not named stay as they were."""
+    g = run("goal", "add", "Ship the API", "--owner", "bob", "--stakeholder", "carol",
+            "--criteria", "p95 < 200 ms", "--note", "after the freeze", "--json")  # fmt: skip
+    edited = run("goal", "edit", g["id"], "--stakeholder", "dave", "--stakeholder", "erin",
+                 "--criteria", "p95 < 150 ms", "--note", "-", "--json")  # fmt: skip
+    assert edited["stakeholders"] == ["user:dave", "user:erin"]
+    assert edited["completion_criteria"] == "p95 < 150 ms" and edited["context_note"] is None
+    assert edited["owner"] == "user:bob" and edited["value"] == "Ship the API"
+    cleared = run("goal", "edit", g["id"], "--stakeholder", "-", "--criteria", "-", "--json")
+    assert cleared["stakeholders"] == [] and cleared["completion_criteria"] is None
+
+
+def test_goal_list_keeps_an_expired_goal_in_view(run: Run, ix: Intently) -> None:
+    """A goal whose target passed is EXPIRED and waits for its owner to reopen it; the default
+    list showed only ACTIVE and ON_HOLD, so it vanished from view the day it fell due.
+    (Added on the fixture's clock, in March 2026; the CLI runs on the real one, later.)"""
+    late = ix.goals.add("Send the invoice", due="2026-03-05").id
+    ix.goals.complete(ix.goals.add("Book the room").id)
+    ix.checkpoint()
+    listed = run("goal", "list", "--json")
+    assert [(i["id"], i["state"]) for i in listed] == [(late, "EXPIRED")]
+    refused = run("goal", "edit", late, "--text", "Send the invoice today", code=2)
+    assert late in refused and "reopen it with a new target date" in refused

@@ -97,15 +97,18 @@ def add(
 @goal_app.command("list")
 def list_(
     ctx: typer.Context,
-    explicit: Annotated[bool, typer.Option("--explicit", help="All states, not only live ones.")] = False,
+    explicit: Annotated[bool, typer.Option("--explicit", help="All states, not only open ones.")] = False,
     state: Annotated[list[str] | None, typer.Option(help="Only these states (repeatable).")] = None,
     type: Annotated[list[str] | None, typer.Option("--type", help="Only these types (repeatable).")] = None,
     owner: Annotated[str | None, typer.Option(help="Only this owner.")] = None,
     priority: Annotated[list[str] | None, typer.Option(help="Only these priorities (repeatable).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List intents: live ones (ACTIVE, ON_HOLD) by default, every state with --explicit."""
-    states = state or (None if explicit else ["ACTIVE", "ON_HOLD"])
+    """List intents: open ones (ACTIVE, ON_HOLD, EXPIRED) by default, every state with --explicit.
+
+    EXPIRED is open: its target passed unresolved and it waits for its owner to reopen it (or,
+    for a risk, to close it out). Left out, a goal vanished from the list the day it fell due."""
+    states = state or (None if explicit else ["ACTIVE", "ON_HOLD", "EXPIRED"])
     with open_home(ctx) as ix:
         intents = ix.goals.list_intents(state=states, type=type, owner=owner, priority=priority)
         title = f"Intents in {ix.namespace}"
@@ -135,10 +138,15 @@ def edit(
     priority: Annotated[str | None, typer.Option(help="New priority (downgrading a risk is yours to do).")] = None,
     owner: Annotated[str | None, typer.Option(help="New owner; - for none.")] = None,
     due: Annotated[str | None, typer.Option(help="New target date (RFC 3339); - for none.")] = None,
+    stakeholder: Annotated[
+        list[str] | None, typer.Option(help="The people involved (repeatable; replaces the list); - for none.")
+    ] = None,
+    criteria: Annotated[str | None, typer.Option(help="How we will know it is done; - for none.")] = None,
+    note: Annotated[str | None, typer.Option(help="Free-text context; - for none.")] = None,
     expected_version: VersionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Change fields of a live intent (``-`` empties the owner or the target date, as in ``review edit``)."""
+    """Change fields of a live intent (``-`` empties an optional field, as in ``review edit``)."""
     _one(
         ctx,
         as_json,
@@ -149,6 +157,9 @@ def edit(
             priority=priority,
             owner=_cleared(owner),
             due=_cleared(due),
+            stakeholders=None if not stakeholder else CLEAR if stakeholder == ["-"] else stakeholder,
+            completion_criteria=_cleared(criteria),
+            context_note=_cleared(note),
             expected_version=expected_version,
         ),
         intent_id,

@@ -572,6 +572,8 @@ class Goals:
                 detail = "a closed or dismissed intent is not edited"
                 if intent.is_risk and intent.state is IntentState.EXPIRED:
                     detail = "an expired risk can only be downgraded (a lower priority, nothing else)"
+                elif intent.state is IntentState.EXPIRED:
+                    detail = "reopen it with a new target date first (intently goal reopen ID --due DATE)"
                 raise InvalidTransition(intent_label(intent.id), intent.state.value, "edited", detail=detail)
             emit(self._rt, tx, "INTENT_UPDATE", intent_id, {"changes": changes, "version": intent.version + 1})
             return self._as_written(tx, intent_id)
