@@ -193,3 +193,33 @@ def test_an_intent_whose_target_passed_on_hold_resumes_only_with_a_new_target(go
     other = goals.add("Book the venue", due="2026-04-30")
     goals.hold(other.id)
     assert goals.resume(other.id).target_completion == "2026-04-30T23:59:59.000000Z"
+
+
+def test_a_candidate_awaiting_review_waits_for_its_reviewer_past_its_date(ix: Intently, clock: ManualClock) -> None:
+    """Extraction proposed "I'll send Dana the report by Friday"; the reviewer looks a week
+    later. The organiser expired the candidate, which took it out of the review queue
+    unseen (and escalated an extracted risk nobody had confirmed). Now it stays in the
+    queue with its date; confirmed as it is, it expires like any asserted intent; with a
+    new date it stays active; dismissed, it is never touched."""
+    goals = ix.goals
+    report = goals.propose("COMMITMENT", "I'll send Dana the report by Friday", evidence_id="turn-1",
+                           due="2026-03-06T17:00:00Z").intent  # fmt: skip
+    outage = goals.propose("RISK", "The vendor may cut us off by Friday", evidence_id="turn-2",
+                           due="2026-03-06T17:00:00Z").intent  # fmt: skip
+    later = goals.propose("COMMITMENT", "I'll book the venue by Friday", evidence_id="turn-3",
+                          due="2026-03-06T17:00:00Z").intent  # fmt: skip
+    assert report is not None and outage is not None and later is not None
+    clock.advance("7d")
+    assert goals.organise().expired == []
+    assert {i.id for i in goals.review_queue()} == {report.id, outage.id, later.id}
+    assert goals.get(outage.id).priority is Priority.MEDIUM  # no escalation of an unconfirmed risk
+    goals.promote(report.id)
+    clock.advance("2s")
+    assert goals.get(report.id).state is IntentState.EXPIRED  # confirmed: its date has passed
+    goals.edit(later.id, due="2026-03-20", awaiting_review=True)
+    goals.promote(later.id)
+    goals.dismiss(outage.id)
+    clock.advance("2s")
+    assert goals.get(later.id).state is IntentState.ACTIVE
+    assert goals.get(outage.id).state is IntentState.ACTIVE  # dismissed: left as it was
+    assert [op.target for op in ix.log.read("proj", op="EXPIRED_RISK_ALERT")] == []

@@ -2,7 +2,8 @@
 
 It runs piggybacked on reads and writes (at most ``PIGGYBACK_BATCH`` intents within
 ``PIGGYBACK_BUDGET_MS``) and in full from ``Goals.organise()`` / ``intently goal organise``.
-Its one job with state: an ACTIVE intent whose target date has passed becomes EXPIRED; an
+Its one job with state: an ACTIVE, ASSERTED intent whose target date has passed becomes EXPIRED
+(a candidate still awaiting review waits for its reviewer instead); an
 expired RISK also gets an ``EXPIRED_RISK_ALERT`` that raises its priority one level (the only
 automatic priority change). Salience decay needs no job: it is computed at read time.
 """
@@ -45,9 +46,13 @@ class OrganiseReport:
         }
 
 
+# Only ASSERTED intents expire. A candidate awaiting review (INFERRED) is nobody's intent yet:
+# expired, it left the review queue (ACTIVE and ON_HOLD candidates) unseen, and an extracted
+# risk was escalated without anyone having confirmed it. It waits, with its date, for the
+# reviewer; confirmed, it is ASSERTED and expires like any other. A dismissed one never does.
 _DUE = (
     "SELECT id FROM goals_intents WHERE namespace = ? AND state = 'ACTIVE' AND target_completion IS NOT NULL "
-    "AND target_completion <= ? ORDER BY target_completion, id"
+    "AND target_completion <= ? AND epistemic_type = 'ASSERTED' ORDER BY target_completion, id"
 )
 
 
