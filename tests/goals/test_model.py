@@ -6,7 +6,16 @@ import itertools
 
 import pytest
 
-from intently import Actor, Intently, InvalidInput, InvalidTransition, ManualClock, Permission, PermissionDenied
+from intently import (
+    Actor,
+    Intently,
+    InvalidInput,
+    InvalidTransition,
+    ManualClock,
+    NotFound,
+    Permission,
+    PermissionDenied,
+)
 from intently.goals import EpistemicType, Goals, IntentState, IntentType, LifecycleState, Priority, SourceType
 
 ALLOWED = {
@@ -206,3 +215,13 @@ def test_every_refusal_names_the_intent_and_its_state(goals: Goals) -> None:
         assert done.id in message or live.id in message, message
     with pytest.raises(InvalidTransition, match=f"{done.id} cannot move from COMPLETED"):
         goals.cancel(done.id)
+
+
+def test_an_id_reference_is_matched_literally(goals: Goals) -> None:
+    """``intently goal done ______`` completed the only intent of the namespace: ``_`` is a LIKE
+    wildcard. A reference is a prefix or suffix of the id, character for character."""
+    only = goals.add("The only goal")
+    assert goals.resolve(only.id[-8:]) == only.id and goals.resolve(only.id[:13]) == only.id
+    for ref in ("______", "%%%%%%", "______" + only.id[-4:], "%%%%%%" + only.id[-3:]):
+        with pytest.raises(NotFound):
+            goals.resolve(ref)

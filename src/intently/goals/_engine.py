@@ -384,9 +384,13 @@ class Goals:
                 return ref
             if len(ref) < 6:
                 raise NotFound(f"no intent {ref!r} (give the id, or at least 6 of its last characters)")
+            # The reference is matched literally: ``_`` and ``%`` are LIKE wildcards, and a
+            # reference of six underscores resolved to whichever intent was alone in the namespace.
+            literal = ref.replace("!", "!!").replace("%", "!%").replace("_", "!_")
             rows = tx.query(
-                "SELECT id FROM goals_intents WHERE namespace = ? AND (id LIKE ? OR id LIKE ?) LIMIT 3",
-                (self._rt.namespace, ref.replace("%", "") + "%", "%" + ref.replace("%", "")),
+                "SELECT id FROM goals_intents WHERE namespace = ? "
+                "AND (id LIKE ? ESCAPE '!' OR id LIKE ? ESCAPE '!') LIMIT 3",
+                (self._rt.namespace, literal + "%", "%" + literal),
             )
         if len(rows) != 1:
             raise NotFound(
