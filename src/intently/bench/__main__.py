@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from ..core.extras import missing_extra
 from . import BENCHMARKS
 
 
@@ -18,8 +19,13 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         module = importlib.import_module(f"intently.bench.{name}")
-    except ModuleNotFoundError:
-        print(f"benchmark {name!r} is not built yet", file=sys.stderr)
+    except ModuleNotFoundError as exc:
+        # A module the benchmark imports (httpx for `serve`) is an extra to install, not a
+        # benchmark that is "not built yet", which is all a missing intently.bench.NAME means.
+        missing = missing_extra(exc, f"benchmark {name!r}")
+        if missing is None and exc.name != f"intently.bench.{name}":
+            raise
+        print(missing or f"benchmark {name!r} is not built yet", file=sys.stderr)
         return 2
     result: int = module.main(rest)
     return result

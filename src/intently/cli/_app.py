@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from ..core.errors import IntentlyError
+from ..core.extras import missing_extra
 
 try:  # typer >= 0.29 vendors click; older releases use click itself
     from typer._click.exceptions import ClickException
@@ -117,6 +118,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("INTENTLY_DEBUG"):
             raise
+        missing = missing_extra(exc)  # an optional module a command reached for: name the extra
+        if missing is not None:
+            err.print(f"[red]error:[/red] {escape(str(missing))}")
+            sys.exit(missing.exit_code)
         # Never a traceback (it can hold secrets in locals); one line, and a way to see more.
         err.print(f"[red]internal error:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}")
         err.print("set INTENTLY_DEBUG=1 to see the traceback")

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.errors import InvalidInput
+from ..core.extras import require
 from ._common import JsonOpt, emit, open_home, out, table
 
 gate_app = typer.Typer(help="The tool-call gate: contracts, decisions, approvals, signed traces.", no_args_is_help=True)
@@ -239,6 +240,8 @@ def gateway(
     ] = None,
 ) -> None:
     """Proxy an MCP server over stdio with the gate on every call."""
+    # Checked first: without it, a missing `mcp` read as the upstream server not answering.
+    require("intently gateway", "server", "mcp", "anyio")
     from ..gate._gateway import run_gateway
     from ..gate._values import trusted_hosts
 

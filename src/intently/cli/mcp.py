@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..core.extras import require
 from ._common import err, open_home
 
 
@@ -21,6 +22,7 @@ def mcp(
     port: Annotated[int, typer.Option(help="With --http: TCP port.")] = 8766,
 ) -> None:
     """Run the MCP server for this home, acting as --actor (tools: goals, standing intents, rules, gate)."""
+    require("intently mcp", "server", "mcp")
     from ..mcp_server import build_server
 
     with open_home(ctx) as ix:

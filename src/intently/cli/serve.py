@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .._intently import Intently
+from ..core.extras import require
 from ._common import JsonOpt, emit, err, open_home, out, table
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ def serve(
     ] = 1,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn). Every request needs a bearer token (`intently token create`)."""
+    require("intently serve", "server", "fastapi", "uvicorn", "jinja2")
     import uvicorn
 
     from ..server import create_app  # also registers the token table before the home opens

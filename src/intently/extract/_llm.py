@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.errors import IntentlyError, first_problem
+from ..core.extras import missing_extra
 from ._base import Extractor
 from ._dates import find_due
 from ._models import Candidate, CandidateType, Turn
@@ -136,7 +137,13 @@ class LLMExtractor(Extractor):
             raise ValueError("base_url is required")
         self.base_url = base_url.rstrip("/")
         self.model = model
-        import httpx  # only an LLM extractor needs it: ~0.12 s of CPU kept off every hook call
+        try:
+            import httpx  # only an LLM extractor needs it: ~0.12 s of CPU kept off every hook call
+        except ModuleNotFoundError as exc:
+            missing = missing_extra(exc, "the LLM extractor ([extract] extractor = 'llm')")
+            if missing is None:
+                raise
+            raise missing from exc
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
