@@ -4,12 +4,14 @@ review, the organiser and the ``active_goals`` bundle. Every command takes ``--j
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..goals import CLEAR, Goals, Intent
 from ._common import JsonOpt, emit, open_home, out, table
+
+if TYPE_CHECKING:  # the engine loads when a command runs, not for `intently --help`
+    from ..goals import Goals, Intent
 
 # no_args_is_help, as every other group: a bare `intently goal` lists the commands instead of "Missing command".
 goal_app = typer.Typer(
@@ -168,6 +170,8 @@ def edit(
 
 def _cleared(value: str | None) -> Any:
     """``-`` asks to empty an optional field: the engine's ``CLEAR``; anything else as given."""
+    from ..goals import CLEAR
+
     return CLEAR if value == "-" else value
 
 

@@ -16,7 +16,6 @@ import typer
 from rich.markup import escape
 
 from ..core.errors import ConflictError, IntentlyError, InvalidInput
-from ..requirements import RequirementFileWarning
 from ._common import JsonOpt, emit, err, open_home, out, progress_bar, table
 
 req_app = typer.Typer(help="Standing project requirements: files in .intently/requirements/.", no_args_is_help=True)
@@ -44,6 +43,8 @@ ReqIdArg = Annotated[str, typer.Argument(help="The requirement id, as `req list`
 @contextlib.contextmanager
 def _home(ctx: typer.Context) -> Iterator[Any]:
     """Open the home; a skipped requirement file becomes one ``warning:`` line on stderr."""
+    from ..requirements import RequirementFileWarning  # the engine loads here, not for `intently --help`
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RequirementFileWarning)
         with open_home(ctx) as ix:

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -16,9 +16,10 @@ from rich.prompt import Prompt
 
 from ..core.clock import parse_time
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound
-from ..extract import Turn
-from ..goals import CLEAR, EpistemicType, Goals, Intent
 from ._common import JsonOpt, emit, err, open_home, out, table
+
+if TYPE_CHECKING:  # the engines load when a command runs, not for `intently --help`
+    from ..goals import Goals, Intent
 
 review_app = typer.Typer(
     help="Review what extraction proposed: confirm (ASSERTED), dismiss, edit, or feed a turn.",
@@ -89,6 +90,8 @@ def review(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 def _still_waiting(goals: Goals, intent_id: str) -> Intent | None:
     """The candidate as it is now, or None (and a line saying so) when another reviewer decided it
     since the queue was read: the walk moves on instead of failing on their decision."""
+    from ..goals import EpistemicType
+
     try:
         now = goals.get(intent_id)
     except NotFound:
@@ -152,6 +155,8 @@ def _review_one(goals: Goals, intent: Intent, counts: dict[str, int]) -> bool | 
 
 
 def _edit(goals: Goals, intent: Intent) -> Intent:
+    from ..goals import CLEAR
+
     text = Prompt.ask("Text", default=intent.value, console=out)
     kind = Prompt.ask("Type", default=intent.intent_type.value, console=out).strip().upper()
     # Enter keeps what is shown; "-" removes it (an empty answer cannot: the prompt gives back the default).
@@ -200,6 +205,8 @@ def edit(
     """Correct a candidate before confirming it; it stays in the queue (the interactive walk's \\[e]dit)."""
     if text is None and kind is None and owner is None and due is None:
         raise typer.BadParameter("give at least one of --text, --type, --owner, --due")
+    from ..goals import CLEAR
+
     with open_home(ctx) as ix:
         goals = ix.goals
         ref = goals.resolve(intent_id)
@@ -269,6 +276,8 @@ def observe(
     as_json: JsonOpt = False,
 ) -> None:
     """Feed one turn: record it as evidence and propose what it contains for review."""
+    from ..extract import Turn
+
     with open_home(ctx) as ix:
         # Said now, at this terminal: in this machine's zone, so "tomorrow" and "EOD" typed in the
         # evening in California are California's, not UTC's (which is already the next day there).

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from ..triggers import MatchResult, StandingIntent
 from ._common import JsonOpt, emit, err, open_home, out, table
+
+if TYPE_CHECKING:  # the engine loads when a command runs, not for `intently --help`
+    from ..triggers import MatchResult, StandingIntent
 
 trigger_app = typer.Typer(
     help='Standing intents: "when X comes up, remind me to Y" (events, not clock times).', no_args_is_help=True

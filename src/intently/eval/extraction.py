@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ..cli._common import JsonOpt, emit, out, table
 from ..core.errors import InvalidInput
-from ..extract import EVAL_TYPES, Extractor, LLMExtractor, RuleExtractor, load_labelled, score
+
+if TYPE_CHECKING:  # the engine loads when the evaluation runs, not for `intently --help`
+    from ..extract import Extractor
 
 
 def register(eval_app: typer.Typer) -> None:
@@ -24,6 +26,8 @@ def register(eval_app: typer.Typer) -> None:
 
 
 def _extractor(name: str, base_url: str | None, model: str | None) -> Extractor:
+    from ..extract import LLMExtractor, RuleExtractor
+
     if name in ("rules", "rules-only"):
         return RuleExtractor(model=name == "rules")
     if name == "llm" and base_url and model:
@@ -59,6 +63,8 @@ def extraction(
     as_json: JsonOpt = False,
 ) -> None:
     """Score an extractor per (turn, type) on a labelled file; print P/R/F1 and turns per second."""
+    from ..extract import EVAL_TYPES, load_labelled, score
+
     if data.exists() and not data.is_file():
         # load_labelled names a missing file; a folder (an easy slip for a data set that is
         # a folder elsewhere) raised IsADirectoryError, shown as an internal error.

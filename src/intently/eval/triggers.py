@@ -21,7 +21,6 @@ import typer
 
 from ..cli._common import JsonOpt, emit, out, table
 from ..core.errors import InvalidInput
-from ..triggers import MAX_ENTRIES, Matcher, load_synonyms, with_event_entries
 from ._json import read_json_object
 
 __all__ = ["Counts", "evaluate", "load_dataset", "register"]
@@ -110,6 +109,8 @@ def _baseline(data: dict[str, Any]) -> Callable[[str], set[str]]:
 
 
 def _intently(data: dict[str, Any], synonyms_file: Path | None) -> Callable[[str], set[str]]:
+    from ..triggers import MAX_ENTRIES, Matcher, load_synonyms, with_event_entries  # not for `intently --help`
+
     # The file itself, not ``Matcher.for_home(parent)``: that reads ``parent/synonyms.yaml``,
     # so ``--synonyms team.yaml`` was silently ignored (or another file read in its place).
     if synonyms_file is not None and not synonyms_file.is_file():
