@@ -4,17 +4,24 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The demo needs the core only (about a third of the disk and download of the full set);
+# the tests need every extra and the dev tools, installed on top of it.
+CORE_STAMP := $(VENV)/.core-stamp
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test lint typecheck unit system clean bench-smoke
 
-$(STAMP): pyproject.toml
+$(CORE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP)
 	$(BIN)/python -m pip install -q -e '.[server,postgres,agentdojo,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/intently demo
 
 system:
