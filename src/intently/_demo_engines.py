@@ -5,6 +5,7 @@ Everything goes through the public API, exactly as an agent harness would call i
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from datetime import timedelta
 from pathlib import Path
@@ -66,11 +67,17 @@ def _requirements(ix: Intently, console: Console) -> None:
     (root / "src" / "api").mkdir(parents=True, exist_ok=True)
     (root / "AGENTS.md").write_text(AGENTS_MD, encoding="utf-8")
     (root / "src" / "api" / "payments.py").write_text("def charge(amount_cents: int) -> None: ...\n")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "Initial commit")
+    # git is not needed to try intently (a fresh container may lack it): without it the scan
+    # walks the folder and reads AGENTS.md, with no history; it was an internal error.
+    if shutil.which("git") is not None:
+        _git(root, "init", "-q")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "Initial commit")
+        read = "AGENTS.md and the git history"
+    else:
+        read = "AGENTS.md (git is not installed, so no history)"
     report = ix.requirements.scan()
-    console.print(f"Scanned AGENTS.md and the git history: {escape(report.message())}")
+    console.print(f"Scanned {read}: {escape(report.message())}")
     for req in ix.requirements.list():
         console.print(f"  {req.id}  {escape(req.statement)}")
 
