@@ -197,6 +197,7 @@ class Intently:
             keyring=KeyRing.load(home.keys_dir),
             origin=config.home.origin or f"intently/{config.home.name}",
             witness_path=home.witness_path,
+            keys_dir=home.keys_dir,
         )
         runtime = Runtime(
             home=home,

@@ -185,6 +185,34 @@ def test_a_retired_key_does_not_vouch_for_a_trace_of_later_operations(
         verify_trace(forged, ring)
 
 
+def test_a_retired_key_does_not_vouch_for_a_trace_backdated_throughout(
+    ix: Intently, tools: list[dict[str, Any]], clock: ManualClock
+) -> None:
+    """The gap the dates alone left: a leaked, since-retired key signing a trace of operations
+    logged after the rotation, with every date in it (the operations' too) moved back before
+    the retirement. The operations' sequence numbers are past what the key ever signed."""
+    old_key = serialization.load_pem_private_key(
+        (ix.home.keys_dir / "private" / "log-ed25519.pem").read_bytes(), password=None
+    )
+    assert isinstance(old_key, Ed25519PrivateKey)
+    before = ix.gate.export_run(_run(ix, tools)[0].id)
+    clock.advance("1h")
+    ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+    clock.advance("1h")
+    later = ix.gate.export_run(_run(ix, tools)[0].id)
+    forged = {k: v for k, v in later.items() if k not in ("key_id", "public_key", "signature")}
+    forged["signed_at"] = before["signed_at"]
+    for op in forged["operations"]:
+        op["time"] = before["signed_at"]
+    body = {k: forged[k] for k in ("format", "run", "operations", "origin", "signed_at")}
+    forged["key_id"] = before["key_id"]
+    forged["signature"] = base64.b64encode(old_key.sign(canonical_json(body))).decode()
+    ring = KeyRing.load_public(ix.home.keys_dir / "public.json")
+    assert verify_trace(before, ring)["ok"]
+    with pytest.raises(BadSignature, match=r"retired .* cannot have signed"):
+        verify_trace(forged, ring)
+
+
 def test_replay_rebuilds_the_gate_tables(ix: Intently, tools: list[dict[str, Any]], tmp_path: Path) -> None:
     _s, _decisions = _run(ix, tools)
     waiting = ix.gate.session(tools, user_request="Pay the bill in 'may.txt'")

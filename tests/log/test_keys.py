@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from intently import Actor, Intently, InvalidInput, Permission
 from intently.core.errors import BadSignature, UnknownKey
-from intently.log import Checkpoint, KeyRing, key_id_of
+from intently.log import Checkpoint, Frontier, KeyRing, key_id_of
 
-from .conftest import STREAM, LoggedHome, change_one, only_failure
+from .conftest import STREAM, LoggedHome, change_one, only_failure, rehash
 
 
 def private_key(project: Path) -> Ed25519PrivateKey:
@@ -197,3 +197,99 @@ def test_a_damaged_signing_key_does_not_lock_the_home(
         ix.goals.add("After the damage", type="GOAL")
     warning = capsys.readouterr().err
     assert "not signed" in warning and str(key) in warning and "intently init" in warning
+
+
+def _sign_with(key: Ed25519PrivateKey, cp_fields: tuple[str, str, int, bytes, str]) -> str:
+    return base64.b64encode(key.sign(Checkpoint.body(*cp_fields))).decode()
+
+
+def test_a_leaked_retired_key_cannot_sign_a_backdated_checkpoint_over_newer_operations(logged: LoggedHome) -> None:
+    """The attack a rotation exists to stop: the old key leaked, so the owner rotated. The
+    attacker, with the old key and the database file, adds an operation behind the log's back
+    and signs it with the old key, dating the checkpoint before the retirement. Without a bound
+    on what the retired key had signed, the forged operation verified as signed history."""
+    old_key = private_key(logged.project)
+    with logged.open() as ix:
+        logged.clock.advance("1h")
+        ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+        size = ix.log.size(STREAM)
+        origin = ix.log.origin
+    backdated = "2026-03-02T09:00:30.000000Z"  # inside the old key's life, before its retirement
+    with logged.raw() as db:
+        db.execute(
+            "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf) "
+            "VALUES (?, ?, 'forged-op', ?, 'user:alice', 'ACCESS_GRANTED', 'user:mallory', "
+            '\'{"actor":"user:mallory","permission":"admin"}\', \'intently@access\', \'\')',
+            (STREAM, size + 1, backdated),
+        )
+        rehash(db)
+        (frontier,) = db.execute("SELECT frontier FROM log_streams WHERE stream = ?", (STREAM,)).fetchone()
+        root = Frontier.from_hex(size + 1, json.loads(frontier)).root()
+        db.execute(
+            "INSERT INTO log_checkpoints (stream, size, root, time, origin, key_id, signature) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                STREAM,
+                size + 1,
+                root.hex(),
+                backdated,
+                origin,
+                key_id_of(old_key.public_key()),
+                _sign_with(old_key, (origin, STREAM, size + 1, root, backdated)),
+            ),
+        )
+    report = logged.verify()
+    error_type, seq = only_failure(report)
+    assert (error_type, seq) == ("BadSignature", size + 1)
+    assert "retired" in (report.streams[0].error or "")
+
+
+def test_a_retired_key_cannot_resign_a_newer_checkpoint_backdated(logged: LoggedHome) -> None:
+    """The new key's checkpoint replaced by the old key's signature over the same tree head,
+    dated before the retirement: the time alone looked valid."""
+    old_key = private_key(logged.project)
+    with logged.open() as ix:
+        logged.clock.advance("1h")
+        ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+        logged.clock.advance("1h")
+        ix.access.grant(Actor.parse("judy"), Permission.READ)  # size 10, signed by the new key
+    backdated = "2026-03-02T09:00:30.000000Z"
+    with logged.raw() as db:
+        origin, root = db.execute(
+            "SELECT origin, root FROM log_checkpoints WHERE stream = ? AND size = 10", (STREAM,)
+        ).fetchone()
+        change_one(
+            db,
+            "UPDATE log_checkpoints SET key_id = ?, signature = ?, time = ? WHERE stream = ? AND size = 10",
+            (
+                key_id_of(old_key.public_key()),
+                _sign_with(old_key, (origin, STREAM, 10, bytes.fromhex(root), backdated)),
+                backdated,
+                STREAM,
+            ),
+        )
+    assert only_failure(logged.verify()) == ("BadSignature", 10)
+
+
+def test_a_retired_keys_bound_that_does_not_read_is_refused_not_skipped(logged: LoggedHome) -> None:
+    """A damaged ``signed_sizes`` must not quietly turn the bound off."""
+    path = logged.project / ".intently" / "keys" / "public.json"
+    ring = json.loads(path.read_text())
+    (name,) = (k for k in ring if k.startswith("key:"))
+    ring[name]["signed_sizes"] = {STREAM: "many"}
+    path.write_text(json.dumps(ring))
+    with pytest.raises(InvalidInput, match="signed_sizes must map each stream"):
+        logged.open()
+
+
+def test_a_retired_keys_line_kept_twice_by_a_union_merge_keeps_the_larger_bound(tmp_path: Path) -> None:
+    ring = KeyRing([])
+    kid = ring.generate("2026-03-02T09:00:00Z")
+    entry = ring.entries[kid].to_json()
+    older = {**entry, "retired": "2026-03-02T10:00:00Z", "signed_sizes": {"proj": 4, "ops": 2}}
+    newer = {**entry, "retired": "2026-03-02T10:00:00Z", "signed_sizes": {"proj": 8}}
+    path = tmp_path / "public.json"
+    path.write_text(
+        "{\n" + f'"key:{kid}": {json.dumps(older)},\n"key:{kid}": {json.dumps(newer)},\n' + '"format": 2\n}\n'
+    )
+    assert KeyRing.load_public(path).entries[kid].signed_sizes == {"proj": 8, "ops": 2}

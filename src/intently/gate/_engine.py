@@ -583,12 +583,24 @@ def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
                     else f"at {signed_at}, holding operations up to {newest}"
                 )
             )
+        # Dates are the signer's to choose; sequence numbers are not: the keyring records how far
+        # the key had signed each stream when it was retired, and a trace of anything later is
+        # not its own (a leaked key backdating every time in the trace).
+        for op in body["operations"]:
+            beyond = entry.signed_beyond(str(op.get("namespace")), _int_or(op.get("seq"), 2**62))
+            if beyond is not None:
+                raise BadSignature(f"trace holds operation {op.get('id')} (seq {op.get('seq')}): {beyond}")
     return {
         "ok": True,
         "key_id": key_id,
         "run": body["run"]["session"]["id"],
         "decisions": len(body["run"]["decisions"]),
     }
+
+
+def _int_or(value: object, default: int) -> int:
+    """``value`` as an int; anything else (a forged trace) is ``default``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _consistent(body: Mapping[str, Any]) -> None:

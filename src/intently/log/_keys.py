@@ -45,6 +45,9 @@ def _merge_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
             for field_name, pick in (("first_signed", min), ("last_signed", max), ("retired", min)):
                 both = [v for v in (held.get(field_name), value.get(field_name)) if v is not None]
                 merged[field_name] = pick(both) if both else None
+            sizes = [v for v in (held.get("signed_sizes"), value.get("signed_sizes")) if isinstance(v, dict)]
+            if sizes:  # the larger bound of each stream: both sides are the one machine's signing
+                merged["signed_sizes"] = {s: max(d.get(s, 0) for d in sizes) for d in sizes for s in d}
             out[name] = merged
         else:
             out[name] = value
@@ -65,10 +68,16 @@ class PublicKeyEntry:
     first_signed: str | None = None
     last_signed: str | None = None
     retired: str | None = None
+    #: Per stream, the largest tree size this key had signed when it was retired (recorded by
+    #: rotation). A key is rotated because it may have leaked, and a leaked key can sign any
+    #: date it likes: a checkpoint's own date cannot show it was made after the retirement,
+    #: but a tree larger than the key ever signed can. ``None``: not retired, or retired
+    #: before this was recorded (then only the date is checked).
+    signed_sizes: dict[str, int] | None = None
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> dict[str, object]:
         raw = self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        return {
+        out: dict[str, object] = {
             "key_id": self.key_id,
             "algorithm": "ed25519",
             "public_key": base64.b64encode(raw).decode(),
@@ -77,6 +86,22 @@ class PublicKeyEntry:
             "last_signed": self.last_signed,
             "retired": self.retired,
         }
+        if self.signed_sizes is not None:  # only retired keys: other keys' lines stay as they were
+            out["signed_sizes"] = dict(sorted(self.signed_sizes.items()))
+        return out
+
+    def signed_beyond(self, stream: str, size: int) -> str | None:
+        """Why a signature of this key over ``stream`` at ``size`` cannot be its own from
+        before its retirement, or ``None`` when the recorded bound allows it."""
+        if self.retired is None or self.signed_sizes is None:
+            return None
+        bound = self.signed_sizes.get(stream, 0)
+        if size <= bound:
+            return None
+        return (
+            f"key {self.key_id} was retired at {self.retired} having signed stream {stream!r} up to size {bound}, "
+            f"so it cannot have signed size {size} (a retired key may have leaked: its date is not evidence)"
+        )
 
 
 class KeyRing:
@@ -125,6 +150,7 @@ class KeyRing:
                     item.get("first_signed"),
                     item.get("last_signed"),
                     item.get("retired"),
+                    _signed_sizes(item.get("signed_sizes"), f"{path}: {where}"),
                 )
             )
         return cls(entries)
@@ -233,6 +259,18 @@ class KeyRing:
             raise BadSignature(
                 f"checkpoint signature does not verify under key {key_id}", stream=stream, seq=seq
             ) from exc
+
+
+def _signed_sizes(value: object, where: str) -> dict[str, int] | None:
+    """A retired key's per-stream signed sizes. Anything but an object of non-negative
+    integers is refused, naming the entry: a bound that does not read must not be skipped."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value.values()
+    ):
+        raise InvalidInput("signed_sizes must map each stream to a tree size", where=where)
+    return {str(k): int(n) for k, n in value.items()}
 
 
 def _first_line(exc: BaseException) -> str:

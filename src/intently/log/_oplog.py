@@ -63,6 +63,8 @@ NO_KEY_HINT = (
 )
 
 _CHUNK = 5000
+#: ``log_meta`` key (plus the key id) a rotation sets, in its write transaction, for the key it retires.
+_RETIRED_META = "retired_key:"
 
 
 @dataclass
@@ -158,12 +160,16 @@ class OperationLog:
         keyring: KeyRing,
         origin: str,
         witness_path: Path | None = None,
+        keys_dir: Path | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.keyring = keyring
         self.origin = origin
         self.witness_path = witness_path
+        #: Where the keyring was loaded from: a long-running process (a server) reloads it
+        #: when another process rotated the key it holds, instead of signing with a retired key.
+        self.keys_dir = keys_dir
         #: False leaves the tracked witness file alone at checkpoints (the checkpoints are still
         #: signed into the database). Claude Code hooks append on every tool call: rewriting a
         #: tracked file each time kept the user's git tree dirty. The next checkpoint with this
@@ -293,12 +299,14 @@ class OperationLog:
         wanted = set(streams) if streams is not None else None
         made: list[Checkpoint] = []
         conflicts: list[LogIntegrityError] = []
+        stale: str | None = None
         with self.store.transaction(write=True) as tx:
+            stale = self._retired_elsewhere(tx)
             rows = tx.query(
                 "SELECT s.stream, s.size, s.frontier, (SELECT MAX(c.size) FROM log_checkpoints c "
                 "WHERE c.stream = s.stream) AS signed FROM log_streams s ORDER BY s.stream"
             )
-            for row in rows:
+            for row in [] if stale else rows:
                 stream = str(row["stream"])
                 if wanted is not None and stream not in wanted:
                     continue
@@ -325,9 +333,36 @@ class OperationLog:
             if self.witness_path is not None and self.witness_on_checkpoint and (made or catch_up):
                 conflicts = self._update_witness(tx)
         self._dirty.clear()
+        if stale is not None and not self._warned_unsigned:
+            self._warned_unsigned = True
+            sys.stderr.write(
+                f"intently: warning: operations not signed: this process's signing key {stale} was retired by "
+                "`intently log rotate-key` in another process and the new key cannot be loaded here; the next "
+                "command run with the new key signs them\n"
+            )
         if conflicts:
             raise conflicts[0]
         return made
+
+    def _retired_elsewhere(self, tx: Transaction) -> str | None:
+        """The id of the key this process holds when another process has retired it (``None``
+        while it is current). A process that loaded the keyring before a rotation would
+        otherwise go on signing with the retired key, and every such checkpoint fails
+        verification for good. The new key is loaded from :attr:`keys_dir` when it can be.
+        Read under the checkpoint's write lock, which the rotation holds while it retires."""
+        kid = self.keyring.current_key_id
+        if tx.scalar("SELECT value FROM log_meta WHERE key = ?", (_RETIRED_META + kid,)) is None:
+            return None
+        if self.keys_dir is not None:
+            fresh = KeyRing.load(self.keys_dir)
+            if (
+                fresh.can_sign
+                and tx.scalar("SELECT value FROM log_meta WHERE key = ?", (_RETIRED_META + fresh.current_key_id,))
+                is None
+            ):
+                self.keyring = fresh
+                return None
+        return kid
 
     def checkpoint_dirty(self) -> list[Checkpoint]:
         """Checkpoint only the streams this process appended to."""
@@ -507,17 +542,33 @@ class OperationLog:
         """
         self.checkpoint()
         old = self.keyring.current_key_id if self.keyring.can_sign else None
-        with self.store.transaction(write=False) as tx:
+        # One write transaction from reading what the old key signed to logging the rotation:
+        # no other process can sign with the old key in between (it would sign past the
+        # recorded bound), and one that tries later finds the key retired (_retired_elsewhere).
+        with self.store.transaction(write=True) as tx:
             ranges = tx.query(
                 "SELECT key_id, MIN(time) AS first, MAX(time) AS last FROM log_checkpoints GROUP BY key_id"
             )
-        for row in ranges:
-            entry = self.keyring.entries.get(str(row["key_id"]))
-            if entry is not None:
-                entry.first_signed, entry.last_signed = str(row["first"]), str(row["last"])
-        new = self.keyring.generate(format_time(self.clock.now()))
-        self.keyring.save(keys_dir)
-        with self.store.transaction(write=True) as tx:
+            for row in ranges:
+                entry = self.keyring.entries.get(str(row["key_id"]))
+                if entry is not None:
+                    entry.first_signed, entry.last_signed = str(row["first"]), str(row["last"])
+            if old is not None and old in self.keyring.entries:
+                # What the retiring key signed, per stream: once retired it vouches for nothing
+                # larger (a leaked key could otherwise sign new operations dated before retirement).
+                sizes = tx.query(
+                    "SELECT stream, MAX(size) AS size FROM log_checkpoints WHERE key_id = ? GROUP BY stream", (old,)
+                )
+                self.keyring.entries[old].signed_sizes = {str(r["stream"]): int(r["size"]) for r in sizes}
+            now = format_time(self.clock.now())
+            new = self.keyring.generate(now)
+            self.keyring.save(keys_dir)
+            if old is not None:
+                tx.execute(
+                    "INSERT INTO log_meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (_RETIRED_META + old, now),
+                )
             self.append(
                 tx,
                 namespace=namespace,
@@ -828,6 +879,9 @@ class OperationLog:
         """Signature, key validity period and origin of one checkpoint; errors name its size."""
         self.keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
         entry = self.keyring.entries[cp.key_id]
+        beyond = entry.signed_beyond(cp.stream, cp.size)
+        if beyond is not None:
+            raise BadSignature(f"checkpoint at size {cp.size}: {beyond}", stream=cp.stream, seq=cp.size)
         if entry.retired is not None and cp.time > entry.retired:
             raise BadSignature(
                 f"checkpoint at size {cp.size} signed by key {cp.key_id} after it was retired at {entry.retired}",
