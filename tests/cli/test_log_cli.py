@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from intently import Actor, Permission
+from intently.log import Checkpoint
 
 from .conftest import library, run
 
@@ -142,6 +146,31 @@ def test_rotate_key_then_verify_with_the_public_keyring_only(busy_home: Path, tm
         "not a checkpoint"
         in run("log", "verify-checkpoint", str(old_checkpoint), "--keys", str(public), cwd=tmp_path).error_line()
     )
+
+
+def test_verify_checkpoint_refuses_a_retired_keys_backdated_checkpoint_of_a_newer_tree(
+    busy_home: Path, tmp_path: Path
+) -> None:
+    """An auditor with only the public keyring: a checkpoint the leaked, since-retired key signed
+    over a tree larger than it ever signed, dated before its retirement, was reported ok."""
+    pem = (busy_home / ".intently" / "keys" / "private" / "log-ed25519.pem").read_bytes()
+    old_key = serialization.load_pem_private_key(pem, password=None)
+    assert isinstance(old_key, Ed25519PrivateKey)
+    witness = busy_home / ".intently" / "checkpoints.json"
+    (entry,) = (v for k, v in json.loads(witness.read_text()).items() if k.startswith("db:"))
+    signed = entry["streams"]["proj"]
+    assert run("log", "rotate-key", cwd=busy_home).code == 0
+    forged = Checkpoint("intently/proj", "proj", signed["size"] + 1, bytes(32), signed["time"], signed["key_id"], b"")
+    forged = replace(forged, signature=old_key.sign(forged.signed_body()))
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged.to_json()))
+    public = busy_home / ".intently" / "keys" / "public.json"
+    result = run("log", "verify-checkpoint", str(path), "--keys", str(public), cwd=tmp_path, actor=None)
+    assert result.code == 8
+    assert result.error_line().startswith(f"error: stream 'proj' at seq {signed['size'] + 1}: checkpoint at size")
+    assert "retired" in result.error_line()
+    path.write_text(json.dumps(signed))  # what the key really signed still checks
+    assert run("log", "verify-checkpoint", str(path), "--keys", str(public), cwd=tmp_path, actor=None).code == 0
 
 
 def test_non_owners_verify_the_streams_they_may_read(busy_home: Path) -> None:

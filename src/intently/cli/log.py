@@ -203,4 +203,5 @@ def verify_checkpoint(
     if not ring.entries:
         raise InvalidInput("no public keys", where=str(keys))
     ring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
+    ring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
     emit({"ok": True, "stream": cp.stream, "size": cp.size, "key_id": cp.key_id}, as_json)

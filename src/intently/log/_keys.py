@@ -260,6 +260,21 @@ class KeyRing:
                 f"checkpoint signature does not verify under key {key_id}", stream=stream, seq=seq
             ) from exc
 
+    def check_retirement(self, key_id: str, stream: str, size: int, time: str) -> None:
+        """Raise :class:`BadSignature` when ``key_id`` (whose signature checked) cannot have made a
+        checkpoint of ``stream`` at ``size`` dated ``time`` before its retirement: dated after it,
+        or of a tree larger than it had signed (its date then is no evidence: it may have leaked)."""
+        entry = self.entries[key_id]
+        beyond = entry.signed_beyond(stream, size)
+        if beyond is not None:
+            raise BadSignature(f"checkpoint at size {size}: {beyond}", stream=stream, seq=size)
+        if entry.retired is not None and time > entry.retired:
+            raise BadSignature(
+                f"checkpoint at size {size} signed by key {key_id} after it was retired at {entry.retired}",
+                stream=stream,
+                seq=size,
+            )
+
 
 def _signed_sizes(value: object, where: str) -> dict[str, int] | None:
     """A retired key's per-stream signed sizes. Anything but an object of non-negative

@@ -878,16 +878,7 @@ class OperationLog:
     def _verify_signature(self, cp: Checkpoint) -> None:
         """Signature, key validity period and origin of one checkpoint; errors name its size."""
         self.keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
-        entry = self.keyring.entries[cp.key_id]
-        beyond = entry.signed_beyond(cp.stream, cp.size)
-        if beyond is not None:
-            raise BadSignature(f"checkpoint at size {cp.size}: {beyond}", stream=cp.stream, seq=cp.size)
-        if entry.retired is not None and cp.time > entry.retired:
-            raise BadSignature(
-                f"checkpoint at size {cp.size} signed by key {cp.key_id} after it was retired at {entry.retired}",
-                stream=cp.stream,
-                seq=cp.size,
-            )
+        self.keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
         if cp.origin != self.origin:
             raise BadSignature(
                 f"checkpoint origin {cp.origin!r} is not this log's {self.origin!r}", stream=cp.stream, seq=cp.size
