@@ -30,6 +30,7 @@ STREAM_KEYS = {
     "error",
     "error_type",
     "bad_seq",
+    "bad_id",
 }
 
 
@@ -50,7 +51,13 @@ def test_verify_passes_on_a_clean_log_and_names_the_first_bad_seq_after_tamperin
     assert data["other_databases"] == [] and data["database"]
     (stream,) = data["streams"]
     assert set(stream) == STREAM_KEYS
-    assert (stream["stream"], stream["size"], stream["witnessed_size"], stream["bad_seq"]) == ("proj", 6, 6, None)
+    assert (stream["stream"], stream["size"], stream["witnessed_size"], stream["bad_seq"], stream["bad_id"]) == (
+        "proj",
+        6,
+        6,
+        None,
+        None,
+    )
     db = busy_home / ".intently" / "state" / "intently.db"
     with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE log_ops SET payload = replace(payload, 'read', 'admin') WHERE stream = 'proj' AND seq = 4")
@@ -58,11 +65,14 @@ def test_verify_passes_on_a_clean_log_and_names_the_first_bad_seq_after_tamperin
     assert tampered.code == 8
     line = tampered.error_line()
     assert line.startswith("error: log does not verify (LeafMismatch): stream 'proj' at seq 4:"), line
+    with closing(sqlite3.connect(db)) as conn:
+        (op_id,) = conn.execute("SELECT id FROM log_ops WHERE stream = 'proj' AND seq = 4").fetchone()
+    assert line.endswith(f"(operation {op_id!r})"), line  # the row, by the id an auditor looks up
     assert "NO" in tampered.stdout  # the table still shows every stream
     as_json = run("log", "verify", "--json", cwd=busy_home)
     assert as_json.code == 8
     (bad,) = as_json.json["streams"]
-    assert (bad["ok"], bad["error_type"], bad["bad_seq"]) == (False, "LeafMismatch", 4)
+    assert (bad["ok"], bad["error_type"], bad["bad_seq"], bad["bad_id"]) == (False, "LeafMismatch", 4, op_id)
 
 
 def test_verify_strict_fails_on_unsigned_operations(busy_home: Path) -> None:

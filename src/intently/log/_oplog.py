@@ -77,6 +77,9 @@ class StreamReport:
     error: str | None = None
     error_type: str | None = None
     bad_seq: int | None = None
+    #: The id of the operation stored at ``bad_seq``, if one is: the seq alone moves when rows
+    #: are deleted or renumbered, the id names the row an auditor looks up.
+    bad_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -93,6 +96,7 @@ class StreamReport:
             "error": self.error,
             "error_type": self.error_type,
             "bad_seq": self.bad_seq,
+            "bad_id": self.bad_id,
         }
 
 
@@ -288,10 +292,12 @@ class OperationLog:
         tracked witness file (unless :attr:`witness_on_checkpoint` is off). Called at the end
         of every command that appended.
 
-        The witness file is written inside the same write transaction, so concurrent
-        processes update it one at a time and it never goes backwards. A witnessed
-        checkpoint the database disagrees with (a rolled-back or rewritten database) is
-        kept, not overwritten, and the call raises once the new checkpoints are committed.
+        The witness file is written once the new checkpoints are committed, in a write
+        transaction of its own: concurrent processes update it one at a time and it never goes
+        backwards, and a process killed while writing it cannot leave it witnessing a
+        checkpoint the database never committed (every later command would then fail as if
+        the database had been rolled back). A witnessed checkpoint the database disagrees with
+        (a rolled-back or rewritten database) is kept, not overwritten, and the call raises.
         """
         if not self.keyring.can_sign:
             self._warn_unsigned(streams)
@@ -330,9 +336,10 @@ class OperationLog:
             # witness up with checkpoints signed while it was left alone, even when no stream
             # grew since (a database that never signed has nothing to witness).
             catch_up = wanted is None and self._read_database_id(tx) is not None
-            if self.witness_path is not None and self.witness_on_checkpoint and (made or catch_up):
-                conflicts = self._update_witness(tx)
         self._dirty.clear()
+        if self.witness_path is not None and self.witness_on_checkpoint and (made or catch_up):
+            with self.store.transaction(write=True) as tx:
+                conflicts = self._update_witness(tx)
         if stale is not None and not self._warned_unsigned:
             self._warned_unsigned = True
             sys.stderr.write(
@@ -717,8 +724,19 @@ class OperationLog:
                 rep.error = str(exc)
                 rep.error_type = type(exc).__name__
                 rep.bad_seq = exc.seq
+                rep.bad_id = self._id_at(stream, exc.seq)
+                if rep.bad_id is not None:
+                    rep.error += f" (operation {rep.bad_id!r})"
             report.streams.append(rep)
         return report
+
+    def _id_at(self, stream: str, seq: int | None) -> str | None:
+        """The id stored at ``seq`` (shortened: after tampering it is anyone's text), if any."""
+        if seq is None:
+            return None
+        with self.store.transaction(write=False) as tx:
+            value = tx.scalar("SELECT id FROM log_ops WHERE stream = ? AND seq = ?", (stream, seq))
+        return None if value is None else str(value)[:80]
 
     def _check_other(self, database: str, cp: Checkpoint) -> OtherDatabaseEntry:
         """What can be checked of another database's witnessed checkpoint: its signature."""
