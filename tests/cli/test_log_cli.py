@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from intently import Actor, Permission
-from intently.log import Checkpoint
+from intently.log import Checkpoint, canonical_json, inclusion_proof, leaf_hash, root_hash
 
 from .conftest import library, run
 
@@ -194,3 +194,35 @@ def test_non_owners_verify_the_streams_they_may_read(busy_home: Path) -> None:
     assert [s["stream"] for s in bob.json["streams"]] == ["proj"]
     owner = run("log", "verify", cwd=busy_home)
     assert owner.error_line().startswith("error: log does not verify (LeafMismatch): stream 'other' at seq 1:")
+
+
+def test_verify_proof_checks_proofs_offline_with_the_public_keyring_only(busy_home: Path, tmp_path: Path) -> None:
+    """The documented way for someone without the database: print the proof, hand it over with
+    keys/public.json, check it anywhere. Before, only the Python API could check a proof, and
+    nothing tied the proof's root to a signature unless the auditor wired that up themselves."""
+    public = busy_home / ".intently" / "keys" / "public.json"
+    inclusion, consistency = tmp_path / "inclusion.json", tmp_path / "consistency.json"
+    inclusion.write_text(run("log", "proof", "3", "--json", cwd=busy_home).stdout)
+    consistency_doc = run("log", "consistency", "1", "--json", cwd=busy_home).json
+    assert consistency_doc["old_checkpoint"]["size"] == 1 and consistency_doc["new_checkpoint"]["size"] == 6
+    consistency.write_text(json.dumps(consistency_doc))
+    ok = run("log", "verify-proof", str(inclusion), "--keys", str(public), "--json", cwd=tmp_path, actor=None)
+    assert ok.code == 0, ok.stderr
+    assert (ok.json["kind"], [c["size"] for c in ok.json["checkpoints"]]) == ("inclusion", [6])
+    ok = run("log", "verify-proof", str(consistency), "--keys", str(public), cwd=tmp_path, actor=None)
+    assert ok.code == 0, ok.stderr
+    doc = json.loads(inclusion.read_text())
+    doc["operation"]["payload"]["permission"] = "admin"  # a lie, with the path rebuilt around it
+    leaves = [bytes([i]) * 32 for i in range(6)]
+    leaves[2] = leaf_hash(canonical_json(doc["operation"]))
+    doc.update(
+        leaf_hash=leaves[2].hex(),
+        root=root_hash(leaves).hex(),
+        proof=[h.hex() for h in inclusion_proof(leaves, 2)],
+    )
+    inclusion.write_text(json.dumps(doc))
+    bad = run("log", "verify-proof", str(inclusion), "--keys", str(public), cwd=tmp_path, actor=None)
+    assert bad.code == 8
+    assert (
+        bad.error_line() == "error: stream 'proj' at seq 6: the signed checkpoint's root at size 6 is not the proof's"
+    )

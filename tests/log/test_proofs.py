@@ -9,8 +9,18 @@ from typing import Any
 import pytest
 
 from intently import InvalidInput, NotFound
-from intently.core.errors import ProofError
-from intently.log import verify_consistency_proof, verify_inclusion_proof
+from intently.core.errors import BadSignature, ProofError
+from intently.log import (
+    Checkpoint,
+    KeyRing,
+    canonical_json,
+    inclusion_proof,
+    leaf_hash,
+    root_hash,
+    verify_anchored_proof,
+    verify_consistency_proof,
+    verify_inclusion_proof,
+)
 
 from .conftest import STREAM, LoggedHome
 
@@ -127,3 +137,66 @@ def test_proofs_beyond_the_stream_are_not_found(logged: LoggedHome) -> None:
             ix.log.inclusion_proof(STREAM, 2, size=20)
         with pytest.raises(NotFound):
             ix.log.consistency_proof(STREAM, 2, 20)
+
+
+def _made_up_tree(operation: dict[str, Any], seq: int, size: int) -> dict[str, Any]:
+    """A forger's proof: ``operation`` placed in a tree of the forger's own making. Its
+    arithmetic is flawless; only a signed checkpoint can tell it is not the log's tree."""
+    leaves = [bytes([i]) * 32 for i in range(size)]
+    leaves[seq - 1] = leaf_hash(canonical_json(operation))
+    return {
+        "stream": STREAM,
+        "seq": seq,
+        "leaf_index": seq - 1,
+        "tree_size": size,
+        "leaf_hash": leaves[seq - 1].hex(),
+        "root": root_hash(leaves).hex(),
+        "proof": [h.hex() for h in inclusion_proof(leaves, seq - 1)],
+        "operation": operation,
+    }
+
+
+def test_anchored_proofs_verify_with_the_public_keyring_alone(logged: LoggedHome) -> None:
+    """What an auditor without the database can check: the proof, and that a valid signature
+    states each tree head it relates. A proof nothing signed binds nothing."""
+    ring = KeyRing.load_public(logged.project / ".intently" / "keys" / "public.json")
+    with logged.open() as ix:
+        proof = ix.log.inclusion_proof(STREAM, 3)  # in the tree of the latest checkpoint, size 8
+        cp4, cp8 = ix.log.checkpoint_at(STREAM, 4), ix.log.checkpoint_at(STREAM, 8)
+        consistency = ix.log.consistency_proof(STREAM, 4, 8)
+        assert ix.log.checkpoint_at(STREAM, 5) is None
+    assert cp4 is not None and cp8 is not None
+    done = verify_anchored_proof({**proof, "checkpoint": cp8.to_json()}, ring)
+    assert (done["kind"], [c["size"] for c in done["checkpoints"]]) == ("inclusion", [8])
+    with pytest.raises(ProofError, match="no signed checkpoint states the tree of size 8"):
+        verify_anchored_proof(proof, ring)  # nothing carried, nothing held
+    assert verify_anchored_proof(proof, ring, [cp8])["ok"]  # held by the auditor instead
+
+    forged_op = copy.deepcopy(proof["operation"])
+    forged_op["payload"]["permission"] = "admin"
+    forged = _made_up_tree(forged_op, 3, 8)
+    verify_inclusion_proof(forged)  # the path checks out against its own root...
+    with pytest.raises(ProofError, match="root at size 8 is not the proof's") as caught:
+        verify_anchored_proof({**forged, "checkpoint": cp8.to_json()}, ring)  # ...not against the signed one
+    assert (caught.value.stream, caught.value.seq) == (STREAM, 8)
+    with pytest.raises(ProofError, match="no signed checkpoint"):
+        verify_anchored_proof(forged, ring)
+    bad_signature = {**cp8.to_json(), "root": forged["root"]}  # the forger's root in a checkpoint
+    with pytest.raises(BadSignature):
+        verify_anchored_proof({**forged, "checkpoint": bad_signature}, ring)
+
+    both = {**consistency, "old_checkpoint": cp4.to_json(), "new_checkpoint": cp8.to_json()}
+    assert [c["size"] for c in verify_anchored_proof(both, ring)["checkpoints"]] == [4, 8]
+    with pytest.raises(ProofError, match="size 4") as caught:
+        verify_anchored_proof({**both, "old_checkpoint": None}, ring)
+    assert caught.value.seq == 4
+    assert verify_anchored_proof({**both, "old_checkpoint": None}, ring, [cp4])["ok"]
+    with pytest.raises(ProofError, match="not of a tree this proof relates"):
+        verify_anchored_proof(both, ring, [_checkpoint_at_1(logged)])
+
+
+def _checkpoint_at_1(logged: LoggedHome) -> Checkpoint:
+    with logged.open() as ix:
+        cp = ix.log.checkpoint_at(STREAM, 1)
+    assert cp is not None
+    return cp

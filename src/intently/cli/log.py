@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .._intently import _load_engines
 from ..access import Permission
 from ..core.errors import InvalidInput, LogIntegrityError, NotFound, RootMismatch
-from ..log import NO_KEY_HINT, Checkpoint, KeyRing, OperationLog, verify_consistency_proof, verify_inclusion_proof
+from ..log import (
+    NO_KEY_HINT,
+    Checkpoint,
+    KeyRing,
+    OperationLog,
+    verify_anchored_proof,
+    verify_consistency_proof,
+    verify_inclusion_proof,
+)
 from ..log import replay as replay_log
 from ..store import open_store
 from ._common import JsonOpt, emit, open_home, out, progress_bar, table
@@ -127,12 +135,19 @@ def consistency(
     new_size: Annotated[int | None, typer.Argument(help="The newer tree size (default: current).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Consistency proof that the tree at OLD_SIZE is a prefix of the tree at NEW_SIZE."""
+    """Consistency proof that the tree at OLD_SIZE is a prefix of the tree at NEW_SIZE.
+
+    Carries the signed checkpoints of both sizes where they exist, so that `intently log
+    verify-proof` can check it with the public keyring alone."""
     with open_home(ctx) as ix:
         ix.require(Permission.READ)
         data = ix.log.consistency_proof(ix.namespace, old_size, new_size)
+        old_cp = ix.log.checkpoint_at(ix.namespace, data["old_size"])
+        new_cp = ix.log.checkpoint_at(ix.namespace, data["new_size"])
     verify_consistency_proof(data)
     data["verified"] = True
+    data["old_checkpoint"] = old_cp.to_json() if old_cp else None
+    data["new_checkpoint"] = new_cp.to_json() if new_cp else None
     emit(data, as_json)
 
 
@@ -184,6 +199,59 @@ def replay(
     )
 
 
+@log_app.command("verify-proof")
+def verify_proof(
+    proof_file: Annotated[
+        Path, typer.Argument(help="A proof as `log proof --json` or `log consistency --json` print it.")
+    ],
+    keys: Annotated[Path, typer.Option(help="The public keyring (keys/public.json).")],
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option(help="A signed checkpoint you hold (JSON), e.g. from the witness file's history; repeatable."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check an inclusion or consistency proof with only the public keyring (no home needed):
+    the proof itself, and that a valid signed checkpoint states every tree head it relates."""
+    doc = _read_json_file(proof_file, "proof")
+    held = []
+    for path in checkpoint or []:
+        try:
+            held.append(Checkpoint.from_json(_read_json_file(path, "checkpoint")))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise InvalidInput(f"not a checkpoint: {exc}", where=str(path)) from exc
+    ring = _public_ring(keys)
+    if not isinstance(doc, dict):
+        raise InvalidInput("not a JSON object", where=str(proof_file))
+    result = verify_anchored_proof(doc, ring, held)
+    emit(
+        result,
+        as_json,
+        lambda d: out.print(
+            f"{d['kind'].capitalize()} proof of stream {d['stream']!r} verifies, signed at size(s) "
+            + ", ".join(f"{c['size']} (key {c['key_id']})" for c in d["checkpoints"])
+        ),
+    )
+
+
+def _read_json_file(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"cannot read: {exc.strerror}", where=str(path)) from exc
+    except ValueError as exc:
+        raise InvalidInput(f"not a {what}: {exc}", where=str(path)) from exc
+
+
+def _public_ring(keys: Path) -> KeyRing:
+    if not keys.is_file():  # else an empty keyring, reported as "no public keys": a typo'd path would not show
+        raise InvalidInput("no such keyring file", where=str(keys))
+    ring = KeyRing.load_public(keys)
+    if not ring.entries:
+        raise InvalidInput("no public keys", where=str(keys))
+    return ring
+
+
 @log_app.command("verify-checkpoint")
 def verify_checkpoint(
     checkpoint_file: Annotated[Path, typer.Argument(help="A checkpoint JSON file.")],
@@ -197,11 +265,7 @@ def verify_checkpoint(
         raise InvalidInput(f"cannot read: {exc.strerror}", where=str(checkpoint_file)) from exc
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InvalidInput(f"not a checkpoint: {exc}", where=str(checkpoint_file)) from exc
-    if not keys.is_file():  # else an empty keyring, reported as "no public keys": a typo'd path would not show
-        raise InvalidInput("no such keyring file", where=str(keys))
-    ring = KeyRing.load_public(keys)
-    if not ring.entries:
-        raise InvalidInput("no public keys", where=str(keys))
+    ring = _public_ring(keys)
     ring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
     ring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
     emit({"ok": True, "stream": cp.stream, "size": cp.size, "key_id": cp.key_id}, as_json)

@@ -16,7 +16,7 @@ from ._merkle import (
 )
 from ._operation import Operation, canonical_json, canonical_operation, policy_version
 from ._oplog import NO_KEY_HINT, OperationLog, OtherDatabaseEntry, StreamReport, VerifyReport
-from ._proofs import verify_consistency_proof, verify_inclusion_proof
+from ._proofs import verify_anchored_proof, verify_consistency_proof, verify_inclusion_proof
 from ._replay import Applier, register_applier, registered_appliers, replay
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "registered_appliers",
     "replay",
     "root_hash",
+    "verify_anchored_proof",
     "verify_consistency",
     "verify_consistency_proof",
     "verify_inclusion",

@@ -461,6 +461,12 @@ class OperationLog:
         )
         return {str(r["stream"]): _checkpoint_from_row(r) for r in rows}
 
+    def checkpoint_at(self, stream: str, size: int) -> Checkpoint | None:
+        """The signed checkpoint of ``stream`` at exactly ``size``, if one was made."""
+        with self.store.transaction(write=False) as tx:
+            row = tx.one("SELECT * FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, size))
+        return None if row is None else _checkpoint_from_row(row)
+
     def write_witness(self) -> None:
         """Bring the tracked witness file up to the database's latest checkpoints.
 

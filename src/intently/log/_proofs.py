@@ -7,14 +7,16 @@ Failures are :class:`ProofError` naming the stream and the sequence number conce
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.errors import InvalidInput, ProofError
+from ._checkpoint import Checkpoint
+from ._keys import KeyRing
 from ._merkle import leaf_hash, verify_consistency, verify_inclusion
 from ._operation import canonical_json
 
-__all__ = ["verify_consistency_proof", "verify_inclusion_proof"]
+__all__ = ["verify_anchored_proof", "verify_consistency_proof", "verify_inclusion_proof"]
 
 
 def verify_inclusion_proof(proof: Mapping[str, Any]) -> None:
@@ -76,3 +78,68 @@ def _hashes(values: Any) -> list[bytes]:
     if not isinstance(values, list):
         raise InvalidInput("missing or not a list", where="proof.proof")
     return [_hash(v) for v in values]
+
+
+def verify_anchored_proof(
+    proof: Mapping[str, Any], keyring: KeyRing, checkpoints: Sequence[Checkpoint] = ()
+) -> dict[str, Any]:
+    """Check a proof document offline, with only the public keyring: the proof's arithmetic,
+    then that a signed checkpoint states each tree head it relates to (the checkpoints the
+    document carries, plus ``checkpoints`` the verifier holds, say from the witness file's git
+    history). A proof path alone binds nothing to the log: anyone can build a tree around any
+    leaf, so a tree head no valid signature covers is a :class:`ProofError` naming its size.
+
+    Returns what was checked: the kind, stream and each anchoring checkpoint's size and key.
+    """
+    if "operation" in proof:
+        kind = "inclusion"
+        verify_inclusion_proof(proof)
+        heads = {_field(proof, "tree_size", int): str(proof.get("root")).lower()}
+        carried = [proof.get("checkpoint")]
+    elif "old_size" in proof:
+        kind = "consistency"
+        verify_consistency_proof(proof)
+        heads = {
+            _field(proof, "old_size", int): str(proof.get("old_root")).lower(),
+            _field(proof, "new_size", int): str(proof.get("new_root")).lower(),
+        }
+        carried = [proof.get("old_checkpoint"), proof.get("new_checkpoint")]
+    else:
+        raise InvalidInput("neither an inclusion proof (operation) nor a consistency proof (old_size)", where="proof")
+    stream = _field(proof, "stream", str)
+    anchors: list[Checkpoint] = []
+    for n, data in enumerate(c for c in carried if c is not None):
+        try:
+            anchors.append(Checkpoint.from_json(data))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInput(f"not a checkpoint: {exc}", where=f"proof checkpoint {n + 1}") from exc
+    anchored: dict[int, Checkpoint] = {}
+    for cp in [*anchors, *checkpoints]:
+        keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
+        keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
+        if cp.stream != stream or cp.size not in heads:
+            raise ProofError(
+                f"the checkpoint of stream {cp.stream!r} at size {cp.size} is not of a tree this proof relates "
+                f"(sizes {', '.join(map(str, sorted(heads)))})",
+                stream=stream,
+                seq=cp.size,
+            )
+        if cp.root.hex() != heads[cp.size]:
+            raise ProofError(
+                f"the signed checkpoint's root at size {cp.size} is not the proof's", stream=stream, seq=cp.size
+            )
+        anchored[cp.size] = cp
+    for size in sorted(heads):
+        if size not in anchored:
+            raise ProofError(
+                f"no signed checkpoint states the tree of size {size}, so nothing binds the proof to the log "
+                "(give one with --checkpoint, e.g. from the witness file's history)",
+                stream=stream,
+                seq=size,
+            )
+    return {
+        "ok": True,
+        "kind": kind,
+        "stream": stream,
+        "checkpoints": [{"size": s, "key_id": cp.key_id, "time": cp.time} for s, cp in sorted(anchored.items())],
+    }
