@@ -185,3 +185,30 @@ def test_damage_that_is_not_a_union_merge_is_still_an_error() -> None:
     text = _file({"m": {"proj": 3}}).replace('"database": "m"},', '"database": "other"},')
     with pytest.raises(InvalidInput, match=r"unreadable"):
         Witness.parse(text[:-3], "w")
+
+
+def test_a_rollback_of_the_database_and_the_working_witness_is_caught_against_the_pushed_witness(
+    logged: LoggedHome, tmp_path: Path
+) -> None:
+    """Whoever can restore the database from an old copy can also put the working copy of
+    checkpoints.json back (or delete it): the home's own verify then passes. The copy already
+    committed and pushed is what an outsider holds; verify had no way to be pointed at it."""
+    git = ["git", "-C", str(logged.project), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", ".intently/checkpoints.json"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "witness at 8"], check=True)
+    pushed = tmp_path / "pushed-witness.json"
+    shown = subprocess.run([*git, "show", "HEAD:.intently/checkpoints.json"], check=True, capture_output=True)
+    pushed.write_bytes(shown.stdout)
+
+    for suffix in ("", "-wal", "-shm"):  # the attacker's rollback: the old database, no witness
+        Path(f"{logged.db}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(logged.backup_at_4, logged.db)
+    logged.witness.unlink()
+    assert logged.verify().ok  # the home alone cannot tell
+
+    with logged.open() as ix:
+        report = ix.log.verify(witness_file=pushed)
+        assert only_failure(report) == ("RolledBack", 5)
+        with pytest.raises(InvalidInput, match="no such witness file"):
+            ix.log.verify(witness_file=tmp_path / "missing.json")

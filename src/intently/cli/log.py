@@ -59,6 +59,13 @@ def show(
 def verify(
     ctx: typer.Context,
     strict: Annotated[bool, typer.Option(help="Also fail on operations no checkpoint covers yet.")] = False,
+    witness: Annotated[
+        Path | None,
+        typer.Option(
+            help="Check against this copy of checkpoints.json instead of the home's (e.g. the pushed one, "
+            "from `git show origin/main:.intently/checkpoints.json`)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Recompute every leaf, tree and signature; exit 0 only when all check.
@@ -73,7 +80,7 @@ def verify(
             raise NotFound(f"{ix.actor} may read no namespace, so there is no stream to verify")
         total = sum(ix.log.size(s) for s in (streams or ix.log.streams()))
         with progress_bar("verifying", total) as bar:
-            report = ix.log.verify(streams, progress=bar.advance)
+            report = ix.log.verify(streams, progress=bar.advance, witness_file=witness)
     data = report.to_json()
     failed = [s for s in report.streams if not s.ok or (strict and s.unsigned_tail)]
 

@@ -708,16 +708,30 @@ class OperationLog:
     # -- verification ---------------------------------------------------------
 
     def verify(
-        self, streams: Iterable[str] | None = None, *, progress: Callable[[int], None] | None = None
+        self,
+        streams: Iterable[str] | None = None,
+        *,
+        progress: Callable[[int], None] | None = None,
+        witness_file: Path | None = None,
     ) -> VerifyReport:
         """Recompute every leaf and tree, check every checkpoint and the witness file.
+
+        ``witness_file`` checks against another copy of the witness file instead of the
+        home's: whoever can roll the database back can roll the working copy of the file back
+        too, but not the copy already pushed (``git show origin/main:.intently/checkpoints.json``).
 
         Never raises for integrity problems: each stream's report names the first error,
         its type and the first bad sequence number.
         """
         with self.store.transaction(write=False) as tx:
             db_id = self._read_database_id(tx)
-        witness, others = self._split_witness(self.read_witness_file(), db_id)
+        if witness_file is not None:
+            if not witness_file.is_file():  # an empty witness would check nothing: not a pass
+                raise InvalidInput("no such witness file", where=str(witness_file))
+            held = Witness.parse(witness_file.read_text(encoding="utf-8"), str(witness_file))
+        else:
+            held = self.read_witness_file()
+        witness, others = self._split_witness(held, db_id)
         report = VerifyReport(database=db_id)
         names = sorted(self._all_streams() | set(witness)) if streams is None else sorted(set(streams))
         shown = None if streams is None else set(streams)
