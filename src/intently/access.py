@@ -3,6 +3,11 @@
 Default deny for everyone but the home's owner. Grants and revocations are operations in
 the log of the namespace they concern. A caller that may not read a namespace gets the
 same :class:`NotFound` whether or not the namespace exists.
+
+An agent acting on behalf of a person (``agent:mcp for user:alice``) holds that person's
+permissions except :attr:`Permission.ADMIN`: whoever steers the agent (a prompt injection in
+a page it read) must not grant, revoke or make tokens. Some acts are a person's whatever the
+permissions (:func:`require_person`): language proposes, people decide.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from .store import Transaction, register_migration
 if TYPE_CHECKING:
     from ._runtime import Runtime
 
-__all__ = ["Access", "Permission"]
+__all__ = ["Access", "Permission", "require_person"]
 
 register_migration(
     "access",
@@ -62,6 +67,8 @@ class Access:
         return str(actor) == str(self.owner)
 
     def permissions(self, actor: Actor, namespace: str, tx: Transaction | None = None) -> set[Permission]:
+        if actor.on_behalf_of is not None:  # the person's, never administering (module docstring)
+            return self.permissions(actor.on_behalf_of, namespace, tx) - {Permission.ADMIN}
         if self.is_owner(actor):
             return set(Permission)
         sql = "SELECT permission FROM access_grants WHERE namespace = ? AND actor = ?"
@@ -92,6 +99,8 @@ class Access:
             raise PermissionDenied(f"{actor} lacks {permission.value} in namespace {namespace!r}")
 
     def readable_namespaces(self, actor: Actor) -> list[str]:
+        if actor.on_behalf_of is not None:
+            return self.readable_namespaces(actor.on_behalf_of)
         with self._rt.store.transaction(write=False) as tx:
             if self.is_owner(actor):
                 rows = tx.query("SELECT stream AS namespace FROM log_streams UNION SELECT namespace FROM access_grants")
@@ -150,6 +159,17 @@ class Access:
                 (ns,),
             )
         return [{k: str(v) for k, v in r.items()} for r in rows]
+
+
+def require_person(actor: Actor, act: str, *, instead: str) -> None:
+    """Raise unless ``actor`` is a person acting for itself (a ``user:`` actor, not an agent for one).
+
+    For the acts that turn a proposal into what the project holds true: an agent that could
+    confirm a candidate could confirm what it proposed itself, or what a prompt injection made it
+    propose. ``instead`` tells the person how to do it themselves.
+    """
+    if not actor.is_person:
+        raise PermissionDenied(f"{actor} cannot {act}: that is a person's decision, not an agent's; {instead}")
 
 
 def _apply_grant(tx: Transaction, op: Operation) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from intently import Intently, InvalidInput, InvalidTransition, ManualClock
 from intently.goals import CLEAR, EpistemicType, Goals, SourceType
+from tests._config import set_config
 
 
 def test_a_proposal_waits_for_review_as_inferred(goals: Goals) -> None:
@@ -71,15 +72,51 @@ def test_promotion_is_an_epistemic_transition(ix: Intently) -> None:
         ix.goals.promote(proposed.id)
 
 
+def _agents_may_review(ix: Intently) -> Intently:
+    """The same home reopened after its owner set ``[review] agents_may_review = true``."""
+    set_config(ix.home.config_path, "review", "agents_may_review", "true")
+    return Intently.open(ix.home.path, actor="user:alice", clock=ix.runtime.clock)
+
+
 def test_an_agent_confirming_keeps_the_system_source(ix: Intently) -> None:
+    """Where the home lets agents review (RFC-0013's ASSERTED row for an agent), an agent's
+    confirmation keeps the inferred source and confidence: it is not a person's word."""
     from intently import Actor, Permission
 
     ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
     proposed = ix.goals.propose("GOAL", "Cut the release", evidence_id="t").intent
     assert proposed is not None
-    promoted = ix.as_actor("agent:claude").goals.promote(proposed.id)
+    with _agents_may_review(ix) as opted:
+        promoted = opted.as_actor("agent:claude").goals.promote(proposed.id)
     assert promoted.source_type is SourceType.SYSTEM_INFERRED
     assert promoted.confidence == 0.60
+
+
+@pytest.mark.parametrize("act", ["promote", "dismiss", "edit", "complete", "cancel", "hold"])
+def test_an_agent_cannot_decide_a_candidate(ix: Intently, act: str) -> None:
+    """Language proposes, people decide: an agent with write access (an agent's token, or the MCP
+    server acting for a person) used to confirm candidates, its own proposals included, so a
+    prompt injection it read could become an asserted goal. Each act that settles or rewords a
+    candidate is refused, naming `intently review`, and the candidate still waits for a person."""
+    from intently import Actor, Permission, PermissionDenied
+
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    proposed = ix.goals.propose("GOAL", "Cut the release", evidence_id="t").intent
+    assert proposed is not None
+    for agent in (ix.as_actor("agent:claude"), ix.as_actor(Actor.delegate("mcp", ix.actor))):
+        calls = {
+            "promote": lambda g: g.promote(proposed.id),
+            "dismiss": lambda g: g.dismiss(proposed.id),
+            "edit": lambda g: g.edit(proposed.id, text="Cut the release today"),
+            "complete": lambda g: g.complete(proposed.id),
+            "cancel": lambda g: g.cancel(proposed.id),
+            "hold": lambda g: g.hold(proposed.id),
+        }
+        with pytest.raises(PermissionDenied, match=r"a person's decision.*intently review"):
+            calls[act](agent.goals)
+    (waiting,) = ix.goals.review_queue()
+    assert (waiting.id, waiting.version, waiting.value) == (proposed.id, proposed.version, "Cut the release")
+    assert ix.goals.promote(proposed.id).source_type is SourceType.USER_STATED  # the person still can
 
 
 def test_asserted_intents_cannot_be_dismissed(goals: Goals) -> None:

@@ -734,3 +734,33 @@ def test_a_damaged_session_record_blocks_and_says_how_to_get_out(
     assert "remove the file to start this session's record over" in result.stderr and str(record) in result.stderr
     record.unlink()
     assert handle(read).exit_code == 0
+
+
+def test_the_prompt_is_the_persons_and_the_mcp_servers_acts_the_agents(
+    ix: Intently, project: Path, run_hook: HookRunner
+) -> None:
+    """Side by side in one Claude Code session, as installed: the hook acts as the person, so a
+    decision in her prompt is recorded as hers; the MCP server, started with the same
+    INTENTLY_ACTOR, acts as `agent:mcp for user:alice`, so the same words relayed by the model
+    are held and its acts never pass for hers in the log."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    said = "We agreed to ship the billing API v2 on Monday."
+    done = run_hook(event("UserPromptSubmit", project, prompt=said))
+    assert done.returncode == 0, done.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update(INTENTLY_HOME=str(ix.home.path), INTENTLY_ACTOR="user:alice")
+
+    async def relay() -> Any:
+        async with Client(StdioServerParameters(command=INTENTLY, args=["mcp"], env=env)) as client:
+            return await client.call_tool("review_observe", {"text": said, "speaker": "user:alice"})
+
+    relayed = json.loads("".join(getattr(c, "text", "") for c in anyio.run(relay).content))
+    assert [p["status"] for p in relayed["proposals"]] == ["held"]
+    turns = ix.log.read("proj", op="TURN_OBSERVED")
+    assert [t.actor for t in turns] == ["user:alice", "agent:mcp for user:alice"]
+    (decision,) = ix.goals.decisions()
+    (recorded,) = ix.log.read("proj", op="DECISION_RECORDED")
+    assert recorded.actor == "user:alice" and decision.text.startswith("We agreed")

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from intently import Actor, Intently, Permission
+from intently import Actor, Intently, Permission, PermissionDenied
 from intently.mcp_server import TOOLS, build_server
+from tests._config import set_config
 
 
 def _text(result: Any) -> str:
@@ -25,6 +27,21 @@ def _text(result: Any) -> str:
 
 def _run(coro: Any) -> Any:
     return anyio.run(coro)
+
+
+def _agents_may_review(ix: Intently) -> Intently:
+    """The same home reopened after its owner set ``[review] agents_may_review = true``."""
+    set_config(ix.home.config_path, "review", "agents_may_review", "true")
+    return Intently.open(ix.home.path, actor=ix.actor, clock=ix.runtime.clock)
+
+
+def _stdio(ix: Intently, *args: str, actor: str | None = "user:alice") -> StdioServerParameters:
+    """``intently mcp`` as Claude Code starts it: a subprocess over stdio, the home from the environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_HOME"] = str(ix.home.path)
+    if actor is not None:
+        env["INTENTLY_ACTOR"] = actor
+    return StdioServerParameters(command=str(Path(sys.executable).parent / "intently"), args=["mcp", *args], env=env)
 
 
 def test_every_tool_and_prompt_is_listed(ix: Intently) -> None:
@@ -93,11 +110,11 @@ def test_goal_tools_round_trip(ix: Intently) -> None:
 
 
 def test_review_tools_carry_a_turn_through_the_queue(ix: Intently) -> None:
-    """An agent harness over MCP: feed the turn after it happens, then a person's choices
-    (edit, confirm, dismiss) reach the same queue the CLI and HTTP API show."""
+    """An agent harness over MCP, in a home that lets agents review: feed the turn after it
+    happens, then the choices (edit, confirm, dismiss) reach the same queue the CLI and HTTP API show."""
 
-    async def go() -> list[Any]:
-        async with Client(build_server(ix)) as client:
+    async def go(opted: Intently) -> list[Any]:
+        async with Client(build_server(opted)) as client:
             observed = await client.call_tool(
                 "review_observe",
                 {
@@ -120,23 +137,27 @@ def test_review_tools_carry_a_turn_through_the_queue(ix: Intently) -> None:
             left = json.loads(_text(await client.call_tool("review_list", {})))["items"]
             return [observed, edited, confirmed, dismissed, late, left]
 
-    observed, edited, confirmed, dismissed, late, left = _run(go)
+    with _agents_may_review(ix) as opted:
+        observed, edited, confirmed, dismissed, late, left = _run(lambda: go(opted))
     assert json.loads(_text(observed))["evidence_id"] == "chat:7"
     assert json.loads(_text(edited))["value"] == "Update the deploy runbook"
     assert json.loads(_text(confirmed))["epistemic_type"] == "ASSERTED"
+    assert json.loads(_text(confirmed))["source_type"] == "SYSTEM_INFERRED"  # an agent's confirmation
     assert json.loads(_text(dismissed))["epistemic_type"] == "DEPRECATED"
     assert late.is_error and "no longer awaiting review" in _text(late)
     assert left == []
     (intent,) = ix.goals.list_intents(owner="agent:ci")
     assert intent.value == "Update the deploy runbook"
+    (confirmation,) = [o for o in ix.log.read("proj", op="EPISTEMIC_TRANSITION") if o.payload["to_type"] == "ASSERTED"]
+    assert confirmation.actor == "agent:mcp for user:alice" and confirmation.payload["trigger_type"] == "policy"
 
 
 def test_review_edit_dash_empties_a_candidates_owner_and_due(ix: Intently) -> None:
     """An agent correcting a candidate whose owner or date the extractor misread could change
     them but not remove them: "-" empties them, as on the CLI."""
 
-    async def go() -> Any:
-        async with Client(build_server(ix)) as client:
+    async def go(opted: Intently) -> Any:
+        async with Client(build_server(opted)) as client:
             await client.call_tool(
                 "review_observe", {"text": "Michael to close the issue by Friday.", "time": "2026-03-04T10:00:00Z"}
             )
@@ -144,7 +165,8 @@ def test_review_edit_dash_empties_a_candidates_owner_and_due(ix: Intently) -> No
             assert candidate["owner"] == "user:michael" and candidate["target_completion"]
             return await client.call_tool("review_edit", {"candidate_id": candidate["id"], "owner": "-", "due": "-"})
 
-    edited = json.loads(_text(_run(go)))
+    with _agents_may_review(ix) as opted:
+        edited = json.loads(_text(_run(lambda: go(opted))))
     assert edited["owner"] is None and edited["target_completion"] is None
 
 
@@ -155,13 +177,14 @@ def test_review_tools_refuse_to_confirm_a_version_the_agent_did_not_see(ix: Inte
     (candidate,) = ix.goals.review_queue()
     ix.goals.edit(candidate.id, text="Update the deploy runbook", awaiting_review=True)
 
-    async def go() -> Any:
-        async with Client(build_server(ix)) as client:
+    async def go(opted: Intently) -> Any:
+        async with Client(build_server(opted)) as client:
             return await client.call_tool(
                 "review_confirm", {"candidate_id": candidate.id, "expected_version": candidate.version}
             )
 
-    stale = _run(go)
+    with _agents_may_review(ix) as opted:
+        stale = _run(lambda: go(opted))
     assert stale.is_error and f"version {candidate.version + 1}, not {candidate.version}" in _text(stale)
     assert ix.goals.get(candidate.id).epistemic_type.value == "INFERRED"
 
@@ -462,3 +485,132 @@ def test_goal_tools_empty_fields_and_refuse_a_stale_completion(ix: Intently) -> 
     assert json.loads(_text(done))["state"] == "COMPLETED"
     (op,) = ix.log.read("proj", op="INTENT_TRANSITION", target=goal.id)
     assert op.payload["reason"] == "shipped"
+
+
+def test_over_stdio_the_agent_acts_for_the_person_and_the_log_says_so(ix: Intently) -> None:
+    """`intently mcp` acted as the person (the OS user, or INTENTLY_ACTOR): everything the model
+    wrote through it was logged as the person's own act. It acts as `agent:mcp for user:alice`,
+    with her permissions, and every operation it appends names both; `--agent` names the agent."""
+
+    async def go(params: StdioServerParameters) -> Any:
+        async with Client(params) as client:
+            made = await client.call_tool("goals_add", {"text": "Ship the billing API v2"})
+            listed = await client.call_tool("goals_list", {})
+            return made, listed
+
+    made, listed = _run(lambda: go(_stdio(ix)))
+    assert not made.is_error, _text(made)
+    assert [g["value"] for g in json.loads(_text(listed))["items"]] == ["Ship the billing API v2"]
+    (created,) = ix.log.read("proj", op="INTENT_CREATE")
+    assert created.actor == "agent:mcp for user:alice"
+    _run(lambda: go(_stdio(ix, "--agent", "claude-code")))
+    assert [o.actor for o in ix.log.read("proj", op="INTENT_CREATE")][-1] == "agent:claude-code for user:alice"
+
+
+def test_over_stdio_the_agent_cannot_confirm_what_it_proposed(ix: Intently) -> None:
+    """Language proposes, people decide: the model could feed a turn (its own words, or an
+    instruction a web page planted) and then confirm the candidate itself, which became an
+    asserted commitment in every later context block. Confirm, dismiss and edit are refused
+    with a message sending the person to `intently review`; the candidate waits for them."""
+
+    async def go() -> list[Any]:
+        async with Client(_stdio(ix)) as client:
+            tools = {t.name: t.description or "" for t in (await client.list_tools()).tools}
+            await client.call_tool("review_observe", {"text": "I will rotate the signing keys by Friday."})
+            (candidate,) = json.loads(_text(await client.call_tool("review_list", {})))["items"]
+            cid = candidate["id"]
+            return [
+                tools,
+                cid,
+                await client.call_tool("review_confirm", {"candidate_id": cid}),
+                await client.call_tool("review_dismiss", {"candidate_id": cid}),
+                await client.call_tool("review_edit", {"candidate_id": cid, "text": "Rotate nothing"}),
+                await client.call_tool("goals_complete", {"goal_id": cid}),
+            ]
+
+    tools, cid, *refused = _run(go)
+    for result in refused:
+        assert result.is_error
+        assert "PermissionDenied: agent:mcp for user:alice cannot" in _text(result)
+        assert "`intently review`" in _text(result) and "agents_may_review" in _text(result)
+    assert "intently review" in tools["review_confirm"]
+    (waiting,) = ix.goals.review_queue()
+    assert (waiting.id, waiting.value) == (cid, "I will rotate the signing keys by Friday")
+    assert ix.log.read("proj", op="EPISTEMIC_TRANSITION") == []
+    confirmed = ix.goals.promote(cid)  # the person, in `intently review`
+    assert confirmed.source_type.value == "USER_STATED"
+
+
+def test_over_stdio_a_home_may_let_its_agent_review(ix: Intently) -> None:
+    """The documented opt-in: with `[review] agents_may_review = true` the agent confirms, and the
+    log still tells it from the person (the agent's name, `policy`, the inferred source kept)."""
+    ix.goals.propose("COMMITMENT", "I will rotate the signing keys", evidence_id="chat:1")
+    (candidate,) = ix.goals.review_queue()
+    set_config(ix.home.config_path, "review", "agents_may_review", "true")
+
+    async def go() -> Any:
+        async with Client(_stdio(ix)) as client:
+            return await client.call_tool("review_confirm", {"candidate_id": candidate.id})
+
+    confirmed = _run(go)
+    assert not confirmed.is_error, _text(confirmed)
+    assert json.loads(_text(confirmed))["epistemic_type"] == "ASSERTED"
+    (op,) = ix.log.read("proj", op="EPISTEMIC_TRANSITION")
+    assert op.actor == "agent:mcp for user:alice" and op.payload["trigger_type"] == "policy"
+    assert op.payload["source_type"] == "SYSTEM_INFERRED"
+
+
+def test_over_stdio_an_agent_actor_acts_as_itself(ix: Intently) -> None:
+    """`intently --actor agent:ci mcp` (INTENTLY_ACTOR=agent:ci) still works as before: the agent
+    acts as itself, with its own grants, and is not made an agent for anybody."""
+    ix.access.grant(Actor.parse("agent:ci"), Permission.READ)
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(_stdio(ix, actor="agent:ci")) as client:
+            return await client.call_tool("goals_list", {}), await client.call_tool("goals_add", {"text": "x"})
+
+    listed, added = _run(go)
+    assert not listed.is_error
+    assert added.is_error and "agent:ci lacks write" in _text(added)
+
+
+def test_an_agent_for_a_person_never_administers(ix: Intently) -> None:
+    """The agent holds the person's permissions except admin: an owner's agent could otherwise
+    grant access or make tokens, steered by whatever text reached the model."""
+    from intently.mcp_server import acting_view
+    from intently.server import TokenStore
+
+    agent = acting_view(ix)
+    assert str(agent.actor) == "agent:mcp for user:alice"
+    assert agent.access.permissions(agent.actor, "proj") == {
+        Permission.READ,
+        Permission.WRITE,
+        Permission.MANAGE_REMINDERS,
+    }
+    with pytest.raises(PermissionDenied, match="lacks admin"):
+        agent.access.grant(Actor.parse("user:mallory"), Permission.WRITE)
+    with pytest.raises(PermissionDenied, match="lacks admin"):
+        TokenStore(agent).create(agent.actor.on_behalf_of, label="steered")
+    assert ix.access.grants() == [] and not ix.log.read("proj", op="GRANT")
+
+
+def test_the_agent_sees_and_cancels_the_persons_standing_intents(ix: Intently) -> None:
+    """Without admin, a standing intent is visible to whoever made it or is reminded by it; the
+    agent acting for Alice sees and manages hers as she does (not those only an admin sees)."""
+    hers = ix.triggers.add("Check the rollback plan with Dana", when=["launch"])
+    ix.access.grant(Actor.parse("user:bob"), Permission.MANAGE_REMINDERS)
+    bobs = ix.as_actor("user:bob").triggers.add("Ask Carol about the invoice", when=["invoice"])
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with Client(build_server(ix)) as client:
+            listed = await client.call_tool("intents_list", {})
+            other = await client.call_tool("intents_cancel", {"intent_id": bobs.id})
+            cancelled = await client.call_tool("intents_cancel", {"intent_id": hers.id})
+            return listed, other, cancelled
+
+    listed, other, cancelled = _run(go)
+    assert [t["id"] for t in json.loads(_text(listed))["items"]] == [hers.id]
+    assert other.is_error and "NotFound" in _text(other)
+    assert json.loads(_text(cancelled))["state"] == "cancelled"
+    (op,) = ix.log.read("proj", op="TRIGGER_CANCEL")
+    assert op.actor == "agent:mcp for user:alice"

@@ -299,3 +299,18 @@ def test_a_goal_is_read_by_id_and_completed_against_the_version_the_caller_saw(a
     assert api.ix.goals.summaries() == []
     (op,) = api.ix.log.read("proj", op="INTENT_TRANSITION", target=goal_id)
     assert op.payload["reason"] == "released on Tuesday"
+
+
+def test_an_agents_token_cannot_confirm_a_candidate(api: Api) -> None:
+    """An agent's token with write used to confirm candidates over HTTP, its own proposals
+    included: a 403 naming `intently review` now, and the candidate waits for a person."""
+    api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    with api.client(api.token("agent:bot")) as c:
+        observed = c.post("/v1/namespaces/proj/review/observe", json={"text": "I will rotate the signing keys."})
+        assert observed.status_code == 201, observed.text
+        (proposal,) = observed.json()["proposals"]
+        refused = c.post(f"/v1/namespaces/proj/review/{proposal['id']}/confirm")
+    assert refused.status_code == 403 and "intently review" in refused.text
+    assert [i.id for i in api.ix.goals.review_queue()] == [proposal["id"]]
+    with api.client(api.token("user:alice")) as c:
+        assert c.post(f"/v1/namespaces/proj/review/{proposal['id']}/confirm").status_code == 200

@@ -159,7 +159,7 @@ def edit(
             priority=priority,
             owner=_cleared(owner),
             due=_cleared(due),
-            stakeholders=None if not stakeholder else CLEAR if stakeholder == ["-"] else stakeholder,
+            stakeholders=None if not stakeholder else _cleared_list(stakeholder),
             completion_criteria=_cleared(criteria),
             context_note=_cleared(note),
             expected_version=expected_version,
@@ -173,6 +173,13 @@ def _cleared(value: str | None) -> Any:
     from ..goals import CLEAR
 
     return CLEAR if value == "-" else value
+
+
+def _cleared_list(values: list[str]) -> Any:
+    """A lone ``-`` empties a list field (stakeholders); otherwise the values as given."""
+    from ..goals import CLEAR
+
+    return CLEAR if values == ["-"] else values
 
 
 @goal_app.command("done")

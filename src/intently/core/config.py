@@ -92,6 +92,13 @@ class TriggersSection(_Section):
     max_chars: int = Field(default=1200, ge=100)
 
 
+class ReviewSection(_Section):
+    agents_may_review: bool = Field(
+        default=False,
+        description="Let agents (MCP, agent tokens) confirm, dismiss and edit candidates awaiting review.",
+    )
+
+
 class LLMSection(_Section):
     base_url: str = Field(default="", description="OpenAI-compatible endpoint for optional proposers.")
     model: str = ""
@@ -109,6 +116,7 @@ class Config(_Section):
     triggers: TriggersSection = TriggersSection()
     embed: EmbedSection = EmbedSection()
     goals: GoalsSection = GoalsSection()
+    review: ReviewSection = ReviewSection()
     llm: LLMSection = LLMSection()
     extra: dict[str, Any] = Field(default_factory=dict, description="Engine-specific tables.")
 
@@ -155,6 +163,12 @@ model = "minilm"
 [goals]
 # Also match MEDIUM goals to the query by meaning, using [embed] model.
 semantic = false
+
+[review]
+# Confirming, dismissing and editing the candidates extraction proposed is a person's act
+# (`intently review`). true lets agents (the MCP server, agent tokens) do it too; the log
+# still names the agent, and what it confirms keeps its inferred source.
+agents_may_review = false
 
 [extract]
 # Which extractor `observe` uses: "rules" (deterministic, offline) or "llm" (the [llm] endpoint).

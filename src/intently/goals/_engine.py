@@ -38,6 +38,7 @@ from ._review import (
     ProposeResult,
     dismiss,
     find_restatement,
+    guard_candidate,
     is_suppressed,
     promote,
     proposed_before,
@@ -561,6 +562,7 @@ class Goals:
             raise InvalidInput("nothing to change", where=intent_id)
         with self._write() as tx:
             intent = load_for_write(self._rt, tx, intent_id, expected_version)
+            guard_candidate(self._rt, intent, "edit")
             if awaiting_review and intent.epistemic_type is not EpistemicType.INFERRED:
                 raise InvalidTransition(
                     f"review of {intent_label(intent.id)}",

@@ -11,6 +11,7 @@ from ..core.ids import new_id
 from ..store import Transaction
 from ._model import EpistemicType, Intent, IntentState, SourceType, initial_confidence, intent_label
 from ._ops import emit, load_for_write
+from ._review import guard_candidate
 from ._writes import add_edge, create_intent, remove_edge, transition
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ def complete(
     """-> COMPLETED (archived), and a SUMMARY at half the intent's current salience. From
     ACTIVE, or from EXPIRED for a risk (RFC-0013 section 8: resolving it ends its surfacing)."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_candidate(rt, intent, "complete")
     transition(rt, tx, intent, IntentState.COMPLETED, reason)
     if not summary:
         return
@@ -55,6 +57,7 @@ def cancel(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, exp
     cancelled prerequisite. Only COMPLETED, CANCELLED and SUPERSEDED dependents, which nothing
     revives, are skipped."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_candidate(rt, intent, "cancel")
     transition(rt, tx, intent, IntentState.CANCELLED, reason)
     for dependent_id in intent.blocks:
         dependent = load_for_write(rt, tx, dependent_id, None)
@@ -88,6 +91,7 @@ def move(
 ) -> None:
     """A plain move (hold); ``only_from`` narrows where it may start."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_candidate(rt, intent, "hold" if to is IntentState.ON_HOLD else "move")
     if only_from is not None and intent.state is not only_from:
         raise InvalidTransition(
             intent_label(intent.id), intent.state.value, to.value, detail=f"this applies to {only_from.value} intents"
@@ -101,6 +105,7 @@ def resume(
     """ON_HOLD -> ACTIVE; with ``target``, a new target date (recorded in the transition, as
     reopen records it). Without one, an intent whose target has passed is refused."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_candidate(rt, intent, "resume")
     if intent.state is not IntentState.ON_HOLD:
         raise InvalidTransition(
             intent_label(intent.id), intent.state.value, "ACTIVE", detail="this applies to ON_HOLD intents"

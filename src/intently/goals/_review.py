@@ -15,7 +15,10 @@ Rules (RFC-0013 section 5, RFC-0003):
   dismissed, done or cancelled it stays so (``"suppressed"``);
 - promotion is an EPISTEMIC_TRANSITION to ASSERTED; a human confirming makes the intent
   USER_STATED (confidence 0.80), an agent confirming keeps the source (ASSERTED row of the table);
-- dismissal is an EPISTEMIC_TRANSITION to DEPRECATED, which nothing leaves.
+- dismissal is an EPISTEMIC_TRANSITION to DEPRECATED, which nothing leaves;
+- confirming, dismissing, editing, completing, cancelling or holding a candidate is a person's
+  act (:func:`guard_candidate`): language proposes, people decide. An agent may do them only
+  where the home opts in (``[review] agents_may_review = true``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core.actors import ActorKind
+from ..access import require_person
 from ..core.errors import InvalidTransition
 from ..store import Transaction
 from ._model import EpistemicType, Intent, LifecycleState, SourceType, initial_confidence, intent_label
@@ -36,7 +39,15 @@ from ._text import Terms, near_duplicate, terms_of
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["ProposeResult", "dismiss", "find_restatement", "is_suppressed", "promote", "proposed_before"]
+__all__ = [
+    "ProposeResult",
+    "dismiss",
+    "find_restatement",
+    "guard_candidate",
+    "is_suppressed",
+    "promote",
+    "proposed_before",
+]
 
 INFERRED_CONFIDENCE = initial_confidence(EpistemicType.INFERRED, SourceType.SYSTEM_INFERRED)
 
@@ -146,8 +157,27 @@ _NOT_WAITING = {
 }
 
 
+def guard_candidate(rt: Runtime, intent: Intent, act: str) -> None:
+    """Refuse an agent's ``act`` on a candidate awaiting review, unless the home lets agents review.
+
+    Extraction proposes and a person decides: an agent that could confirm, reword or clear
+    candidates could confirm what it proposed itself, or what a prompt injection in a page it
+    read made it propose, and the candidate becomes an asserted goal in every context block.
+    The refusal tells the person where to decide (``intently review``).
+    """
+    if intent.epistemic_type is not EpistemicType.INFERRED or rt.config.review.agents_may_review:
+        return
+    require_person(
+        rt.actor,
+        f"{act} candidate {intent.id} awaiting review",
+        instead="a person reviews it with `intently review` (or lets agents do it: [review] agents_may_review = "
+        "true in intently.toml)",
+    )
+
+
 def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int | None) -> None:
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_candidate(rt, intent, "confirm")
     if intent.epistemic_type is not EpistemicType.INFERRED:
         raise InvalidTransition(
             f"epistemic type of {intent_label(intent.id)}",
@@ -155,7 +185,7 @@ def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int 
             EpistemicType.ASSERTED.value,
             detail=_NOT_WAITING.get(intent.epistemic_type, "only candidates awaiting review can be confirmed"),
         )
-    human = rt.actor.kind is ActorKind.USER
+    human = rt.actor.is_person
     source = SourceType.USER_STATED if human else intent.source_type
     confidence = max(intent.confidence, initial_confidence(EpistemicType.ASSERTED, source))
     _transition(
@@ -173,6 +203,7 @@ def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int 
 
 def dismiss(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_candidate(rt, intent, "dismiss")
     if intent.epistemic_type is not EpistemicType.INFERRED:
         raise InvalidTransition(
             f"epistemic type of {intent_label(intent.id)}",

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ._server import RESOURCES, TOOLS, build_server
+from ._server import DEFAULT_AGENT, RESOURCES, TOOLS, acting_view, build_server
 
-__all__ = ["RESOURCES", "TOOLS", "build_server"]
+__all__ = ["DEFAULT_AGENT", "RESOURCES", "TOOLS", "acting_view", "build_server"]

@@ -187,8 +187,10 @@ class Triggers:
         return held
 
     def _visible(self, intent: StandingIntent, held: set[Permission]) -> bool:
-        me = str(self._rt.actor)
-        if Permission.ADMIN in held or me in (intent.creator, intent.confirmed_by, intent.scope.sender):
+        # An agent acting for a person (the MCP server) sees what that person made or is reminded of.
+        actor = self._rt.actor
+        me = {str(actor)} if actor.on_behalf_of is None else {str(actor), str(actor.on_behalf_of)}
+        if Permission.ADMIN in held or me & {intent.creator, intent.confirmed_by, intent.scope.sender}:
             return True
         return Permission.MANAGE_REMINDERS in held and intent.state is IntentState.PENDING
 
