@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from intently import Intently, InvalidTransition, NotFound, PermissionDenied
@@ -68,3 +70,29 @@ def test_outsiders_get_not_found(team: Intently) -> None:
     for call in (lambda: eve.list(), lambda: eve.show(intent.id), lambda: eve.match("launch")):
         with pytest.raises(NotFound):
             call()
+
+
+def test_a_turn_does_not_disclose_intents_the_caller_may_neither_see_nor_fire(team: Intently) -> None:
+    """`trigger test` / `match` report what may fire on the caller's turn, and nothing else of
+    what the caller may not see: another person's sender-scoped reminder used to come back
+    as an "out of scope" hit with its text, id and scope, although `show` says it does not exist."""
+    alice, bob, dave = team.triggers, team.as_actor("user:bob").triggers, team.as_actor("user:dave").triggers
+    private = alice.add("Bob's salary review is due", when=["launch checklist"], scope="sender:user:bob")
+    ops_only = alice.add("Page the ops lead", when=["launch checklist"], scope="channel:ops")
+    quiet = alice.add("Snoozed reminder", when=["launch checklist"])
+    alice.snooze(quiet.id, "2d")
+    everyone = alice.add("Confirm the rollback owner", when=["launch checklist"])
+    with pytest.raises(NotFound):
+        dave.show(private.id)
+    for result in (dave.test("the launch checklist"), dave.match("the launch checklist")):
+        assert [h.id for h in result.hits] == [everyone.id]  # fires for anyone: shown
+        assert "salary" not in json.dumps(result.to_json())
+    # Those who may see an intent still learn why it did not fire on this turn.
+    assert {h.id: h.reason for h in bob.test("the launch checklist").hits if not h.shown} == {
+        private.id: "out of scope (sender:user:bob)"
+    }
+    reasons = {h.id: h.reason for h in alice.test("the launch checklist").hits}
+    assert reasons[private.id].startswith("out of scope") and reasons[ops_only.id].startswith("out of scope")
+    assert reasons[quiet.id].startswith("snoozed until")
+    # An intent in scope of the caller's turn still fires for a caller who cannot list it.
+    assert [h.id for h in dave.match("launch checklist again", channel="ops").shown] == [ops_only.id]

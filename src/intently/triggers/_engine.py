@@ -547,19 +547,20 @@ class Triggers:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
         if not fire:
             with self._rt.store.transaction(write=False) as tx:
-                self._perms(tx)
+                held = self._perms(tx)
             live.maybe_sync(self._rt.store)
             turn = live.matcher.normalise(text)
             with live.lock:
                 hits = self._raw_hits(live, turn, keep)
             with self._rt.store.transaction(write=False) as tx:  # the rows, not a cached copy
                 intents = load_intents(tx, self._ns, [h.intent.id for h in hits])
-            return decide(hits, intents, self._turn(now, channel, conversation, sender, budget, live), fire=False)[0]
+            where = self._turn(now, channel, conversation, sender, budget, live)
+            return self._disclosed(decide(hits, intents, where, fire=False)[0], intents, held)
         live.maybe_sync(self._rt.store)  # a first full load happens outside the write lock
         matcher = live.matcher
         turn = matcher.normalise(text)
         with self._rt.store.transaction() as tx:
-            self._perms(tx)
+            held = self._perms(tx)
             self._maintain(tx, now)
             live.sync(tx)
             if live.matcher is not matcher:  # rebuilt (synonyms changed): normalise again
@@ -572,7 +573,20 @@ class Triggers:
             for entry_hit in charged:
                 self._fire(tx, intents[entry_hit.intent.id], entry_hit, now, digest, channel, conversation, sender)
             live.sync(tx)
-        return result
+        return self._disclosed(result, intents, held)
+
+    def _disclosed(self, result: MatchResult, intents: dict[str, StandingIntent], held: set[Permission]) -> MatchResult:
+        """``result`` without the hits this caller may neither see nor fire.
+
+        Firing is not seeing: an intent that may fire on this turn is reported (it is what
+        the turn's block shows, or would show with more room). One that may not fire here
+        (scoped to another sender or channel, snoozed, cooling down) is reported only to
+        those who may see it (:meth:`_visible`): a reader's ``trigger test`` used to list
+        another person's sender-scoped reminder, its text, id and scope, as "out of scope",
+        although ``show`` and ``list`` answer that it does not exist.
+        """
+        kept = tuple(h for h in result.hits if h.eligible or (h.id in intents and self._visible(intents[h.id], held)))
+        return result if len(kept) == len(result.hits) else replace(result, hits=kept)
 
     def test(
         self,
