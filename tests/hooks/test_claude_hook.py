@@ -764,3 +764,26 @@ def test_the_prompt_is_the_persons_and_the_mcp_servers_acts_the_agents(
     (decision,) = ix.goals.decisions()
     (recorded,) = ix.log.read("proj", op="DECISION_RECORDED")
     assert recorded.actor == "user:alice" and decision.text.startswith("We agreed")
+
+
+def test_a_reminder_scoped_to_the_user_fires_on_their_claude_code_prompt(
+    ix: Intently, project: Path, run_hook: HookRunner
+) -> None:
+    """The prompt is the acting user's, on channel claude-code. A reminder scoped to that user
+    (how a shared home keeps one to one person) or to the channel used to never fire in
+    Claude Code: the hook matched the prompt with no sender and no channel."""
+    mine = ix.triggers.add(
+        "Ask Dana about the rollback plan", when="launch", scope="sender:user:alice", expires="2099-01-01"
+    )
+    here = ix.triggers.add(
+        "Run the smoke tests first", when="launch", scope="channel:claude-code", expires="2099-01-01"
+    )
+    bobs = ix.triggers.add("Bob's own reminder", when="launch", scope="sender:user:bob", expires="2099-01-01")
+    done = run_hook(event("UserPromptSubmit", project, prompt="Prepare the launch"))
+    assert done.returncode == 0, done.stderr
+    block = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Ask Dana about the rollback plan" in block and "Run the smoke tests first" in block
+    assert "Bob's own reminder" not in block
+    assert [ix.triggers.show(i.id).fire_count for i in (mine, here, bobs)] == [1, 1, 0]
+    fire = ix.triggers.show(mine.id).fires[0]
+    assert (fire.sender, fire.channel, fire.actor) == ("user:alice", "claude-code", "user:alice")

@@ -59,6 +59,9 @@ from ._watchdog import watchdog
 
 __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_claude_event"]
 
+#: The channel of a prompt typed in Claude Code, for extraction and for standing intents' scope.
+CLAUDE_CHANNEL = "claude-code"
+
 #: Claude Code caps hook output strings at 10,000 characters; stay under it.
 MAX_CONTEXT_CHARS = 9_500
 
@@ -224,7 +227,19 @@ def context_within_cap(ix: Intently, query: str, *, session: str | None) -> Cont
     accepts.
     """
     budget = max(int(ix.config.context.budget), min_budget(ix.namespace))
-    return assemble(ix, query, session=session, budget=budget, max_chars=MAX_CONTEXT_CHARS)
+    # The prompt is the acting user's, typed in Claude Code: the turn says so (as extraction
+    # reads it, on channel ``claude-code``), or a standing intent scoped to that user
+    # (``sender:user:alice``, how a shared home keeps a reminder to one person) or to the
+    # channel could never fire here, where an unknown sender or channel matches no scope.
+    return assemble(
+        ix,
+        query,
+        session=session,
+        channel=CLAUDE_CHANNEL,
+        sender=str(ix.actor),
+        budget=budget,
+        max_chars=MAX_CONTEXT_CHARS,
+    )
 
 
 def _context_answer(event: str, result: ContextResult, note: str = "") -> HookResult:
@@ -267,7 +282,7 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
             # In this machine's zone, as `review observe` does: "tomorrow" or "EOD" typed in the
             # evening west of UTC is the user's day, not UTC's next one.
             "time": ix.runtime.clock.now().astimezone().isoformat(),
-            "channel": "claude-code",
+            "channel": CLAUDE_CHANNEL,
             "message_id": getattr(ev, "prompt_id", None),
         }
         try:
