@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from intently import Intently
 from intently.triggers import Matcher, load_synonyms
 
 
@@ -313,3 +314,30 @@ def test_an_acronym_ending_in_s_is_its_own_word(trigger: str, turn: str) -> None
 )
 def test_plural_acronyms_meet_their_singular_and_acronyms_meet_across_case(trigger: str, turn: str) -> None:
     assert fires([[trigger]], turn)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "turn"),
+    [
+        ("1:1", "can we move our 1:1 to Thursday?"),
+        ("std::vector", "swap the std::vector for a deque"),
+        ("user@example.com", "mail user@example.com about it"),
+        ("key=value", "the config line key=value is wrong"),
+        ("v1->v2", "the v1->v2 migration"),
+        ('"deploy, then"', "deploy, then announce"),
+    ],
+)
+def test_a_trigger_with_a_clause_break_inside_fires_on_its_own_text(ix: Intently, trigger: str, turn: str) -> None:
+    """A turn ends a clause at ":", "@", "=", ",", so these words are never adjacent in it.
+    Taken as one phrase, such a trigger was stored, listed, and never fired, not even on a
+    turn that quotes it verbatim; each part is now a term of its own, all of which must come up."""
+    intent = ix.triggers.add("Check it", when=trigger)
+    assert [h.id for h in ix.triggers.match(turn).hits if h.fired] == [intent.id]
+    assert ix.triggers.show(intent.id).fire_count == 1
+    assert not [h for h in ix.triggers.test("nothing related here").hits]
+
+
+def test_the_parts_of_a_trigger_cut_at_a_clause_break_must_all_come_up(ix: Intently) -> None:
+    intent = ix.triggers.add("Check the allocator", when="std::vector", cooldown=0)
+    assert ix.triggers.test("a vector of floats").hits == ()  # one part is not the trigger
+    assert [h.id for h in ix.triggers.test("the vector type from std").shown] == [intent.id]

@@ -9,12 +9,13 @@ since a reminder should not depend on them. Exclusions are a separate list of te
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
-from ._normalise import Term, compound_stem, raw_segments
+from ._normalise import _SCAN, Term, compound_stem, raw_segments
 from ._synonyms import SynonymTable
 
-__all__ = ["MAX_TERM_CHARS", "compile_entry", "compile_term_texts", "entry_words", "phrase_variant"]
+__all__ = ["MAX_TERM_CHARS", "clauses", "compile_entry", "compile_term_texts", "entry_words", "phrase_variant"]
 
 MAX_TERM_CHARS = 120
 _MAX_COMPOUND = 12  # "roll back" may be written "rollback"; "launch checklist" is never one word
@@ -99,20 +100,37 @@ def _build_term(text: str, phrase: bool, synonyms: SynonymTable) -> Term | None:
     return Term(text=text, alternatives=unique, phrase=phrase or len(seq) > 1)
 
 
+def clauses(piece: str) -> list[str]:
+    """``piece`` cut where a turn ends a clause: ``1:1`` is ``1`` and ``1``, ``foo::bar`` is
+    ``foo`` and ``bar``, ``"deploy, then"`` is ``deploy`` and ``then``; one part for most.
+
+    A turn never matches words adjacent across a clause break (":", "@", "=", ","), so a
+    term holding one, taken as one phrase, could never fire, not even on its own text: a
+    trigger ``1:1`` or ``std::vector`` was stored, listed and silent for ever. Each part is a
+    term of its own instead (all must come up, as for the words of an entry)."""
+    if len(raw_segments(piece)) <= 1:
+        return [piece]
+    text = unicodedata.normalize("NFKC", piece)
+    parts: list[str] = []
+    start = 0
+    for m in _SCAN.finditer(text):
+        if m.group("word") is None:  # a clause break
+            parts.append(text[start : m.start()])
+            start = m.end()
+    parts.append(text[start:])
+    return [p.strip() for p in parts if raw_segments(p)]
+
+
 def compile_entry(terms: Sequence[str], synonyms: SynonymTable) -> list[Term]:
     """Terms of one entry given as the user's strings (each may hold several words or quotes)."""
     out: list[Term] = []
     for text in terms:
         for piece, phrase in entry_words(text):
-            if phrase:
-                term = _term(piece, True, synonyms)
+            # An unquoted word may still be several tokens (``roll-back``, ``targetFeature``).
+            for part in clauses(piece):
+                term = _term(part, phrase, synonyms)
                 if term is not None:
                     out.append(term)
-                continue
-            # An unquoted word may still be several tokens (``roll-back``, ``targetFeature``).
-            term = _term(piece, False, synonyms)
-            if term is not None:
-                out.append(term)
     seen: set[tuple[tuple[str, ...], ...]] = set()
     unique: list[Term] = []
     for term in out:
