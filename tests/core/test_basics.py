@@ -36,6 +36,8 @@ def test_times_are_rfc3339_utc_with_microseconds() -> None:
         ("90d", timedelta(days=90)),
         ("1h30m", timedelta(minutes=90)),
         ("45", timedelta(seconds=45)),
+        ("1500ms", timedelta(milliseconds=1500)),  # "m" then a stray "s" refused the documented unit
+        ("1m30s250ms", timedelta(minutes=1, seconds=30, milliseconds=250)),
     ],
 )
 def test_durations(text: str, expected: timedelta) -> None:

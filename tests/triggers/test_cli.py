@@ -229,3 +229,18 @@ def test_eval_reads_the_synonyms_file_it_is_given(tmp_path: Path) -> None:
     assert extended["intently"]["tp"] == 1 and extended["intently"]["fp"] == 0
     proc = run("eval", "triggers", "--data", str(path), "--synonyms", str(tmp_path / "nope.yaml"))
     assert proc.returncode == 2 and "nope.yaml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_update_dash_removes_the_scope_and_the_exclusions(ix: Intently) -> None:
+    """A scope or an exclusion could be replaced from the CLI but never removed, short of
+    cancelling the intent (and losing its fire history): ``-`` empties the list."""
+    home = ix.home.path
+    added = ok_json(
+        "trigger", "add", "Page the ops lead", "--when", "outage", "--scope", "channel:ops", "--exclude", "drill",
+        home=home,
+    )  # fmt: skip
+    assert ok_json("trigger", "test", "outage drill", "--channel", "ops", home=home)["hits"] == []
+    assert ok_json("trigger", "test", "an outage", home=home)["shown"] == []  # out of scope
+    updated = ok_json("trigger", "update", added["id"], "--scope", "-", "--exclude", "-", home=home)
+    assert updated["scope"] == {"channel": None, "conversation": None, "sender": None} and updated["exclude"] == []
+    assert [h["id"] for h in ok_json("trigger", "test", "an outage drill", home=home)["shown"]] == [added["id"]]

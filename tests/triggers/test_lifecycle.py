@@ -254,3 +254,28 @@ def test_only_limits_the_fire_to_what_a_preview_showed(ix: Intently) -> None:
     assert [h.id for h in result.shown] == [one.id]
     assert ix.triggers.show(one.id).fire_count == 1
     assert ix.triggers.show(two.id).fire_count == 0
+
+
+def test_a_sub_second_cooldown_is_rounded_up_not_dropped(ix: Intently, clock: ManualClock) -> None:
+    """``--cooldown 0.5s`` was stored as 0 s: no cooldown at all, the intent fired on every turn."""
+    intent = ix.triggers.add("Check the canary", when="canary", cooldown="0.5s", max_fires=5)
+    assert intent.cooldown_seconds == 1
+    assert [h.fired for h in ix.triggers.match("canary one").hits] == [True]
+    assert [h.fired for h in ix.triggers.match("canary two").hits] == [False]  # cooling down
+    clock.advance("1s")
+    assert [h.fired for h in ix.triggers.match("canary three").hits] == [True]
+    assert ix.triggers.update(intent.id, cooldown="1500ms").cooldown_seconds == 2
+    assert ops(ix).count("TRIGGER_FIRE") == 2
+
+
+def test_a_refused_transition_names_the_intent(ix: Intently) -> None:
+    intent = ix.triggers.add("Check the canary", when="canary")
+    ix.triggers.cancel(intent.id)
+    for attempt in (
+        lambda: ix.triggers.cancel(intent.id),
+        lambda: ix.triggers.update(intent.id, max_fires=5),
+        lambda: ix.triggers.snooze(intent.id, "2d"),
+        lambda: ix.triggers.confirm(intent.id),
+    ):
+        with pytest.raises(InvalidTransition, match=f"standing intent {intent.id} cannot move from cancelled"):
+            attempt()

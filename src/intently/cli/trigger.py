@@ -25,10 +25,12 @@ WhenOpt = Annotated[
     ),
 ]
 ScopeOpt = Annotated[
-    list[str] | None, typer.Option("--scope", help="channel:ID, conversation:ID or sender:ID (repeatable).")
+    list[str] | None,
+    typer.Option("--scope", help="channel:ID, conversation:ID or sender:ID (repeatable; update: - for anywhere)."),
 ]
 ExcludeOpt = Annotated[
-    list[str] | None, typer.Option("--exclude", help="Do not fire when this word or phrase comes up (repeatable).")
+    list[str] | None,
+    typer.Option("--exclude", help="Do not fire when this word or phrase comes up (repeatable; update: - for none)."),
 ]
 ChannelOpt = Annotated[str | None, typer.Option("--channel", help="The turn's channel id.")]
 ConversationOpt = Annotated[str | None, typer.Option("--conversation", help="The turn's conversation id.")]
@@ -217,21 +219,29 @@ def update(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Change fields of a live intent (given --when/--exclude/--scope lists replace the old ones)."""
+    """Change fields of a live intent (given --when/--exclude/--scope lists replace the old ones;
+    ``--scope -`` makes it fire anywhere again, ``--exclude -`` drops every exclusion)."""
     with open_home(ctx) as ix:
         intent = ix.triggers.update(
             intent_id,
             reminder=reminder,
             event=event,
             when=when,
-            exclude=exclude,
-            scope=scope,
+            exclude=_emptied(exclude),
+            scope=_emptied(scope),
             expires=expires,
             max_fires=max_fires,
             cooldown=cooldown,
             negation_guard=negation_guard,
         )
     _emit_intent(intent, as_json)
+
+
+def _emptied(items: list[str] | None) -> list[str] | None:
+    """``-`` alone asks for an empty list (no scope, no exclusions), as ``-`` empties a field in
+    ``goal edit``: a scope or an exclusion could be replaced but never removed, short of
+    cancelling the intent and losing its fire history."""
+    return [] if items == ["-"] else items
 
 
 @trigger_app.command("snooze")

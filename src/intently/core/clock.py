@@ -61,7 +61,8 @@ def parse_time(text: str, *, where: str = "time") -> datetime:
     return value.astimezone(UTC)
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(w|d|h|m|s|ms)")
+# "ms" before "m": the first alternative that matches wins, and "m" then "s" refused "500ms".
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|w|d|h|m|s)")
 
 
 def parse_duration(text: str, *, where: str = "duration") -> timedelta:

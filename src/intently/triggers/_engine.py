@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -102,6 +103,12 @@ def _duration(value: Duration, where: str) -> timedelta:
     if delta < timedelta(0):
         raise InvalidInput("must not be negative", where=where)
     return _bounded(delta, where)
+
+
+def _seconds(delta: timedelta) -> int:
+    """A cooldown in whole seconds, rounded up: ``0.5s`` used to be stored as 0, no cooldown at
+    all, so the intent fired on every turn until its budget was spent."""
+    return math.ceil(delta.total_seconds())
 
 
 #: ``when``: one entry, or a list of entries (each a string of words or a list of terms).
@@ -318,7 +325,7 @@ class Triggers:
                 "state": (IntentState.PENDING if pending else IntentState.ARMED).value,
                 "expires_at": self._expiry(expires, now),
                 "max_fires": fires,
-                "cooldown_seconds": int(cool.total_seconds()),
+                "cooldown_seconds": _seconds(cool),
                 "source": source,
             }
             self._append(tx, "TRIGGER_CREATE", intent_id, payload)
@@ -385,7 +392,7 @@ class Triggers:
             self._maintain(tx, self._now())
             intent = self._reload(tx, intent.id)
             if intent.state is not IntentState.PENDING:
-                raise InvalidTransition("standing intent", intent.state.value, IntentState.ARMED.value)
+                raise InvalidTransition(f"standing intent {intent.id}", intent.state.value, IntentState.ARMED.value)
             self._append(tx, "TRIGGER_CONFIRM", intent.id, {"from": intent.state.value})
             return self._reload(tx, intent.id)
 
@@ -398,7 +405,7 @@ class Triggers:
             if Permission.MANAGE_REMINDERS not in held and not own_proposal:
                 raise PermissionDenied(f"{self._rt.actor} lacks manage-reminders in namespace {self._ns!r}")
             if intent.state in _TERMINAL:
-                raise InvalidTransition("standing intent", intent.state.value, IntentState.CANCELLED.value)
+                raise InvalidTransition(f"standing intent {intent.id}", intent.state.value, IntentState.CANCELLED.value)
             self._append(tx, "TRIGGER_CANCEL", intent.id, {"from": intent.state.value, "to": "cancelled"})
             return self._reload(tx, intent.id)
 
@@ -412,7 +419,7 @@ class Triggers:
             self._maintain(tx, now)  # an intent past its expiry is expired first, not edited
             intent = self._reload(tx, intent.id)
             if intent.state in _TERMINAL:
-                raise InvalidTransition("standing intent", intent.state.value, "snoozed")
+                raise InvalidTransition(f"standing intent {intent.id}", intent.state.value, "snoozed")
             self._append(tx, "TRIGGER_SNOOZE", intent.id, {"until": stamp})
             return self._reload(tx, intent.id)
 
@@ -452,7 +459,7 @@ class Triggers:
         if expires is not None:
             fields["expires_at"] = self._expiry(expires, now)
         if cooldown is not None:
-            fields["cooldown_seconds"] = int(_duration(cooldown, "cooldown").total_seconds())
+            fields["cooldown_seconds"] = _seconds(_duration(cooldown, "cooldown"))
         if negation_guard is not None:
             fields["negation_guard"] = negation_guard
         if max_fires is not None:
@@ -462,7 +469,7 @@ class Triggers:
             self._maintain(tx, now)  # an intent past its expiry is expired first, not edited
             intent = self._reload(tx, intent.id)
             if intent.state in _TERMINAL:
-                raise InvalidTransition("standing intent", intent.state.value, "updated")
+                raise InvalidTransition(f"standing intent {intent.id}", intent.state.value, "updated")
             if max_fires is not None:
                 if max_fires <= intent.fire_count:
                     raise InvalidInput(
