@@ -250,6 +250,22 @@ def test_intents_create_keeps_the_scope_it_was_given(ix: Intently) -> None:
     assert bad.is_error and "InvalidInput: scope" in _text(bad)
 
 
+def test_intents_create_takes_exclusions(ix: Intently) -> None:
+    """``exclude`` was not a tool argument: a reminder could not be kept quiet on "draft"."""
+
+    async def go() -> Any:
+        async with Client(build_server(ix)) as client:
+            return await client.call_tool(
+                "intents_create", {"reminder": "Ask about the invoice", "when": [["invoice"]], "exclude": ["draft"]}
+            )
+
+    made = _run(go)
+    assert not made.is_error, _text(made)
+    assert json.loads(_text(made))["exclude"] == ["draft"]
+    assert ix.triggers.test("the invoice draft").hits == ()
+    assert [h.reminder for h in ix.triggers.test("the invoice is late").shown] == ["Ask about the invoice"]
+
+
 def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(ix: Intently) -> None:
     """The SDK ignores unknown arguments: a typo (``prority``) used to succeed with the value
     lost. Now the call fails, naming the argument and what the tool takes, and nothing is written."""

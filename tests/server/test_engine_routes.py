@@ -314,3 +314,36 @@ def test_an_agents_token_cannot_confirm_a_candidate(api: Api) -> None:
     assert [i.id for i in api.ix.goals.review_queue()] == [proposal["id"]]
     with api.client(api.token("user:alice")) as c:
         assert c.post(f"/v1/namespaces/proj/review/{proposal['id']}/confirm").status_code == 200
+
+
+def test_a_standing_intent_created_over_http_keeps_its_scope_and_exclusions(api: Api) -> None:
+    """The create body refused ``scope`` (422, unknown key): over HTTP a reminder could not be
+    narrowed to one sender or channel, nor given exclusions or its negation guard switched off."""
+    body = {
+        "reminder": "Ask Bob about the invoice",
+        "when": [["invoice"]],
+        "scope": ["sender:user:bob", "channel:billing"],
+        "exclude": ["draft"],
+        "negation_guard": False,
+    }
+    with api.client(api.token("user:alice")) as c:
+        made = c.post("/v1/namespaces/proj/triggers", json=body)
+        assert made.status_code == 201, made.text
+        stored = made.json()
+        assert stored["scope"] == {"channel": "billing", "conversation": None, "sender": "user:bob"}
+        assert stored["exclude"] == ["draft"] and stored["negation_guard"] is False
+
+        def shown(**turn: str) -> list[str]:
+            answer = c.post("/v1/namespaces/proj/triggers/test", json=turn)
+            assert answer.status_code == 200, answer.text
+            return [h["id"] for h in answer.json()["shown"]]
+
+        assert shown(text="no invoice yet", sender="user:bob", channel="billing") == [stored["id"]]
+        assert shown(text="no invoice yet", sender="user:eve", channel="billing") == []
+        assert shown(text="the invoice draft", sender="user:bob", channel="billing") == []
+        scoped = {**body, "reminder": "Only in this thread", "scope": ["conversation:t-42"], "when": [["refund"]]}
+        thread = c.post("/v1/namespaces/proj/triggers", json=scoped).json()["id"]
+        assert shown(text="a refund", conversation="t-42") == [thread]
+        assert shown(text="a refund", conversation="t-7") == []
+        bad = c.post("/v1/namespaces/proj/triggers", json={**body, "scope": ["planet:mars"]})
+        assert bad.status_code == 422 and "scope" in bad.text

@@ -319,6 +319,9 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
         max_fires: int | None = None,
         cooldown: str | None = None,
         event_entries: bool = True,
+        exclude: Annotated[
+            list[str] | None, Field(description="Words or phrases that veto a fire when they come up.")
+        ] = None,
     ) -> dict[str, Any]:
         # ``scope`` is declared so that it reaches the engine: an argument the tool does not
         # declare is dropped by the SDK, and a reminder meant for one sender fired for everyone.
@@ -334,6 +337,7 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
             max_fires=max_fires,
             cooldown=cooldown,
             event_entries=event_entries,
+            exclude=exclude,
         )
 
     @server.tool(description="List the standing intents this actor may see.")

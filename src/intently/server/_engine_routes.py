@@ -187,7 +187,9 @@ def triggers_cancel(view: NamespaceView, trigger_id: str) -> Any:
 @router.post("/triggers/test", tags=["triggers"])
 def triggers_test(view: NamespaceView, body: TriggerTest) -> Any:
     """Which entry would fire on this text, and why, without firing."""
-    return run_engine(view, "triggers", "test", body.text, channel=body.channel, sender=body.sender)
+    return run_engine(
+        view, "triggers", "test", body.text, channel=body.channel, conversation=body.conversation, sender=body.sender
+    )
 
 
 # -- requirements ------------------------------------------------------------------------

@@ -124,11 +124,21 @@ class TriggerCreate(_Body):
     expires: str | None = Field(default=None, max_length=40)
     max_fires: int | None = Field(default=None, ge=1, le=10_000)
     cooldown: str | None = Field(default=None, max_length=40)
+    # Without these an HTTP client could not narrow a reminder to one sender or channel (the
+    # body refuses unknown keys, so "scope" was a 422), nor give it exclusions.
+    scope: list[Annotated[str, Field(max_length=220)]] | None = Field(
+        default=None, max_length=3, description="Where it may fire: `sender:ID`, `channel:ID`, `conversation:ID`."
+    )
+    exclude: list[Annotated[str, Field(min_length=1, max_length=120)]] | None = Field(
+        default=None, max_length=50, description="Words or phrases that veto a fire when they come up."
+    )
+    negation_guard: bool | None = Field(default=None, description='False also fires on "no rollback needed".')
 
 
 class TriggerTest(_Body):
     text: str = Field(max_length=20_000)
     channel: str | None = Field(default=None, max_length=200)
+    conversation: str | None = Field(default=None, max_length=200)
     sender: str | None = Field(default=None, max_length=200)
 
 
