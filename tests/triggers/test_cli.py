@@ -244,3 +244,28 @@ def test_update_dash_removes_the_scope_and_the_exclusions(ix: Intently) -> None:
     updated = ok_json("trigger", "update", added["id"], "--scope", "-", "--exclude", "-", home=home)
     assert updated["scope"] == {"channel": None, "conversation": None, "sender": None} and updated["exclude"] == []
     assert [h["id"] for h in ok_json("trigger", "test", "an outage drill", home=home)["shown"]] == [added["id"]]
+
+
+def test_list_says_which_intents_are_snoozed_or_cooling_down(ix: Intently) -> None:
+    """A snoozed intent is still ``armed``, and the table said just that: it looked as if it
+    would fire on the next mention. The state column now says until when it is quiet."""
+    snoozed = ix.triggers.add("Check the canary", when="canary", expires="2099-01-01")
+    ix.triggers.snooze(snoozed.id, "2098-05-01T10:30:00Z")
+    cooling = ix.triggers.add("Check the rollout", when="rollout", expires="2099-01-01", cooldown="36500d")
+    assert ix.triggers.match("the rollout").shown
+    result = CliRunner().invoke(
+        app,
+        ["trigger", "list"],
+        env={"INTENTLY_HOME": str(ix.home.path), "INTENTLY_ACTOR": "user:alice", "COLUMNS": "300"},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    lines = {
+        line.split()[1]: line
+        for line in result.stdout.splitlines()
+        if snoozed.id[-8:] in line or cooling.id[-8:] in line
+    }
+    assert "armed, snoozed until 2098-05-01 10:30" in lines[snoozed.id[-8:]]
+    assert "fired, quiet until 2126-" in lines[cooling.id[-8:]]
+    listed = ok_json("trigger", "list", home=ix.home.path)  # --json keeps its keys
+    assert {i["id"]: i["state"] for i in listed} == {snoozed.id: "armed", cooling.id: "fired"}

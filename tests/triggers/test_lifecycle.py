@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -279,3 +279,14 @@ def test_a_refused_transition_names_the_intent(ix: Intently) -> None:
     ):
         with pytest.raises(InvalidTransition, match=f"standing intent {intent.id} cannot move from cancelled"):
             attempt()
+
+
+def test_a_naive_datetime_expiry_or_snooze_is_utc(ix: Intently, clock: ManualClock) -> None:
+    """A naive ``datetime`` raised TypeError (naive against aware) out of ``add`` and ``snooze``;
+    it is UTC, as a time given as text without an offset is."""
+    intent = ix.triggers.add("Check the canary", when="canary", expires=datetime(2026, 6, 1, 12, 0))
+    assert intent.expires_at == "2026-06-01T12:00:00.000000Z"
+    snoozed = ix.triggers.snooze(intent.id, datetime(2026, 3, 3, 9, 0))
+    assert snoozed.snoozed_until == "2026-03-03T09:00:00.000000Z"
+    with pytest.raises(InvalidInput, match="expires"):
+        ix.triggers.add("Too late", when="canary", expires=datetime(2026, 3, 1))

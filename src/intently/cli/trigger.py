@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from ..core.clock import format_time
 from ._common import JsonOpt, emit, err, open_home, out, table
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not for `intently --help`
@@ -141,6 +142,19 @@ def add(
     _emit_intent(intent, as_json)
 
 
+def _state(intent: StandingIntent, now: str) -> str:
+    """The state as a person needs it: a snoozed intent is "armed" too, and listed as just that
+    it looked as if it would fire on the next mention; a fired one says until when it is quiet."""
+    from ..triggers import IntentState
+
+    text = intent.state.value
+    if intent.state is IntentState.FIRED and intent.rearm_at:
+        text += f", quiet until {intent.rearm_at[:16].replace('T', ' ')}"
+    if intent.state in (IntentState.ARMED, IntentState.FIRED) and intent.snoozed_until and intent.snoozed_until > now:
+        text += f", snoozed until {intent.snoozed_until[:16].replace('T', ' ')}"
+    return text
+
+
 @trigger_app.command("list")
 def list_(
     ctx: typer.Context,
@@ -156,6 +170,7 @@ def list_(
         intents = ix.triggers.list(
             state=state, include_closed=all_, channel=channel, conversation=conversation, sender=sender
         )
+        now = format_time(ix.runtime.clock.now())
     emit(
         [i.to_json() for i in intents],
         as_json,
@@ -165,7 +180,7 @@ def list_(
             [
                 [
                     i.id[-8:],
-                    i.state.value,
+                    _state(i, now),
                     i.reminder[:60],
                     _entries(i),
                     i.scope.describe(),

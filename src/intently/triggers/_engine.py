@@ -20,7 +20,7 @@ import hashlib
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
@@ -237,7 +237,9 @@ class Triggers:
         if expires is None:
             when = now + DEFAULT_EXPIRY
         elif isinstance(expires, datetime):
-            when = expires
+            # Naive means UTC, as for a time given as text (:func:`parse_time`); compared as
+            # given, it raised TypeError out of ``add`` and ``snooze`` instead of being read.
+            when = expires.replace(tzinfo=UTC) if expires.tzinfo is None else expires
         elif isinstance(expires, timedelta):
             when = now + _bounded(expires, "expires")
         elif not isinstance(expires, str):
