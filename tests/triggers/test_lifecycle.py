@@ -117,6 +117,10 @@ def test_time_only_requests_point_to_a_scheduler(ix: Intently) -> None:
         ({"expires": 5}, "expires"),
         ({"exclude": [None]}, "exclude[0]"),
         ({"scope": [7]}, "scope[0]"),
+        # An exclusion that could never veto a fire: no word, or words a turn never has adjacent.
+        ({"exclude": ["draft", "🚀"]}, "exclude[1]"),
+        ({"exclude": ["foo::bar"]}, "exclude[0]"),
+        ({"exclude": ['"dry, run"']}, "exclude[0]"),
     ],
 )
 def test_bad_input_names_the_field_and_changes_nothing(ix: Intently, kwargs: dict[str, object], where: str) -> None:
@@ -290,3 +294,12 @@ def test_a_naive_datetime_expiry_or_snooze_is_utc(ix: Intently, clock: ManualClo
     assert snoozed.snoozed_until == "2026-03-03T09:00:00.000000Z"
     with pytest.raises(InvalidInput, match="expires"):
         ix.triggers.add("Too late", when="canary", expires=datetime(2026, 3, 1))
+
+
+def test_an_update_to_an_exclusion_that_could_never_veto_is_refused(ix: Intently) -> None:
+    intent = ix.triggers.add("Check the canary", when="canary", exclude="draft")
+    with pytest.raises(InvalidInput) as info:
+        ix.triggers.update(intent.id, exclude=["drill", "user@example.com"])
+    assert info.value.where == "exclude[1]"
+    assert ix.triggers.show(intent.id).exclusions == ("draft",)
+    assert ix.triggers.test("a canary drill").shown  # the old exclusions still apply

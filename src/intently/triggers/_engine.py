@@ -49,6 +49,7 @@ from ._model import (
 )
 from ._result import MatchResult
 from ._store import OPS, POLICY_VERSION, list_rows, load_fires, load_intent, load_intents
+from ._terms import clauses
 from ._timeonly import SCHEDULER_HINT, check_not_time_only, mentions_clock_time
 
 if TYPE_CHECKING:
@@ -138,6 +139,26 @@ def _entries(when: When) -> tuple[tuple[str, ...], ...]:
     if not isinstance(items, Sequence):
         raise InvalidInput(f"expected an entry or a list of entries, got {type(when).__name__}", where="when")
     return validate_entries([_strings(item, f"when[{i}]") for i, item in enumerate(items)])
+
+
+def _exclusions(exclude: str | Sequence[str]) -> list[str]:
+    """Exclusion terms, each one word or phrase a turn can hold: one with no word in it
+    ("🚀", "-") or with a clause break inside ("foo::bar", "deploy, then": a turn never has
+    those words adjacent) was stored and could never veto a fire, silently."""
+    out: list[str] = []
+    for i, item in enumerate(_strings(exclude, "exclude")):
+        text = validate_text(item, f"exclude[{i}]", 120, required=True)
+        parts = clauses(text.strip('"“”'))
+        if not parts:
+            raise InvalidInput(f"{text!r} has no words to match", where=f"exclude[{i}]")
+        if len(parts) > 1:
+            raise InvalidInput(
+                f"{text!r} is cut by punctuation into {' / '.join(parts)}: a turn never holds those words "
+                "adjacent, so it could never veto a fire; give one word or phrase without it",
+                where=f"exclude[{i}]",
+            )
+        out.append(text)
+    return out
 
 
 def _scope(scope: Scope | str | Sequence[str]) -> Scope:
@@ -302,7 +323,7 @@ class Triggers:
         where = _scope(scope or ())
         fires = _max_fires(max_fires)
         cool = _duration(cooldown, "cooldown")
-        excluded = [validate_text(t, "exclude", 120, required=True) for t in _strings(exclude, "exclude")]
+        excluded = _exclusions(exclude)
         self._check_compiles(entries)
         now = self._now()
         with self._rt.store.transaction() as tx:
@@ -452,9 +473,7 @@ class Triggers:
             self._check_compiles(entries)
             fields["entries"] = [list(e) for e in entries]
         if exclude is not None:
-            fields["exclusions"] = [
-                validate_text(t, "exclude", 120, required=True) for t in _strings(exclude, "exclude")
-            ]
+            fields["exclusions"] = _exclusions(exclude)
         if scope is not None:
             where = _scope(scope)
             fields.update(channel=where.channel, conversation=where.conversation, sender=where.sender)

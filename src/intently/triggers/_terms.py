@@ -108,8 +108,9 @@ def clauses(piece: str) -> list[str]:
     term holding one, taken as one phrase, could never fire, not even on its own text: a
     trigger ``1:1`` or ``std::vector`` was stored, listed and silent for ever. Each part is a
     term of its own instead (all must come up, as for the words of an entry)."""
-    if len(raw_segments(piece)) <= 1:
-        return [piece]
+    segments = raw_segments(piece)
+    if len(segments) <= 1:
+        return [piece] if segments else []
     text = unicodedata.normalize("NFKC", piece)
     parts: list[str] = []
     start = 0
