@@ -72,3 +72,82 @@ def test_install_tells_the_user_which_setting_lets_bash_run(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert "added SessionStart" in done.stdout
     assert "[hooks] shell_allowlist" in " ".join(done.stdout.split())
+
+
+def test_install_removes_malformed_entries_and_names_them_keeping_a_backup(tmp_path: Path) -> None:
+    """A hand-edited settings file with broken hook entries: they used to be kept as they were
+    (Claude Code then rejects or skips them without a word to the user); now each is removed
+    and named by its key path, other tools' valid hooks stay, and the user's bytes are kept."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"type": "command", "command": "./scripts/lint.sh"}
+    original = json.dumps(
+        {
+            "hooks": {
+                "PreToolUse": [
+                    "not a group",
+                    {"matcher": "Write|Edit", "hooks": [theirs, {"type": "command"}, 7]},
+                    {"matcher": "Bash", "hooks": {"type": "command", "command": "x"}},
+                ],
+                "Notification": [{"hooks": [{"command": "notify-send hi"}]}],
+            },
+        },
+        indent=4,
+    )
+    settings.write_text(original)
+    done = _install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["malformed"] == [
+        "hooks.PreToolUse[0]: a matcher group must be an object",
+        "hooks.PreToolUse[1].hooks[1]: a command hook needs a non-empty 'command'",
+        "hooks.PreToolUse[1].hooks[2]: a hook must be an object",
+        "hooks.PreToolUse[2]: a matcher group needs a 'hooks' list",
+        "hooks.Notification[0].hooks[0]: a hook needs a 'type' (e.g. \"command\")",
+    ]
+    data = json.loads(settings.read_text())
+    pre = data["hooks"]["PreToolUse"]
+    assert pre[0] == {"matcher": "Write|Edit", "hooks": [theirs]}
+    assert pre[1]["hooks"][0]["command"].endswith("hook claude") and len(pre) == 2
+    assert data["hooks"]["Notification"] == []
+    assert report["backup"] == str(settings) + ".bak"
+    assert Path(report["backup"]).read_text() == original
+    # Said in plain words too, with the path of each entry removed.
+    again = subprocess.run(
+        [INTENTLY, "hook", "install", "claude", "--project", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 0 and "removed a malformed entry" not in again.stdout
+
+
+def test_install_keeps_our_hook_once_per_event(tmp_path: Path) -> None:
+    """Two copies of intently's hook in one event (a hand-merged file, an install under another
+    matcher) made Claude Code run the hook twice per tool call; re-installing kept both."""
+    assert _install(tmp_path).returncode == 0
+    settings = tmp_path / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    ours = data["hooks"]["PreToolUse"][0]["hooks"][0]
+    data["hooks"]["PreToolUse"].append({"matcher": "Bash", "hooks": [{"type": "command", "command": "b"}, ours]})
+    data["hooks"]["Stop"][0]["hooks"].append(dict(ours))
+    settings.write_text(json.dumps(data))
+    done = _install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["duplicates"] == ["hooks.PreToolUse[1].hooks[1]", "hooks.Stop[0].hooks[1]"]
+    after = json.loads(settings.read_text())["hooks"]
+    for event in CLAUDE_EVENTS:
+        commands = [h["command"] for g in after[event] for h in g["hooks"]]
+        assert sum(c.endswith("hook claude") for c in commands) == 1, event
+    assert after["PreToolUse"][1] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "b"}]}
+    # And the file is stable from there on.
+    assert json.loads(_install(tmp_path).stdout)["duplicates"] == []
+
+
+def test_install_refuses_a_hooks_table_of_the_wrong_shape_untouched(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {"Stop": {"hooks": []}}}')
+    done = _install(tmp_path)
+    assert done.returncode == 2
+    assert "hooks.Stop" in done.stderr
+    assert settings.read_text() == '{"hooks": {"Stop": {"hooks": []}}}'
+    assert not (settings.parent / "settings.json.bak").exists()

@@ -76,7 +76,10 @@ def install(
         as_json,
         lambda d: out.print(
             f"{d['settings']}: added {', '.join(d['added']) or 'none'}; updated {', '.join(d['updated']) or 'none'}\n"
-            "Bash runs only commands listed in [hooks] shell_allowlist of .intently/intently.toml "
+            + "".join(f"removed a malformed entry at {m}\n" for m in d["malformed"])
+            + "".join(f"removed a second copy of intently's hook at {m}\n" for m in d["duplicates"])
+            + (f"the previous file is kept as {d['backup']}\n" if d["backup"] else "")
+            + "Bash runs only commands listed in [hooks] shell_allowlist of .intently/intently.toml "
             "(empty at first), each after you approve it; [hooks] shell_trusted lists harmless ones that run "
             "without intently's prompt; the gate refuses the rest and says how to list one.\n"
             "Optional: `intently hook serve` in the project answers each hook without starting intently anew.",
