@@ -630,3 +630,49 @@ def test_the_agent_sees_and_cancels_the_persons_standing_intents(ix: Intently) -
     assert json.loads(_text(cancelled))["state"] == "cancelled"
     (op,) = ix.log.read("proj", op="TRIGGER_CANCEL")
     assert op.actor == "agent:mcp for user:alice"
+
+
+def _git(project: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=project,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def test_a_session_of_mcp_writes_leaves_the_git_tree_clean(ix: Intently, project: Path) -> None:
+    """Every MCP write signed a checkpoint and rewrote the tracked witness file with it, so
+    `git status` showed .intently/checkpoints.json modified all session long (an agent's
+    `git commit -a` swept it in), as the Claude Code hooks did before them. The writes are
+    still signed in the database; the witness catches up at the user's own checkpoint."""
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "init")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env["INTENTLY_HOME"] = str(ix.home.path)
+    env["INTENTLY_ACTOR"] = "user:alice"
+    params = StdioServerParameters(command=str(Path(sys.executable).parent / "intently"), args=["mcp"], env=env)
+
+    async def go() -> list[Any]:
+        async with Client(params) as client:
+            added = await client.call_tool("goals_add", {"text": "Ship the billing API v2", "priority": "HIGH"})
+            observed = await client.call_tool(
+                "review_observe", {"text": "I will update the runbook by Friday.", "speaker": "agent:ci"}
+            )
+            checked = await client.call_tool("gate_check", {"user_request": "list files", "tool": "Bash"})
+            status = _git(project, "status", "--porcelain")  # while the server still runs
+        return [added, observed, checked, status]
+
+    added, observed, checked, status = _run(go)
+    assert not (added.is_error or observed.is_error or checked.is_error)
+    assert status == ""
+    assert _git(project, "status", "--porcelain") == ""  # nor when it stops
+    with Intently.open(ix.home.path, actor="user:alice") as other:
+        signed = other.log.latest_checkpoints()["proj"].size
+        assert signed == other.log.size("proj")  # every write of the session was signed all the same
+        other.log.checkpoint()  # `intently log checkpoint` brings the witness up to them
+        assert other.log.read_witness()["proj"].size == signed
+        assert other.log.verify().ok
+    assert _git(project, "status", "--porcelain").split() == ["M", ".intently/checkpoints.json"]

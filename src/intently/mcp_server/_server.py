@@ -120,8 +120,16 @@ def acting_view(ix: Intently, agent: str | None = DEFAULT_AGENT) -> Intently:
 
 def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServer:
     """An MCP server over the home ``ix`` opened, in ``ix.namespace``, acting as
-    :func:`acting_view` makes it: ``agent:mcp for <ix.actor>`` when ``ix.actor`` is a person."""
+    :func:`acting_view` makes it: ``agent:mcp for <ix.actor>`` when ``ix.actor`` is a person.
+
+    Each write is signed into the database's checkpoints at once, but the tracked witness
+    file is left to the user's own commands, as the Claude Code hooks leave it: rewritten at
+    every tool call of an agent's session, it kept the project's git tree dirty all session
+    long (and an agent's ``git commit -a`` swept it in). ``intently log checkpoint``, or the
+    next CLI command that writes, brings it up to these checkpoints.
+    """
     ix = acting_view(ix, agent)
+    ix.log.witness_on_checkpoint = False
     server = _StrictServer(
         "intently",
         version=__version__,
