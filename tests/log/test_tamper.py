@@ -240,23 +240,48 @@ def test_database_rolled_back_behind_the_witness(logged: LoggedHome) -> None:
     assert only_failure(logged.verify()) == ("RolledBack", 5)
 
 
-def test_work_on_a_rolled_back_database_keeps_the_witness_and_fails_loudly(logged: LoggedHome) -> None:
+def test_work_on_a_rolled_back_database_is_refused_before_anything_is_written(logged: LoggedHome) -> None:
+    """A change on a database restored behind the witness used to be committed, and only the
+    checkpoint after it failed ("this command's change was saved ... do not retry it"): every
+    retry saved the change again, each one past the witness and unprovable. Now the first
+    append finds the disagreement under the write lock and the command changes nothing."""
     shutil.copyfile(logged.backup_at_4, logged.db)
     before = logged.witness.read_text()
-    with logged.open() as ix:
-        ix.access.grant(Actor.parse("mallory"), Permission.ADMIN)
-        with pytest.raises(RolledBack) as caught:
-            ix.checkpoint()
-        assert (caught.value.stream, caught.value.seq) == (STREAM, 6)
-    assert logged.witness.read_text() == before
-    for _ in range(4):  # growing past the witnessed size does not launder the history either
+    mallory = Actor.parse("mallory")
+    for _ in range(3):  # retrying does not launder the history either
         with logged.open() as ix:
-            ix.access.grant(Actor.parse("mallory"), Permission.READ)
-            ix.access.revoke(Actor.parse("mallory"), Permission.READ)
-            with pytest.raises((RolledBack, RootMismatch)):
-                ix.checkpoint()
+            with pytest.raises(RolledBack) as caught:
+                ix.access.grant(mallory, Permission.ADMIN)
+            assert (caught.value.stream, caught.value.seq) == (STREAM, 5)
+            assert "nothing was written" in str(caught.value)
+            assert ix.log.size(STREAM) == 4
+            assert Permission.ADMIN not in ix.access.permissions(mallory, STREAM)
     assert logged.witness.read_text() == before
-    assert only_failure(logged.verify()) == ("RootMismatch", 8)
+    assert only_failure(logged.verify()) == ("RolledBack", 5)
+
+    # Carrying on from this database is a deliberate act: its entry leaves the witness file.
+    data = json.loads(before)
+    for key in [k for k in data if k.startswith("db:")]:
+        del data[key]
+    logged.witness.write_text(json.dumps(data))
+    with logged.open() as ix:
+        ix.access.grant(mallory, Permission.READ)
+        assert ix.log.size(STREAM) == 5
+    assert logged.verify().ok
+
+
+def test_work_on_a_rewritten_history_is_refused_before_anything_is_written(logged: LoggedHome) -> None:
+    """The database reaches the witnessed size but not with the witnessed root (its history was
+    replaced, and its checkpoints with it): no change is added on top of it."""
+    with logged.raw() as db:
+        change_one(db, "UPDATE log_ops SET target = 'user:mallory' WHERE stream = ? AND seq = 3", (STREAM,))
+        rehash(db)
+        db.execute("DELETE FROM log_checkpoints")
+    with logged.open() as ix:
+        with pytest.raises(RootMismatch) as caught:
+            ix.access.grant(Actor.parse("mallory"), Permission.ADMIN)
+        assert (caught.value.stream, caught.value.seq) == (STREAM, 8)
+        assert ix.log.size(STREAM) == 8
 
 
 def test_full_rewrite_resigned_with_the_stolen_key_is_caught_by_the_witness(logged: LoggedHome) -> None:

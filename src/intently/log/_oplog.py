@@ -182,6 +182,9 @@ class OperationLog:
         self.witness_on_checkpoint = True
         self._dirty: set[str] = set()
         self._warned_unsigned = False
+        #: Streams whose witnessed checkpoint this handle found the database agreeing with
+        #: at its first append (checked once: the witness file is read at most once per stream).
+        self._witness_agrees: set[str] = set()
 
     # -- writing --------------------------------------------------------------
 
@@ -207,6 +210,8 @@ class OperationLog:
         # write lock from its start (BEGIN IMMEDIATE on SQLite, an advisory lock on PostgreSQL).
         row = tx.one("SELECT size, frontier FROM log_streams WHERE stream = ?", (namespace,))
         size = int(row["size"]) if row else 0
+        if namespace not in self._witness_agrees:
+            self._check_witness(tx, namespace, size)
         seq = size + 1
         frontier = Frontier.from_hex(size, json.loads(str(row["frontier"])) if row else [])
         now = self.clock.now()
@@ -250,6 +255,42 @@ class OperationLog:
         )
         tx.on_commit(lambda: self._dirty.add(namespace))
         return operation
+
+    def _check_witness(self, tx: Transaction, stream: str, size: int) -> None:
+        """Refuse to append to a stream the witness file says this database has lost or rewritten.
+
+        The checkpoint after the command would find the same disagreement, but only once the
+        change was committed: on a database restored from an older copy every command saved
+        its change and then failed, so a user (or an agent) retrying it saved it again and
+        again, each change past the witness unprovable. Checked here, under the write lock and
+        before any row is written, the command fails and changes nothing. The same rule as
+        :meth:`_update_witness`: the database must reach the witnessed size and hold the
+        witnessed root there.
+        """
+        if self.witness_path is None:
+            return
+        witnessed = self._split_witness(self.read_witness_file(), self._read_database_id(tx))[0].get(stream)
+        recover = (
+            "nothing was written; run `intently log verify`, and to carry on from this database on "
+            f"purpose, remove its entry from {self.witness_path.name} and commit that"
+        )
+        if witnessed is not None and witnessed.size > size:
+            raise RolledBack(
+                f"the witnessed checkpoint covers {witnessed.size} operations but the database holds {size} "
+                f"(was it restored from an older copy?); {recover}",
+                stream=stream,
+                seq=size + 1,
+            )
+        if witnessed is not None:
+            root = tx.scalar("SELECT root FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, witnessed.size))
+            if root != witnessed.root.hex():
+                raise RootMismatch(
+                    f"the database has no checkpoint matching the witnessed one at size {witnessed.size} "
+                    f"(its history was replaced); {recover}",
+                    stream=stream,
+                    seq=witnessed.size,
+                )
+        self._witness_agrees.add(stream)
 
     def copy_operation(self, tx: Transaction, operation: Operation) -> None:
         """Append an operation verbatim (replay and store copy), checking its sequence number."""
