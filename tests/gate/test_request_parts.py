@@ -159,9 +159,30 @@ def test_each_prompt_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     for n in range(1, len(prompts) + 1):
         intent._CACHE.clear()  # each check in a new process: only the store carries readings
         assert resolve_parts(prompts[:n], VOCAB, store=store) == resolve("\n\n".join(prompts[:n]), VOCAB)
-    # one prompt alone is read whole, as before; from the second on each prompt is read once
+    # each prompt is read once, the first one too
     assert read == prompts
     assert len(store) == len(prompts)
+
+
+def test_a_session_of_one_long_prompt_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session holding a single prompt (a pasted log of megabytes) was read whole again at
+    every tool check: one part skipped the kept readings, and the check could outlast Claude
+    Code's hook timeout. Its reading is now kept in the session's store like any other."""
+    read: list[str] = []
+
+    def counting(text: str, vocab: Vocabulary) -> PromptReading:
+        read.append(text)
+        return read_prompt(text, vocab)
+
+    monkeypatch.setattr(intent, "read_prompt", counting)
+    monkeypatch.setattr(intent, "_CACHE", {})
+    prompt = "Fix the failing test in tests/test_api.py; don't email Bob. Here is the log:\n" + "error 3 lines " * 500
+    store: dict[str, object] = {}
+    for _ in range(3):
+        intent._CACHE.clear()  # each check in a new process: only the store carries the reading
+        assert resolve_parts([prompt], VOCAB, store=store) == resolve(prompt, VOCAB)
+    assert read == [prompt]
+    assert len(store) == 1
 
 
 def test_a_damaged_stored_reading_is_read_again() -> None:

@@ -398,8 +398,11 @@ def resolve_parts(
     text's: where two parts would not split apart as they do alone, the whole text is read.
     """
     request = _JOIN.join(parts)
-    if len(parts) < 2:
+    if not parts:
         return resolve(request, vocabulary, proposer)
+    # One part is read through its kept reading too: a session of one very long prompt (a
+    # pasted log of megabytes) was read in full again at every tool check, which alone could
+    # take longer than Claude Code waits for a hook.
     readings = [_reading(p, vocabulary, store) for p in parts]
     if not all(a.clean_end and b.clean_start for a, b in itertools.pairwise(readings)):
         return resolve(request, vocabulary, proposer)
@@ -423,7 +426,8 @@ def resolve_parts(
         stems=frozenset().union(*(r.stems for r in readings)),
         # A count and its noun may sit on either side of a joint ("3" / "files"): the whole
         # text decides, but only when no part is plural on its own (then the whole is too).
-        plural=any(r.plural for r in readings) or _counted_plural(request),
+        # One part's own reading already counted it.
+        plural=any(r.plural for r in readings) or (len(parts) > 1 and _counted_plural(request)),
         excluded_values=frozenset(v for kind, v in ruled_out if kind == "value"),
         excluded_names=frozenset(v for kind, v in ruled_out if kind == "name"),
     )
