@@ -261,3 +261,39 @@ def test_a_message_observed_again_in_a_busy_home_is_not_duplicated(ix: Intently)
     (first,) = ix.extraction.observe(turn).proposals
     (again,) = ix.extraction.observe(turn).proposals
     assert (first.status, again.status, again.object_id) == ("created", "attached", first.object_id)
+
+
+def test_a_turn_that_fails_part_way_leaves_nothing_behind(ix: Intently, database_url: str | None) -> None:
+    """The turn and each of its candidates used to commit one by one: a failure after the first
+    candidate (a full disk, a crash) left the turn recorded with half its candidates, and
+    observing it again could not tell. Now the turn and its candidates are one transaction."""
+    # The database refuses a second intent, as a full disk would refuse a write part way.
+    if database_url is None:
+        refuse = [
+            "CREATE TRIGGER refuse_second BEFORE INSERT ON goals_intents "
+            "WHEN (SELECT COUNT(*) FROM goals_intents) >= 1 BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+        ]
+    else:
+        refuse = [
+            "CREATE FUNCTION refuse_second() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN "
+            "IF (SELECT COUNT(*) FROM goals_intents) >= 1 THEN RAISE EXCEPTION 'disk full'; END IF; "
+            "RETURN NEW; END $f$",
+            "CREATE TRIGGER refuse_second BEFORE INSERT ON goals_intents FOR EACH ROW EXECUTE FUNCTION refuse_second()",
+        ]
+    store = ix.runtime.store
+    with store.transaction() as tx:
+        for sql in refuse:
+            tx.execute(sql)
+    size = ix.log.size(ix.namespace)
+    with pytest.raises(Exception, match="disk full"):
+        ix.extraction.observe(TURN)
+    assert ix.log.size(ix.namespace) == size  # neither the turn nor its first candidate
+    assert ix.log.read(ix.namespace, op="TURN_OBSERVED") == []
+    assert ix.goals.review_queue() == [] and ix.goals.decisions() == []
+
+    with store.transaction() as tx:
+        tx.execute("DROP TRIGGER refuse_second" + ("" if database_url is None else " ON goals_intents"))
+    result = ix.extraction.observe(TURN)  # observed again once the disk has room: all of it, once
+    assert [p.status for p in result.proposals] == ["created", "recorded", "created"]
+    assert len(ix.goals.review_queue()) == 2
+    assert ix.log.verify().ok

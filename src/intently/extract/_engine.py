@@ -32,6 +32,8 @@ from ._rules import AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
+    from ..goals import Goals
+    from ..store import Transaction
 
 __all__ = ["Extraction", "ExtractionSettings", "ObserveResult", "Proposal"]
 
@@ -200,6 +202,14 @@ class Extraction:
             candidates = []
         digest = hashlib.sha256(checked.text.encode("utf-8")).hexdigest()
         rt = self._rt
+        from ..goals import Goals
+
+        goals = Goals(rt)
+        goals.catch_up()
+        proposals: list[Proposal] = []
+        # The turn and every candidate in it are one transaction: one commit (and one fsync)
+        # per turn instead of one per candidate, and a failure part way (a full disk, a crash)
+        # leaves neither the turn nor half its candidates.
         with rt.store.transaction() as tx:
             rt.access.require(rt.actor, rt.namespace, Permission.WRITE, tx)
             op = rt.log.append(
@@ -232,30 +242,37 @@ class Extraction:
                     payload={"extractor": extractor.name, "kind": rejected.kind, "reason": str(rejected)[:500]},
                     policy_version=POLICY_VERSION,
                 )
-        result = ObserveResult(
+            for cand in candidates:
+                try:
+                    proposals.append(
+                        self._propose(goals, tx, cand, evidence_id, checked.time, checked.speaker, trusted)
+                    )
+                except InvalidInput as exc:  # raised before the candidate wrote: the rest of the turn goes on
+                    proposals.append(Proposal(cand, "invalid", None, str(exc)))
+        return ObserveResult(
             evidence_id=evidence_id,
             operation_id=op.id,
             content_hash=digest,
             extractor=extractor.name,
+            proposals=proposals,
             rejected=str(rejected) if rejected else None,
             unread=unread,
         )
-        for cand in candidates:
-            try:
-                result.proposals.append(self._propose(cand, evidence_id, checked.time, checked.speaker, trusted))
-            except InvalidInput as exc:  # one refused candidate must not drop the rest of the turn
-                result.proposals.append(Proposal(cand, "invalid", None, str(exc)))
-        return result
 
     def _propose(
-        self, cand: Candidate, evidence_id: str, said: datetime, speaker: str | None, trusted: bool
+        self,
+        goals: Goals,
+        tx: Transaction,
+        cand: Candidate,
+        evidence_id: str,
+        said: datetime,
+        speaker: str | None,
+        trusted: bool,
     ) -> Proposal:
-        """Hand one candidate to the goals engine through its public review API. ``said`` is the
-        turn's time: a due date that has passed now may still have been ahead when it was said
-        (an older conversation observed late), and the note tells the reviewer which."""
-        from ..goals import Goals
-
-        goals = Goals(self._rt)
+        """Hand one candidate to the goals engine through its review API, in the turn's
+        transaction. ``said`` is the turn's time: a due date that has passed now may still
+        have been ahead when it was said (an older conversation observed late), and the note
+        tells the reviewer which."""
         if cand.type is CandidateType.DECISION:
             not_a_person = _not_a_person(self._rt.actor, speaker) if trusted else "a source no person vouches for"
             if not_a_person is not None:
@@ -266,7 +283,7 @@ class Extraction:
                     f"not recorded: the turn came from {not_a_person}, and a decision is recorded (and mined "
                     "as a project rule by `req scan`) only from a person's turn",
                 )
-            decision = goals.record_decision(cand.span, evidence_id=evidence_id, span=cand.span)
+            decision = goals.record_decision_in(tx, cand.span, evidence_id=evidence_id, span=cand.span)
             return Proposal(cand, "recorded", decision.id)
         now = self._rt.clock.now()
         due = cand.due if cand.due is not None and cand.due > now else None
@@ -277,7 +294,8 @@ class Extraction:
             else:
                 why = "already past when said" if cand.due <= said else "already past when observed"
             note = f"due stated as {cand.due_text!r} ({why})"
-        result = goals.propose(
+        status, intent_id = goals.propose_in(
+            tx,
             cand.type.value,
             cand.span,
             evidence_id=evidence_id,
@@ -287,7 +305,7 @@ class Extraction:
             source_type="conversation",
             context_note=note,
         )
-        return Proposal(cand, result.status, result.intent.id if result.intent else None)
+        return Proposal(cand, status, intent_id)
 
 
 def owner_actor(name: str | None) -> str | None:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..access import Permission
 from ..core.clock import format_time, parse_time
@@ -245,57 +245,90 @@ class Goals:
         """A candidate from extraction: INFERRED at 0.55, waiting for review (see ``_review``).
         ``context_note`` keeps what the reviewer needs that no field holds (a stated due date
         that had no calendar date or had already passed)."""
+        with self._write() as tx:
+            status, intent_id = self.propose_in(
+                tx,
+                type,
+                text,
+                evidence_id=evidence_id,
+                span=span,
+                owner=owner,
+                due=due,
+                source_type=source_type,
+                context_note=context_note,
+            )
+            return ProposeResult(status, self._as_written(tx, intent_id) if intent_id is not None else None)
+
+    def catch_up(self) -> None:
+        """The light organiser pass every write of this engine makes first. An engine writing
+        intents in a transaction of its own (:meth:`propose_in`) calls it before opening one:
+        the pass writes in transactions of its own."""
+        self._piggyback()
+
+    def propose_in(
+        self,
+        tx: Transaction,
+        type: str,
+        text: str,
+        *,
+        evidence_id: str,
+        span: str | None = None,
+        owner: str | None = None,
+        due: datetime | None = None,
+        source_type: str = "conversation",
+        context_note: str | None = None,
+    ) -> tuple[Literal["created", "attached", "suppressed"], str | None]:
+        """:meth:`propose` in the caller's write transaction (which checked write permission):
+        (status, intent id). Extraction records a turn and all its candidates in one
+        transaction, so a failure part way leaves none of them.
+
+        Every :class:`InvalidInput` is raised before this candidate writes anything, so a
+        caller may catch it and go on with the next candidate in the same transaction."""
         intent_type = parse_enum(IntentType, type, "type")
         clean = clean_text(text, "text")
         if not evidence_id or not evidence_id.strip():
             raise InvalidInput("an evidence id is required", where="evidence_id")
         terms = terms_of(clean)
-        with self._write() as tx:
-            before = proposed_before(self._rt, tx, intent_type.value, terms, evidence_id, span or clean)
-            if before is not None:  # this candidate from this evidence again: it is that intent
-                intent_id, live = before
-                if not live:
-                    return ProposeResult("suppressed", None)
-                return ProposeResult("attached", self._as_written(tx, intent_id))
-            if is_suppressed(tx, self._rt.namespace, terms, evidence_id):
-                return ProposeResult("suppressed", None)
-            existing = find_restatement(self._rt, tx, intent_type.value, terms, owner=actor_text(owner))
-            if existing is not None:
-                if evidence_id not in existing.evidence_ids:
-                    emit(
-                        self._rt,
-                        tx,
-                        "EVIDENCE_ATTACHED",
-                        existing.id,
-                        {"evidence_id": evidence_id, "span": span, "version": existing.version + 1},
-                    )
-                intent_id = existing.id
-                status: Any = "attached"
-            else:
-                intent_id = new_id()
-                create_intent(
+        before = proposed_before(self._rt, tx, intent_type.value, terms, evidence_id, span or clean)
+        if before is not None:  # this candidate from this evidence again: it is that intent
+            intent_id, live = before
+            return ("attached", intent_id) if live else ("suppressed", None)
+        if is_suppressed(tx, self._rt.namespace, terms, evidence_id):
+            return "suppressed", None
+        existing = find_restatement(self._rt, tx, intent_type.value, terms, owner=actor_text(owner))
+        if existing is not None:
+            if evidence_id not in existing.evidence_ids:
+                emit(
                     self._rt,
                     tx,
-                    intent_id,
-                    clean,
-                    intent_type=intent_type,
-                    priority=Priority.MEDIUM,
-                    owner=owner,
-                    due=due,
-                    stakeholders=(),
-                    completion_criteria=None,
-                    context_note=context_note,
-                    evidence=[{"id": evidence_id, "span": span}],
-                    epistemic=EpistemicType.INFERRED,
-                    source=SourceType.SYSTEM_INFERRED,
-                    confidence=INFERRED_CONFIDENCE,
-                    origin=source_type,
-                    salience=0.5,
-                    structured_value=None,
-                    valid_to=None,
+                    "EVIDENCE_ATTACHED",
+                    existing.id,
+                    {"evidence_id": evidence_id, "span": span, "version": existing.version + 1},
                 )
-                status = "created"
-        return ProposeResult(status, self.get(intent_id))
+            return "attached", existing.id
+        intent_id = new_id()
+        create_intent(
+            self._rt,
+            tx,
+            intent_id,
+            clean,
+            intent_type=intent_type,
+            priority=Priority.MEDIUM,
+            owner=owner,
+            due=due,
+            stakeholders=(),
+            completion_criteria=None,
+            context_note=context_note,
+            evidence=[{"id": evidence_id, "span": span}],
+            epistemic=EpistemicType.INFERRED,
+            source=SourceType.SYSTEM_INFERRED,
+            confidence=INFERRED_CONFIDENCE,
+            origin=source_type,
+            salience=0.5,
+            structured_value=None,
+            valid_to=None,
+        )
+        return "created", intent_id
 
     def review_queue(self) -> list[Intent]:
         """Candidates awaiting review (INFERRED, not dismissed), oldest first."""
@@ -326,25 +359,30 @@ class Goals:
 
         The same decision stated again (a prompt sent twice, a choice repeated in a later session)
         returns the record already made: a second record would be mined as a second rule."""
+        with self._write() as tx:
+            return self.record_decision_in(tx, text, evidence_id=evidence_id, span=span)
+
+    def record_decision_in(self, tx: Transaction, text: str, *, evidence_id: str, span: str | None = None) -> Decision:
+        """:meth:`record_decision` in the caller's write transaction (see :meth:`propose_in`);
+        an :class:`InvalidInput` is raised before anything is written."""
         clean = clean_text(text, "text")
         if not evidence_id or not evidence_id.strip():
             raise InvalidInput("an evidence id is required", where="evidence_id")
+        known = tx.one(
+            "SELECT * FROM goals_decisions WHERE namespace = ? AND text = ? ORDER BY created_at, id LIMIT 1",
+            (self._rt.namespace, clean),
+        )
+        if known is not None:
+            return row_to_decision(known)
         decision_id = new_id()
-        with self._write() as tx:
-            known = tx.one(
-                "SELECT * FROM goals_decisions WHERE namespace = ? AND text = ? ORDER BY created_at, id LIMIT 1",
-                (self._rt.namespace, clean),
-            )
-            if known is not None:
-                return row_to_decision(known)
-            emit(
-                self._rt,
-                tx,
-                "DECISION_RECORDED",
-                decision_id,
-                {"decision_id": decision_id, "text": clean, "evidence_id": evidence_id, "span": span},
-            )
-            row = tx.one("SELECT * FROM goals_decisions WHERE id = ?", (decision_id,))
+        emit(
+            self._rt,
+            tx,
+            "DECISION_RECORDED",
+            decision_id,
+            {"decision_id": decision_id, "text": clean, "evidence_id": evidence_id, "span": span},
+        )
+        row = tx.one("SELECT * FROM goals_decisions WHERE id = ?", (decision_id,))
         assert row is not None
         return row_to_decision(row)
 
