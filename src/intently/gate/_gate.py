@@ -28,10 +28,12 @@ from ._journal import Journal, MemoryJournal
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._values import (
     EMAIL,
+    MAX_OPERANDS,
     addresses_in,
     amount_of,
     amounts_in,
     atoms_of,
+    computable,
     destination_shape,
     normalise,
     on_site,
@@ -338,6 +340,12 @@ class Session:
                     facts, provenance = self._facts(contract, clean)
                     verdict = self.gate.bundle.policies.decide(facts)
                     level, rules, reason = verdict.level, verdict.rule_ids, verdict.reason
+                    if facts["destination_lookalike"] and level is not Level.BLOCK:
+                        level, rules = Level.BLOCK, ("lookalike-destination",)
+                        reason = (
+                            f"{facts['lookalike_values']} but is another address: a look-alike of one "
+                            "the user gave is an impersonation, never theirs"
+                        )
             except Exception as exc:  # an internal error blocks, never allows (fail closed)
                 provenance, facts = {}, {"tool": name}
                 level, rules = Level.BLOCK, ("internal-error",)
@@ -411,6 +419,8 @@ class Session:
         provenance: dict[str, list[dict[str, Any]]] = {}
         recipients_bound = True
         excluded: list[str] = []  # destinations the request said to leave out
+        # Destinations that look like one the user gave but are not it: a phishing look-alike.
+        lookalikes: list[str] = []
         invented_elsewhere = False
         # A path outside the working folder that the user did not give: whatever source named
         # it (a README's free text), writing there is asked about, never merely warned of.
@@ -453,6 +463,10 @@ class Session:
             sources[group] |= srcs
             if role in _DESTINATIONS and group != "bound":
                 recipients_bound = False
+            if role in _DESTINATIONS and group != "bound" and isinstance(scalar, str):
+                imitated = self.ledger.imitated(scalar)
+                if imitated is not None:
+                    lookalikes.append(f"{arg} {scalar!r} looks like {imitated[0]!r} from {imitated[1]}")
             if role in _DESTINATIONS and _ruled_out(scalar, role, req):
                 excluded.append(f"{arg} {scalar!r}")
             if role is Role.URL and group in ("instructed", "invented"):
@@ -478,6 +492,20 @@ class Session:
                 groups["invented"].append(f"{arg} {value!r}")
                 invented_elsewhere = True
                 provenance.setdefault(arg, []).append({"value": value, "seen": []})
+            elif contract.side_effect is SideEffect.FINANCIAL and self._amount_unrequested(value):
+                # A number that merely shows up in a read the request did not ask for (a figure
+                # in an unrelated email or file) is no amount the user asked to pay: as any value
+                # from such a read, it is paid only with the user's approval.
+                groups["unrequested"].append(f"{arg} {value!r}")
+                sources["unrequested"] |= self.ledger.amount_sources(value)
+                provenance.setdefault(arg, []).append(
+                    {
+                        "value": value,
+                        "seen": [
+                            {"origin": "unrequested", "source": s} for s in sorted(self.ledger.amount_sources(value))
+                        ],
+                    }
+                )
         copied = 0
         content_instruction = False
         content_fields: list[str] = []
@@ -536,6 +564,8 @@ class Session:
             "recipients_bound": recipients_bound,
             "recipient_excluded": bool(excluded),
             "excluded_values": "; ".join(excluded),
+            "destination_lookalike": bool(lookalikes),
+            "lookalike_values": "; ".join(lookalikes),
             "address_suspect": bool(addresses),
             "address_values": "; ".join(addresses),
             "leaves_home": contract.side_effect in _LEAVES_HOME,
@@ -568,13 +598,33 @@ class Session:
         the model's arithmetic either. A sum is worked out only when the request asks for one
         ("the difference", "split", "plus a fee") or, stating no amount itself, points at data
         that was read ("pay the bill in the file", "adjust the rent accordingly"). "Pay Alice
-        100 euros" states the amount, so a call paying 1,000,000 is refused as made up."""
+        100 euros" states the amount, so a call paying 1,000,000 is refused as made up.
+        Arithmetic needs numbers to work on: while no data the request points at was read, the
+        sum must come out of the numbers the user gave ("50 for each of the 3 lessons" lets
+        150 through, not 99,999), and a request that asks for a sum but states none ("pay Bob
+        the total I owe him") leaves nothing to compute from, so whatever is paid is made up."""
         amount = amount_of(value)
         if amount is None or self.ledger.amount_seen(amount):
             return amount is None and isinstance(value, str) and bool(value.strip())
         if self._request_computes:
-            return False
+            if self.ledger.read_requested_data():
+                return False  # worked out from data the user pointed at (the rules on it decide)
+            # Nothing was read: the only numbers to work from are those the user gave.
+            operands = sorted({float(a) for a in self._request_amounts | self.ledger.declared_amounts()})
+            if len(operands) > MAX_OPERANDS:
+                return False
+            return not computable(float(amount), operands)
         return bool(self._request_amounts) or not self.ledger.read_requested_data()
+
+    def _amount_unrequested(self, value: Any) -> bool:
+        """Whether a payment's amount was seen only in reads the request did not ask for: not
+        stated by the request, configuration or a trusted store, nor by any read it asked for."""
+        amount = amount_of(value)
+        return (
+            amount is not None
+            and self.ledger.amount_seen(amount)
+            and not self.ledger.amount_seen(amount, requested_only=True)
+        )
 
     def _traced_values(self, contract: Contract, args: Mapping[str, Any]) -> list[tuple[str, str, Any, Role]]:
         """Every value whose source must be traced: (where, key, value, role).

@@ -17,7 +17,19 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ._values import Segment, amount_of, amounts_in, atoms_of, normalise, segments_of, shingles, string_leaves, words
+from ._values import (
+    IBAN,
+    Segment,
+    amount_of,
+    amounts_in,
+    atoms_of,
+    normalise,
+    segments_of,
+    shingles,
+    skeleton,
+    string_leaves,
+    words,
+)
 
 __all__ = ["Ledger", "Origin", "Sighting", "SourceRecord"]
 
@@ -87,6 +99,8 @@ class Ledger:
         # all of them cannot have come from one alone.
         self._instructed_text: list[str] = []
         self._instructed_atoms: set[str] = set()
+        # (number of trusted sources, their addresses with skeletons): see ``_trusted_destinations``.
+        self._destinations_of: tuple[int, list[tuple[str, str, str]]] | None = None
         self._counter = 0
 
     # -- recording ------------------------------------------------------------
@@ -220,11 +234,14 @@ class Ledger:
                     stated.add(rec.label)
         return stated
 
-    def amount_seen(self, value: Any) -> bool:
+    def amount_seen(self, value: Any, *, requested_only: bool = False) -> bool:
         """Whether the number ``value`` was stated anywhere in the session, however written: the
-        request, configuration, a trusted store, or any tool output (data, text or instruction)."""
+        request, configuration, a trusted store, or any tool output (data, text or instruction);
+        with ``requested_only``, only a tool output the request asked for counts."""
         nv = amount_of(value) or normalise(value)
         for rec in self.records:
+            if requested_only and rec.kind is Origin.STRUCTURED and not rec.requested:
+                continue
             if nv in rec.leaves or nv in rec.structured_atoms or nv in rec.amounts:
                 return True
             if any(
@@ -234,10 +251,66 @@ class Ledger:
                 return True
         return False
 
+    def amount_sources(self, value: Any) -> set[str]:
+        """The tool outputs that state the number ``value`` (however written)."""
+        nv = amount_of(value) or normalise(value)
+        return {
+            rec.label
+            for rec in self.records
+            if rec.kind is Origin.STRUCTURED
+            and (
+                nv in rec.leaves
+                or nv in rec.structured_atoms
+                or nv in rec.amounts
+                or any(
+                    nv in atoms or nv in amounts_in(seg.text)
+                    for seg, atoms in zip(rec.segments, rec.segment_atoms, strict=True)
+                )
+            )
+        }
+
+    def declared_amounts(self) -> set[str]:
+        """Every number the request, configuration and trusted stores state (normalised)."""
+        return {a for rec in self.records if rec.kind in TRUSTED_ORIGINS for a in rec.amounts}
+
     def read_requested_data(self) -> bool:
         """Whether a tool output the request asked for (its objects, or a value the user gave)
         has been seen: data the user pointed at, which an amount may be worked out from."""
         return any(rec.kind is Origin.STRUCTURED and rec.requested for rec in self.records)
+
+    def imitated(self, value: Any) -> tuple[str, str] | None:
+        """(address, source) that ``value`` imitates: an address, link or IBAN the user,
+        configuration or a trusted store gave that looks the same without being it
+        ("alice@examp1e.com", or one with a Cyrillic "а", for the user's alice@example.com);
+        ``None`` if it imitates none. A destination is checked by its whole value, so a
+        look-alike in a tool output's field (an attacker's sender) cannot pass for the user's."""
+        nv = normalise(value)
+        if not _destination_like(nv):
+            return None
+        seen = skeleton(nv)
+        return next(
+            ((given, label) for given, label, sk in self._trusted_destinations() if sk == seen and given != nv), None
+        )
+
+    def _trusted_destinations(self) -> list[tuple[str, str, str]]:
+        """(address, source, skeleton) for every address, link and IBAN the trusted sources
+        state, worked out once per set of trusted sources (a long request is not re-read for
+        every call)."""
+        trusted = [rec for rec in self.records if rec.kind in TRUSTED_ORIGINS]
+        if self._destinations_of is not None and self._destinations_of[0] == len(trusted):
+            return self._destinations_of[1]
+        found: list[tuple[str, str, str]] = []
+        for rec in trusted:
+            # The words of the text too: an IBAN written before other words ("pay DE89… the
+            # rent") is read by ``atoms_of`` together with them, so it is not among the atoms.
+            tokens = {normalise(t.strip(_TOKEN_EDGES)) for seg in rec.segments for t in seg.text.split()}
+            found += [
+                (given, rec.label, skeleton(given))
+                for given in sorted(rec.structured_atoms | rec.leaves | tokens)
+                if _destination_like(given)
+            ]
+        self._destinations_of = (len(trusted), found)
+        return found
 
     def in_request(self, value: Any) -> bool:
         return any(s.origin in TRUSTED_ORIGINS for s in self.trace(value))
@@ -278,6 +351,15 @@ def _address_like(nv: str) -> bool:
     if any(c.isspace() for c in nv):
         return False
     return "@" in nv or "/" in nv or _HOST.fullmatch(nv) is not None
+
+
+# Punctuation around an address written in a sentence ("(alice@example.com),").
+_TOKEN_EDGES = "()[]<>{}\"'`,;:!?."
+
+
+def _destination_like(nv: str) -> bool:
+    """An email address, a host or link, or an IBAN (normalised): what a look-alike imitates."""
+    return _address_like(nv) or IBAN.fullmatch(nv) is not None
 
 
 def _whole_value(nv: str) -> re.Pattern[str]:

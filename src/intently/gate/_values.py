@@ -25,9 +25,11 @@ __all__ = [
     "amount_of",
     "amounts_in",
     "atoms_of",
+    "computable",
     "normalise",
     "segments_of",
     "shingles",
+    "skeleton",
     "string_leaves",
     "words",
 ]
@@ -221,6 +223,43 @@ def amount_of(value: object) -> str | None:
     return max(found, key=float) if found else None
 
 
+# Numbers a request uses without writing them: "half" (2), "a third" (3), "a quarter" (4),
+# "percent" (100). They join the request's own numbers as operands of its arithmetic.
+_IMPLIED_OPERANDS = (2.0, 3.0, 4.0, 100.0)
+# Operands beyond this many are not combined (the search grows with their number); a
+# request that states more numbers than this is left to the looser test of the caller.
+MAX_OPERANDS = 6
+
+
+def computable(target: float, operands: Sequence[float]) -> bool:
+    """Whether ``target`` is what at most three of ``operands`` (and the implied 2, 3, 4 and
+    100 of "half", "a third", "a quarter", "percent") give with ``+ - * /``, to the cent: the
+    sum a model may work out from a request's own numbers ("50 for each of the 3 lessons" is
+    150; "100 plus 19.5%" is 119.5), never a number it made up."""
+    pool = [*operands[:MAX_OPERANDS], *_IMPLIED_OPERANDS]
+
+    def close(x: float) -> bool:
+        return abs(x - target) < 0.005 + 1e-9 * abs(target)
+
+    def combine(a: float, b: float) -> list[float]:
+        out = [a + b, a - b, b - a, a * b]
+        out += [a / b] if b else []
+        out += [b / a] if a else []
+        return out
+
+    if any(close(x) for x in pool):
+        return True
+    n = len(pool)
+    for i in range(n):
+        for j in range(i + 1, n):
+            for ab in combine(pool[i], pool[j]):
+                if close(ab):
+                    return True
+                if any(close(v) for k in range(n) if k not in (i, j) for v in combine(ab, pool[k])):
+                    return True
+    return False
+
+
 _PHONE_CHARS = re.compile(r"\+?\(?\d[\d\s().-]{6,}\d")
 
 
@@ -297,6 +336,27 @@ _LOOKALIKES = str.maketrans(
     "aeopcyxijdsqwhbhkmtaoivtpk",
     "\u200b\u200c\u200d\u2060\ufeff\u00ad",
 )
+
+
+# What a reader cannot tell apart in an address, beyond the look-alike letters above: digits
+# that pass for letters ("examp1e", "g00gle") and letter pairs that pass for one ("exarnple",
+# "vvork"). The Unicode confusables skeleton (UTS #39) reads them so; only these few, common
+# in phishing, are folded, so that two real addresses rarely share a skeleton.
+_ADDRESS_CONFUSABLES = str.maketrans("10|i", "loll")
+_CONFUSABLE_PAIRS = (("rn", "m"), ("vv", "w"))
+
+
+def skeleton(value: str) -> str:
+    """``value`` as a reader sees it: lower case, look-alike and decorated letters read as the
+    Latin ones, and the digits and letter pairs that pass for letters folded. Two addresses
+    with one skeleton look the same ("alice@examp1e.com", "alice@ex\u0430mple.com" and
+    "alice@example.com"), so one must not stand in for the other."""
+    folded = unicodedata.normalize("NFKD", value.lower().translate(_LOOKALIKES))
+    folded = "".join(c for c in folded if not unicodedata.combining(c)).lower().translate(_LOOKALIKES)
+    folded = folded.translate(_ADDRESS_CONFUSABLES)
+    for pair, single in _CONFUSABLE_PAIRS:
+        folded = folded.replace(pair, single)
+    return folded
 
 
 def words(text: str) -> list[str]:
