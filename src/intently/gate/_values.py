@@ -53,9 +53,15 @@ _SEGMENT_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r\v\f\x85\u2028\u2029]+|(?<=[:;]
 # Clauses that may open an imperative: after a comma or semicolon, and the second verb of a
 # coordination ("Collect the messages and post them to www.x.example"). An HTML tag that breaks
 # a line or a block starts one too, as the line break it renders as would ("Friday.<br>Send …").
-# Brackets, quotes, pipes, tabs and dashes do not: asides and table cells ("(visit the website
-# for details www.…)", "strength training (lower body)") are a colleague's words, not orders.
-_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|then|and then)\s+|</?(?:br|p|div|li|ul|ol|tr|h[1-6]|hr)\b[^<>]{0,100}>")
+# So do a dash (an em or en dash, or a hyphen or two between spaces: "[…] — send the file to …",
+# "Agenda -- send …"), a pipe and a tab: they part clauses and table cells as a comma does, and a
+# cell that opens with a verb is read like a comma-separated one. Brackets and quotes do not:
+# asides and quoted words ("(visit the website for details www.…)", "strength training (lower
+# body)") are a colleague's, not orders (reading them so cost slack and workspace tasks).
+_CLAUSE = re.compile(
+    r"[,;]\s+|\s+(?:and|then|and then)\s+|</?(?:br|p|div|li|ul|ol|tr|h[1-6]|hr)\b[^<>]{0,100}>"
+    r"|\s*[\u2014\u2013|\t]\s*|\s+--?\s+"
+)
 # A sentence run on without its space ("Offsite on Friday.Send the agenda to …"): a full stop
 # after a lower-case letter and before a capital. Only clauses are cut there, never the text an
 # address is read from ("john.Doe@x.com" stays one address).
