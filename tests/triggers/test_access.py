@@ -96,3 +96,21 @@ def test_a_turn_does_not_disclose_intents_the_caller_may_neither_see_nor_fire(te
     assert reasons[quiet.id].startswith("snoozed until")
     # An intent in scope of the caller's turn still fires for a caller who cannot list it.
     assert [h.id for h in dave.match("launch checklist again", channel="ops").shown] == [ops_only.id]
+
+
+def test_a_person_sees_the_reminders_their_agent_made_for_them(team: Intently) -> None:
+    """The MCP server acts as `agent:mcp for user:carol`; a reminder it makes is recorded as the
+    agent's, and Carol (no admin) must still find, match and cancel it as her own, while another
+    member does not see it."""
+    from intently.core.actors import Actor
+
+    carol = team.as_actor("user:carol")
+    agent = team.as_actor(Actor.delegate("mcp", Actor.parse("user:carol")))
+    made = agent.triggers.add("Ask Dana about the rollback plan", when=["launch"])
+    assert made.creator == "agent:mcp for user:carol"
+    assert [i.id for i in carol.triggers.list()] == [made.id]
+    assert [h.id for h in carol.triggers.test("launch day").shown] == [made.id]
+    assert team.as_actor("user:bob").triggers.list() == []
+    with pytest.raises(NotFound):
+        team.as_actor("user:bob").triggers.cancel(made.id)
+    assert carol.triggers.cancel(made.id).state is IntentState.CANCELLED

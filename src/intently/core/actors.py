@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from .errors import InvalidInput
 
-__all__ = ["Actor", "ActorKind", "default_actor"]
+__all__ = ["Actor", "ActorKind", "default_actor", "principal_of"]
 
 #: Between an agent and the person it acts for in the string form (``agent:mcp for user:alice``).
 #: A space never occurs in an actor name, so the form cannot be mistaken for a plain actor.
@@ -92,6 +92,12 @@ class Actor:
 
 
 SYSTEM = Actor(ActorKind.SYSTEM, "intently")
+
+
+def principal_of(recorded: str) -> str:
+    """The person a recorded actor string acts for (``user:alice`` for ``agent:mcp for
+    user:alice``), or the string itself: what a person made through their agent is theirs to see."""
+    return recorded.rpartition(ON_BEHALF)[2]
 
 
 def default_actor() -> Actor:

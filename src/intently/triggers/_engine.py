@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..access import Permission
-from ..core.actors import SYSTEM
+from ..core.actors import SYSTEM, principal_of
 from ..core.clock import format_time, parse_duration, parse_time
 from ..core.errors import InvalidInput, InvalidTransition, NotFound, PermissionDenied
 from ..core.ids import new_id
@@ -215,10 +215,13 @@ class Triggers:
         return held
 
     def _visible(self, intent: StandingIntent, held: set[Permission]) -> bool:
-        # An agent acting for a person (the MCP server) sees what that person made or is reminded of.
+        # An agent acting for a person (the MCP server) sees what that person made or is reminded
+        # of, and the person sees what their agent made for them.
         actor = self._rt.actor
         me = {str(actor)} if actor.on_behalf_of is None else {str(actor), str(actor.on_behalf_of)}
-        if Permission.ADMIN in held or me & {intent.creator, intent.confirmed_by, intent.scope.sender}:
+        theirs = {intent.creator, intent.confirmed_by, intent.scope.sender}
+        theirs |= {principal_of(who) for who in theirs if who}
+        if Permission.ADMIN in held or me & theirs:
             return True
         return Permission.MANAGE_REMINDERS in held and intent.state is IntentState.PENDING
 
