@@ -1,4 +1,4 @@
-"""``intently gate ...`` (contracts, resolve, runs, explain, approve, export, verify-trace, bundle,
+"""``intently gate ...`` (check, contracts, resolve, runs, explain, approve, export, verify-trace, bundle,
 vocab suggest) and the top-level ``intently gateway -- <upstream MCP server command>``."""
 
 from __future__ import annotations
@@ -42,6 +42,106 @@ def _tools(path: Path) -> list[dict[str, Any]]:
     if not isinstance(tools, list):
         raise InvalidInput('expected a list of tools or {"tools": [...]}', where=str(path))
     return tools
+
+
+#: ``intently gate check`` exits 0 only when the call may run: a script's ``&&`` fails closed.
+#: Errors keep their own codes (1-8, 70), all non-zero as well.
+CHECK_EXIT = {"allow": 0, "confirm": 10, "block": 11}
+
+
+def _observations(pairs: list[str]) -> list[Any]:
+    """``TOOL=FILE`` pairs: what each tool returned (the file's text) before the checked call."""
+    from ..hooks import Observation
+
+    found = []
+    for i, pair in enumerate(pairs):
+        tool, sep, file = pair.partition("=")
+        if not sep or not tool.strip() or not file:
+            raise InvalidInput(
+                "expected TOOL=FILE (the tool's name, the file holding what it returned)", where=f"--observed[{i}]"
+            )
+        try:
+            output = Path(file).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}", where=f"--observed[{i}]") from exc
+        found.append(Observation(tool.strip(), output))
+    return found
+
+
+def _call_args(text: str) -> dict[str, Any]:
+    """The call's arguments: a JSON object, inline or ``@FILE``."""
+    where = "--args"
+    if text.startswith("@"):
+        where = text[1:]
+        try:
+            text = Path(where).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from exc
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", where=where) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput("the call's arguments must be a JSON object", where=where)
+    return value
+
+
+@gate_app.command("check")
+def check(
+    ctx: typer.Context,
+    tool: Annotated[str, typer.Argument(help="The tool the agent wants to call (as the agent names it).")],
+    request: Annotated[
+        list[str],
+        typer.Option("--request", "-r", help="What the user asked for; repeat for each prompt of the conversation."),
+    ],
+    args: Annotated[str, typer.Option("--args", help="The call's arguments: a JSON object, or @FILE.")] = "{}",
+    observed: Annotated[
+        list[str] | None,
+        typer.Option("--observed", help="TOOL=FILE: what a tool returned before this call (untrusted); repeatable."),
+    ] = None,
+    tools_file: Annotated[
+        Path | None,
+        typer.Option("--tools", help="JSON: MCP tools/list result or tool definitions (else Claude Code's tools)."),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", help="Continue the session an earlier check printed (approvals bind to it)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide one proposed tool call: allow (exit 0), confirm (exit 10) or block (exit 11).
+
+    For a harness without hooks, HTTP or MCP: the same gate, logged the same way. Only exit 0
+    means run it; a person approves a confirm with `intently gate approve DECISION`.
+    """
+    from ..hooks import gate_check
+
+    call_args = _call_args(args)
+    observations = _observations(observed or [])
+    tools = None if tools_file is None else _tools(tools_file)
+    with open_home(ctx) as ix:
+        answer = gate_check(
+            ix,
+            user_requests=request,
+            tool=tool,
+            args=call_args,
+            observations=observations,
+            tools=tools,
+            session_id=session,
+        )
+        ix.checkpoint()
+    data = answer.to_json()
+    emit(
+        data,
+        as_json,
+        lambda d: out.print(
+            f"{d['outcome']}: {d['reason']}"
+            + (f"\ndecision {d['decision_id']} in session {d['session_id']}" if d["decision_id"] else ""),
+            markup=False,
+            highlight=False,
+        ),
+    )
+    raise typer.Exit(CHECK_EXIT.get(answer.outcome, CHECK_EXIT["block"]))
 
 
 @gate_app.command("contracts")
