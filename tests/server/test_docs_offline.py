@@ -55,3 +55,16 @@ def test_every_answer_says_nosniff(api: Api) -> None:
     assert [a.status_code for a in answers] == [200, 404, 413, 200, 200, 200]
     for answer in answers:
         assert answer.headers.get("x-content-type-options") == "nosniff", answer.request.url
+
+
+def test_an_internal_error_says_nosniff_too(api: Api) -> None:
+    """An unexpected failure (here a row damaged behind the server's back, which no error of
+    ours names) is answered outside every middleware: its problem+json carried no nosniff
+    until the handler set it itself."""
+    goal = api.ix.goals.add("Ship the billing API v2")
+    with api.ix.store.transaction() as tx:
+        tx.execute("UPDATE goals_intents SET stakeholders = ? WHERE id = ?", ("not json", goal.id))
+    with api.client(api.token("user:alice")) as c:
+        failed = c.get("/v1/namespaces/proj/goals")
+    assert failed.status_code == 500 and failed.json()["title"] == "InternalError"
+    assert failed.headers.get("x-content-type-options") == "nosniff"

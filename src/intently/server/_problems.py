@@ -132,7 +132,10 @@ def install_handlers(app: FastAPI) -> None:
 
     async def on_other(request: Request, exc: Exception) -> JSONResponse:
         _log.exception("internal error on %s %s", request.method, request.url.path)
-        return problem(500, "InternalError", "the server failed on this request; see its log")
+        answer = problem(500, "InternalError", "the server failed on this request; see its log")
+        # Starlette answers an unhandled error outside every middleware, NoSniff included.
+        answer.headers["X-Content-Type-Options"] = "nosniff"
+        return answer
 
     app.add_exception_handler(IntentlyError, on_intently)
     app.add_exception_handler(RequestValidationError, on_validation)
