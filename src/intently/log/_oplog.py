@@ -270,26 +270,18 @@ class OperationLog:
         if self.witness_path is None:
             return
         witnessed = self._split_witness(self.read_witness_file(), self._read_database_id(tx))[0].get(stream)
-        recover = (
-            "nothing was written; run `intently log verify`, and to carry on from this database on "
-            f"purpose, remove its entry from {self.witness_path.name} and commit that"
-        )
-        if witnessed is not None and witnessed.size > size:
-            raise RolledBack(
-                f"the witnessed checkpoint covers {witnessed.size} operations but the database holds {size} "
-                f"(was it restored from an older copy?); {recover}",
-                stream=stream,
-                seq=size + 1,
-            )
         if witnessed is not None:
-            root = tx.scalar("SELECT root FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, witnessed.size))
-            if root != witnessed.root.hex():
-                raise RootMismatch(
-                    f"the database has no checkpoint matching the witnessed one at size {witnessed.size} "
-                    f"(its history was replaced); {recover}",
-                    stream=stream,
-                    seq=witnessed.size,
-                )
+            conflict = _witness_conflict(
+                tx,
+                stream,
+                witnessed,
+                size,
+                held=f"the database holds {size}",
+                outcome="nothing was written; run `intently log verify`, and to carry on from this database on "
+                f"purpose, remove its entry from {self.witness_path.name} and commit that",
+            )
+            if conflict is not None:
+                raise conflict
         self._witness_agrees.add(stream)
 
     def copy_operation(self, tx: Transaction, operation: Operation) -> None:
@@ -399,15 +391,11 @@ class OperationLog:
         verification for good. The new key is loaded from :attr:`keys_dir` when it can be.
         Read under the checkpoint's write lock, which the rotation holds while it retires."""
         kid = self.keyring.current_key_id
-        if tx.scalar("SELECT value FROM log_meta WHERE key = ?", (_RETIRED_META + kid,)) is None:
+        if not _retired(tx, kid):
             return None
         if self.keys_dir is not None:
             fresh = KeyRing.load(self.keys_dir)
-            if (
-                fresh.can_sign
-                and tx.scalar("SELECT value FROM log_meta WHERE key = ?", (_RETIRED_META + fresh.current_key_id,))
-                is None
-            ):
+            if fresh.can_sign and not _retired(tx, fresh.current_key_id):
                 self.keyring = fresh
                 return None
         return kid
@@ -540,28 +528,17 @@ class OperationLog:
             if old is None or (old.size, old.root) == (cp.size, cp.root):
                 merged[stream] = cp
                 continue
-            if old.size > cp.size:
-                conflicts.append(
-                    RolledBack(
-                        f"the witnessed checkpoint covers {old.size} operations but the database's newest covers "
-                        f"{cp.size} (was it restored from an older copy?); this command's change was saved, but "
-                        "the witness was kept: do not retry it, run `intently log verify`",
-                        stream=stream,
-                        seq=cp.size + 1,
-                    )
-                )
-                continue
-            same = tx.scalar("SELECT root FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, old.size))
-            if same != old.root.hex():
-                conflicts.append(
-                    RootMismatch(
-                        f"the database has no checkpoint matching the witnessed one at size {old.size}; "
-                        "this command's change was saved, but the witness was kept: do not retry it, run "
-                        "`intently log verify`",
-                        stream=stream,
-                        seq=old.size,
-                    )
-                )
+            conflict = _witness_conflict(
+                tx,
+                stream,
+                old,
+                cp.size,
+                held=f"the database's newest covers {cp.size}",
+                outcome="this command's change was saved, but the witness was kept: do not retry it, run "
+                "`intently log verify`",
+            )
+            if conflict is not None:
+                conflicts.append(conflict)
                 continue
             merged[stream] = cp
         legacy = witness.databases.get(LEGACY_DATABASE, {})
@@ -962,6 +939,36 @@ class OperationLog:
             raise BadSignature(
                 f"checkpoint origin {cp.origin!r} is not this log's {self.origin!r}", stream=cp.stream, seq=cp.size
             )
+
+
+def _retired(tx: Transaction, key_id: str) -> bool:
+    """Whether a rotation (in any process) has retired ``key_id``."""
+    return tx.scalar("SELECT value FROM log_meta WHERE key = ?", (_RETIRED_META + key_id,)) is not None
+
+
+def _witness_conflict(
+    tx: Transaction, stream: str, witnessed: Checkpoint, size: int, *, held: str, outcome: str
+) -> LogIntegrityError | None:
+    """Why a database of ``size`` operations in ``stream`` cannot extend the ``witnessed``
+    checkpoint, or ``None`` when it can: it must reach the witnessed size and hold the
+    witnessed root there. One rule for the check before an append and the merge after a
+    checkpoint; ``held`` says what the database has, ``outcome`` what became of the change."""
+    if witnessed.size > size:
+        return RolledBack(
+            f"the witnessed checkpoint covers {witnessed.size} operations but {held} "
+            f"(was it restored from an older copy?); {outcome}",
+            stream=stream,
+            seq=size + 1,
+        )
+    root = tx.scalar("SELECT root FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, witnessed.size))
+    if root != witnessed.root.hex():
+        return RootMismatch(
+            f"the database has no checkpoint matching the witnessed one at size {witnessed.size} "
+            f"(its history was replaced); {outcome}",
+            stream=stream,
+            seq=witnessed.size,
+        )
+    return None
 
 
 def _checkpoint_from_row(row: dict[str, Any]) -> Checkpoint:
