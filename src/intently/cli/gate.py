@@ -70,17 +70,14 @@ def _observations(pairs: list[str]) -> list[Any]:
 
 def _call_args(text: str) -> dict[str, Any]:
     """The call's arguments: a JSON object, inline or ``@FILE``."""
-    where = "--args"
+    where = text[1:] if text.startswith("@") else "--args"
     if text.startswith("@"):
-        where = text[1:]
+        value = _read_json(Path(where))
+    else:
         try:
-            text = Path(where).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(f"cannot read: {exc.strerror or exc}", where=where) from exc
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", where=where) from exc
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", where=where) from exc
     if not isinstance(value, dict):
         raise InvalidInput("the call's arguments must be a JSON object", where=where)
     return value
