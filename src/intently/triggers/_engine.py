@@ -217,11 +217,10 @@ class Triggers:
     def _visible(self, intent: StandingIntent, held: set[Permission]) -> bool:
         # An agent acting for a person (the MCP server) sees what that person made or is reminded
         # of, and the person sees what their agent made for them.
-        actor = self._rt.actor
-        me = {str(actor)} if actor.on_behalf_of is None else {str(actor), str(actor.on_behalf_of)}
+        me = str(self._rt.actor)
         theirs = {intent.creator, intent.confirmed_by, intent.scope.sender}
         theirs |= {principal_of(who) for who in theirs if who}
-        if Permission.ADMIN in held or me & theirs:
+        if Permission.ADMIN in held or {me, principal_of(me)} & theirs:
             return True
         return Permission.MANAGE_REMINDERS in held and intent.state is IntentState.PENDING
 
