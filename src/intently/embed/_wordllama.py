@@ -38,7 +38,7 @@ class WordLlamaEmbedder(Embedder):
             try:
                 import wordllama
             except ImportError as exc:  # pragma: no cover - depends on the install
-                raise StoreError("the wordllama embedder needs: pip install wordllama") from exc
+                raise StoreError("the wordllama embedder is an extra: pip install 'intently[wordllama]'") from exc
             folder = Path(wordllama.__file__).parent
             self._model = wordllama.WordLlama.load(cache_dir=folder, disable_download=True, dim=256)
         return self._model
