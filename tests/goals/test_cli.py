@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from intently import Intently
+from intently import Intently, ManualClock
 
 Run = Callable[..., Any]
 
@@ -130,3 +130,18 @@ def test_goal_list_keeps_an_expired_goal_in_view(run: Run, ix: Intently) -> None
     assert [(i["id"], i["state"]) for i in listed] == [(late, "EXPIRED")]
     refused = run("goal", "edit", late, "--text", "Send the invoice today", code=2)
     assert late in refused and "reopen it with a new target date" in refused
+
+
+def test_an_expired_goal_is_archived_out_of_the_list(run: Run, ix: Intently, clock: ManualClock) -> None:
+    """`intently goal cancel` of an expired goal is refused (RFC-0013 draws no such move), naming
+    `intently goal archive`, which takes it off the default list (it stays EXPIRED)."""
+    goal = ix.goals.add("Book the venue", due="2026-03-04").id
+    clock.advance("3d")
+    ix.goals.organise()
+    ix.checkpoint()
+    assert [i["id"] for i in run("goal", "list", "--json")] == [goal]
+    assert "intently goal archive" in run("goal", "cancel", goal[-8:], code=2)
+    archived = run("goal", "archive", goal[-8:], "--reason", "dropped", "--json")
+    assert (archived["state"], archived["lifecycle_state"]) == ("EXPIRED", "ARCHIVED")
+    assert run("goal", "list", "--json") == []
+    assert [i["id"] for i in run("goal", "list", "--state", "EXPIRED", "--json")] == [goal]

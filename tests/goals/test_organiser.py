@@ -223,3 +223,75 @@ def test_a_candidate_awaiting_review_waits_for_its_reviewer_past_its_date(ix: In
     assert goals.get(later.id).state is IntentState.ACTIVE
     assert goals.get(outage.id).state is IntentState.ACTIVE  # dismissed: left as it was
     assert [op.target for op in ix.log.read("proj", op="EXPIRED_RISK_ALERT")] == []
+
+
+def _expire_as_the_old_organiser_did(ix: Intently, intent_id: str) -> None:
+    """What the organiser before cfc9a5f appended for an overdue candidate: the same
+    INTENT_TRANSITION to EXPIRED, by ``system:organiser``, applied as replay applies it. (The
+    organiser now skips candidates, so an old database is the only place such a row exists.)"""
+    from intently.goals._ops import ORGANISER, emit
+    from intently.goals._store import load_intent
+
+    rt = ix.runtime
+    with rt.store.transaction() as tx:
+        intent = load_intent(tx, rt.namespace, intent_id, rt.clock.now())
+        assert intent is not None
+        emit(
+            rt,
+            tx,
+            "INTENT_TRANSITION",
+            intent.id,
+            {
+                "from_state": "ACTIVE",
+                "to_state": "EXPIRED",
+                "lifecycle_state": "ACTIVE",
+                "reason": f"target_completion {intent.target_completion} passed",
+                "version": intent.version + 1,
+            },
+            actor=ORGANISER,
+        )
+
+
+def test_candidates_an_earlier_organiser_expired_return_to_review(ix: Intently, clock: ManualClock) -> None:
+    """Old databases hold EXPIRED candidates that no review could reach (the queue lists
+    ACTIVE and ON_HOLD candidates; nothing reviews an expired one). The organiser returns them,
+    logged, on the first read; a confirmed intent that expired stays expired."""
+    from datetime import date
+
+    waiting = ix.goals.propose("COMMITMENT", "Send Dana the report", evidence_id="turn-1", due=date(2026, 3, 4))
+    assert waiting.intent is not None
+    confirmed = ix.goals.add("Renew the lease", due="2026-03-04")
+    clock.advance("3d")
+    _expire_as_the_old_organiser_did(ix, waiting.intent.id)
+    ix.checkpoint()
+    reopened = Intently.open(ix.home.path, actor="user:alice", clock=clock)  # the upgraded version opens it
+    try:
+        assert [i.id for i in reopened.goals.review_queue()] == [waiting.intent.id]
+        back = reopened.goals.get(waiting.intent.id)
+        assert back.state is IntentState.ACTIVE and back.epistemic_type.value == "INFERRED"
+        assert (back.target_completion or "").startswith("2026-03-04T23:59:59")  # the date it had
+        assert reopened.goals.get(confirmed.id).state is IntentState.EXPIRED
+        repair = [o for o in reopened.log.read("proj", op="INTENT_TRANSITION") if o.payload["to_state"] == "ACTIVE"]
+        assert [(o.target, o.actor, o.payload["from_state"]) for o in repair] == [
+            (waiting.intent.id, "system:organiser", "EXPIRED")
+        ]
+        assert "returns to the review queue" in repair[0].payload["reason"]
+        assert reopened.goals.organise().returned_to_review == []  # done once
+        # the person reviews it as any other candidate
+        promoted = reopened.goals.promote(waiting.intent.id)
+        assert promoted.epistemic_type.value == "ASSERTED"
+    finally:
+        reopened.close()
+
+
+def test_explicit_organise_reports_the_candidates_it_returned(ix: Intently, clock: ManualClock) -> None:
+    from datetime import date
+
+    candidate = ix.goals.propose("RISK", "The certificate expires", evidence_id="turn-2", due=date(2026, 3, 4)).intent
+    assert candidate is not None
+    clock.advance("3d")
+    _expire_as_the_old_organiser_did(ix, candidate.id)
+    report = ix.goals.organise()
+    assert report.returned_to_review == [candidate.id] and report.expired == []
+    assert report.to_json()["returned_to_review"] == [candidate.id]
+    assert ix.goals.get(candidate.id).state is IntentState.ACTIVE

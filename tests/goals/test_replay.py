@@ -34,6 +34,7 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     g.dismiss(dismissed.id)
     g.record_decision("We use PostgreSQL", evidence_id="turn-4")
     g.bundle("", session="s-1")
+    stale = g.add("Book the venue", due="2026-03-08")
     held = g.add("Plan the offsite")
     g.depend(held.id, api.id)  # carried to the replacement when it is superseded
     g.hold(held.id)
@@ -43,6 +44,7 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     clock.advance("10d")
     g.organise()  # the risk expires and escalates
     g.reopen(risk.id, due="2026-04-30")
+    g.archive(stale.id, reason="no longer wanted")  # expired, put out of view
     g.edit(lapse.id, priority="HIGH")  # the escalated risk downgraded, then closed out
     g.cancel(lapse.id)
     g.complete(proposed.id)

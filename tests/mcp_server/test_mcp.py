@@ -519,6 +519,9 @@ def test_over_stdio_the_agent_acts_for_the_person_and_the_log_says_so(ix: Intent
     assert [g["value"] for g in json.loads(_text(listed))["items"]] == ["Ship the billing API v2"]
     (created,) = ix.log.read("proj", op="INTENT_CREATE")
     assert created.actor == "agent:mcp for user:alice"
+    # the agent's goal is its reading of what alice wants, not her word (RFC-0003 table: 0.60)
+    assert created.payload["intent"]["source_type"] == "SYSTEM_INFERRED"
+    assert created.payload["intent"]["confidence"] == 0.60
     _run(lambda: go(_stdio(ix, "--agent", "claude-code")))
     assert [o.actor for o in ix.log.read("proj", op="INTENT_CREATE")][-1] == "agent:claude-code for user:alice"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from intently import Actor, Intently, Permission
+from intently import Actor, Intently, ManualClock, Permission
 from tests._config import set_config
 
 from .conftest import Api, serve
@@ -154,6 +154,22 @@ def test_goal_cancel_over_http(api: Api) -> None:
         cancelled = c.post(f"/v1/namespaces/proj/goals/{goal_id}/cancel", json={"reason": "wiki retired"})
         assert cancelled.status_code == 200 and cancelled.json()["state"] == "CANCELLED"
         assert c.post(f"/v1/namespaces/proj/goals/{goal_id}/cancel").status_code == 409
+
+
+def test_an_expired_goal_is_archived_over_http_not_cancelled(api: Api, clock: ManualClock) -> None:
+    """RFC-0013 draws no EXPIRED -> CANCELLED: the cancel is refused naming the way out, and
+    POST .../archive puts the goal out of the open list (still EXPIRED, lifecycle ARCHIVED)."""
+    goal_id = api.ix.goals.add("Book the venue", due="2026-03-04").id
+    clock.advance("3d")
+    with api.client(api.token("user:alice")) as c:
+        refused = c.post(f"/v1/namespaces/proj/goals/{goal_id}/cancel", json={"reason": "dropped"})
+        assert refused.status_code == 409 and "intently goal archive" in refused.json()["detail"]
+        archived = c.post(f"/v1/namespaces/proj/goals/{goal_id}/archive", json={"reason": "dropped"})
+        assert archived.status_code == 200, archived.text
+        assert (archived.json()["state"], archived.json()["lifecycle_state"]) == ("EXPIRED", "ARCHIVED")
+        assert c.post(f"/v1/namespaces/proj/goals/{goal_id}/archive").status_code == 409
+    (op,) = api.ix.log.read("proj", op="INTENT_ARCHIVED")
+    assert (op.target, op.actor, op.payload["reason"]) == (goal_id, "user:alice", "dropped")
 
 
 def test_standing_intents_need_manage_reminders(api: Api) -> None:

@@ -108,11 +108,14 @@ def list_(
 ) -> None:
     """List intents: open ones (ACTIVE, ON_HOLD, EXPIRED) by default, every state with --explicit.
 
-    EXPIRED is open: its target passed unresolved and it waits for its owner to reopen it (or,
-    for a risk, to close it out). Left out, a goal vanished from the list the day it fell due."""
+    EXPIRED is open: its target passed unresolved and it waits for its owner to reopen it,
+    archive it (`intently goal archive`), or, for a risk, close it out. Left out, a goal
+    vanished from the list the day it fell due. An archived one shows with --state or --explicit."""
     states = state or (None if explicit else ["ACTIVE", "ON_HOLD", "EXPIRED"])
     with open_home(ctx) as ix:
-        intents = ix.goals.list_intents(state=states, type=type, owner=owner, priority=priority)
+        intents = ix.goals.list_intents(
+            state=states, type=type, owner=owner, priority=priority, include_archived=bool(state or explicit)
+        )
         title = f"Intents in {ix.namespace}"
     emit([i.to_json() for i in intents], as_json, _render_list(title))
 
@@ -207,6 +210,16 @@ def cancel(
 ) -> None:  # fmt: skip
     """Cancel (never cascades: dependents get a DEPENDENCY_CANCELLED event)."""
     _one(ctx, as_json, lambda g, i: g.cancel(i, reason=reason, expected_version=expected_version), intent_id)
+
+
+@goal_app.command("archive")
+def archive(
+    ctx: typer.Context, intent_id: IdArg, reason: ReasonOpt = None, expected_version: VersionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Put an EXPIRED intent out of the open list (it stays EXPIRED, archived; reopen brings it
+    back). RFC-0013 draws no cancel from EXPIRED; this is how to drop one. Its owner only."""
+    _one(ctx, as_json, lambda g, i: g.archive(i, reason=reason, expected_version=expected_version), intent_id)
 
 
 @goal_app.command("hold")
@@ -315,7 +328,8 @@ def organise(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         report.to_json(),
         as_json,
         lambda d: out.print(
-            f"Expired {len(d['expired'])}, risk alerts {len(d['risk_alerts'])}, left for later {d['remaining']}"
+            f"Expired {len(d['expired'])}, risk alerts {len(d['risk_alerts'])}, "
+            f"candidates returned to review {len(d['returned_to_review'])}, left for later {d['remaining']}"
         ),
     )
 

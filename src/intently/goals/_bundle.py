@@ -6,9 +6,12 @@ DEFAULT mode, in this order, each candidate taken whole or not at all:
 2. HIGH risks not yet surfaced in this session (without a session id, each request is its
    own session: the HIGH risks on hold or expired are offered here, the ACTIVE ones in 3);
 3. every other ACTIVE HIGH and CRITICAL intent (risks first, then most recently changed);
-4. ACTIVE MEDIUM intents that touch the query's entities (most shared terms first);
-5. ACTIVE LOW intents that touch the query, only with ``include_low``;
-6. completion summaries that touch the query, in their own ``completed_goals`` block.
+4. ACTIVE MEDIUM intents (LOW ones with ``include_low``) waiting on a prerequisite that was
+   cancelled, expired or dismissed, whatever the query: their owner must decide (RFC-0013
+   section 6), and the line says what blocks them (``blocked_by``);
+5. ACTIVE MEDIUM intents that touch the query's entities (most shared terms first);
+6. ACTIVE LOW intents that touch the query, only with ``include_low``;
+7. completion summaries that touch the query, in their own ``completed_goals`` block.
 
 Intents awaiting review (INFERRED) are left out unless ``include_inferred``: extraction
 proposes, the user decides. EXPLICIT mode lists every intent matching the filters (state,
@@ -29,7 +32,7 @@ from ..store import Row, Transaction
 from ._model import EpistemicType, Intent, IntentState, IntentType, Priority, Summary, parse_enum
 from ._render import BLOCK_CLOSE, BLOCK_OPEN, SUMMARY_CLOSE, SUMMARY_OPEN, intent_line, summary_line
 from ._semantic import SemanticMatcher
-from ._store import load_intents, row_to_summary
+from ._store import STUCK_PREREQUISITE, load_intents, row_to_summary
 from ._text import Terms, terms_of
 from ._writes import actor_text
 
@@ -350,6 +353,11 @@ def _default(
             break
         pk.offer(intent, "priority")
     qualifying = int(tx.scalar(f"SELECT COUNT(*) {hi_where}", hi_params) or 0) + mandatory_nonactive
+    blocked = _blocked(tx, ns, now, epi, include_low)
+    for intent in blocked:
+        if pk.full:
+            break
+        pk.offer(intent, "blocked_prerequisite")
     medium, medium_matched = _matches(tx, ns, q, Priority.MEDIUM.rank, epi, now)
     qualifying += medium_matched
     for intent in medium:
@@ -357,6 +365,7 @@ def _default(
             break
         pk.offer(intent, "entity_match")
     low_matched = 0
+    low: list[Intent] = []
     if include_low:
         if q.words:
             low, low_matched = _matches(tx, ns, q, Priority.LOW.rank, epi, now)
@@ -372,15 +381,41 @@ def _default(
             if pk.full:
                 break
             pk.offer(intent, "requested")
+    # The blocked ones no query touched qualify on their own (counted once, not as "not relevant").
+    matched = {i.id for i in (*medium, *low)}
+    blocked_medium = sum(1 for i in blocked if i.id not in matched and i.priority is Priority.MEDIUM)
+    blocked_low = sum(1 for i in blocked if i.id not in matched and i.priority is Priority.LOW)
+    qualifying += blocked_medium + blocked_low
     by_rank, groups = _active_counts(tx, ns)
     not_active = sum(n for k, n in groups.items() if k != "deprecated" and not k.startswith("ACTIVE:"))
     return {
         "over_budget": max(0, qualifying - len(pk.items)),
-        "not_relevant": max(0, by_rank.get(Priority.MEDIUM.rank, 0) - medium_matched),
-        "low_not_requested": max(0, by_rank.get(Priority.LOW.rank, 0) - low_matched),
+        "not_relevant": max(0, by_rank.get(Priority.MEDIUM.rank, 0) - medium_matched - blocked_medium),
+        "low_not_requested": max(0, by_rank.get(Priority.LOW.rank, 0) - low_matched - blocked_low),
         "not_active": max(0, not_active - mandatory_nonactive),
         "awaiting_review": 0 if include_inferred else groups.get("ACTIVE:INFERRED", 0),
     }
+
+
+def _blocked(tx: Transaction, ns: str, now: datetime, epi: tuple[str, ...], include_low: bool) -> list[Intent]:
+    """ACTIVE MEDIUM intents (LOW ones too with ``include_low``) waiting on a prerequisite that
+    was cancelled, expired or dismissed, whatever the query.
+
+    RFC-0013 section 6: such an intent is not cancelled with its prerequisite; a
+    DEPENDENCY_CANCELLED event is generated and "the user or owning agent MUST decide". Shown
+    only when the query touched it, a dependant waited unseen, blocked for ever; here it comes
+    with ``blocked_by`` naming what it waits on, until someone decides (drops or replaces the
+    edge, cancels it, or the prerequisite is reopened). HIGH and CRITICAL ones are in anyway."""
+    ranks = [Priority.MEDIUM.rank, *([Priority.LOW.rank] if include_low else [])]
+    rows = tx.query(
+        "SELECT * FROM goals_intents WHERE namespace = ? AND state = 'ACTIVE' "
+        f"AND priority_rank IN ({_marks(ranks)}) AND epistemic_type IN ({_marks(epi)}) AND id IN "
+        "(SELECT e.dependent FROM goals_intents p JOIN goals_edges e ON e.prerequisite = p.id "
+        f"WHERE p.namespace = ? AND {STUCK_PREREQUISITE}) "
+        f"ORDER BY priority_rank DESC, last_modified_at DESC, id LIMIT {_MATCH_LIMIT}",
+        [ns, *ranks, *epi, ns],
+    )
+    return load_intents(tx, rows, now)
 
 
 def _add_semantic(

@@ -46,7 +46,7 @@ from ._review import (
 from ._semantic import SemanticMatcher
 from ._store import load_intent, load_intents, row_to_decision, row_to_summary
 from ._text import terms_of
-from ._writes import actor_text, add_edge, clean_text, create_intent, people, remove_edge, to_time
+from ._writes import actor_text, add_edge, clean_text, create_intent, people, remove_edge, stated_source, to_time
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -160,10 +160,11 @@ class Goals:
         depends_on: Sequence[str] | None = None,
     ) -> Intent:
         """Record an intent the caller states (ASSERTED); ``None`` means the default (GOAL, MEDIUM,
-        USER_STATED, salience 0.5). Without evidence ids the evidence is the statement itself,
-        ``stated:<intent id>`` (the INTENT_CREATE operation)."""
+        salience 0.5, and the source of who states it: USER_STATED for a person, SYSTEM_INFERRED
+        for an agent, also one acting for a person, see :func:`stated_source`). Without evidence
+        ids the evidence is the statement itself, ``stated:<intent id>`` (the INTENT_CREATE operation)."""
         intent_id = new_id()
-        source = parse_enum(SourceType, source_type or SourceType.USER_STATED, "source_type")
+        source = stated_source(self._rt.actor, source_type)
         with self._write() as tx:
             create_intent(
                 self._rt,
@@ -200,7 +201,7 @@ class Goals:
                 if "depends_on" in spec:
                     raise InvalidInput("add_many takes no depends_on; use depend_many", where=f"items[{n}]")
                 intent_id = new_id()
-                source = parse_enum(SourceType, spec.pop("source_type", SourceType.USER_STATED), "source_type")
+                source = stated_source(self._rt.actor, spec.pop("source_type", None))
                 evidence = [{"id": e, "span": None} for e in spec.pop("evidence_ids", ())]
                 create_intent(
                     self._rt,
@@ -445,8 +446,11 @@ class Goals:
         owner: str | None = None,
         priority: str | Sequence[str] | None = None,
         include_dismissed: bool = False,
+        include_archived: bool = True,
     ) -> list[Intent]:
-        """Every intent matching the filters (all states), highest priority first, newest first."""
+        """Every intent matching the filters (all states), highest priority first, newest first.
+        ``include_archived=False`` leaves out archived ones (completed, cancelled, and expired
+        ones put away with :meth:`archive`): the open list."""
         where = ["namespace = ?"]
         params: list[Any] = [self._rt.namespace]
         for column, values in (
@@ -462,6 +466,8 @@ class Goals:
             params.append(actor_text(owner))
         if not include_dismissed:
             where.append("epistemic_type <> 'DEPRECATED'")
+        if not include_archived:
+            where.append("lifecycle_state <> 'ARCHIVED'")
         with self._read() as tx:
             rows = tx.query(
                 f"SELECT * FROM goals_intents WHERE {' AND '.join(where)} "
@@ -676,6 +682,15 @@ class Goals:
             raise InvalidInput("reopening needs a new target date", where="due")
         with self._write() as tx:
             lifecycle.reopen(self._rt, tx, intent_id, target, reason, expected_version)
+            return self._as_written(tx, intent_id)
+
+    def archive(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:
+        """Put an EXPIRED intent out of view (lifecycle ARCHIVED, state still EXPIRED; one
+        INTENT_ARCHIVED). RFC-0013 draws no cancel from EXPIRED; this is how an expired goal
+        nobody will pursue leaves the open list. Not for risks (complete or cancel those); only
+        the intent's owner or the home's owner; ``reopen`` still brings it back."""
+        with self._write() as tx:
+            lifecycle.archive(self._rt, tx, intent_id, reason, expected_version)
             return self._as_written(tx, intent_id)
 
     def supersede(

@@ -1,5 +1,6 @@
 """Lifecycle moves with side effects (RFC-0013 sections 4, 6 and 9): completion with its
-summary, cancellation that notifies instead of cascading, reopening, superseding."""
+summary, cancellation that notifies instead of cascading, reopening, archiving an expired
+intent, superseding."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ from ..core.clock import format_time
 from ..core.errors import InvalidInput, InvalidTransition, PermissionDenied
 from ..core.ids import new_id
 from ..store import Transaction
-from ._model import EpistemicType, Intent, IntentState, SourceType, initial_confidence, intent_label
+from ._model import EpistemicType, Intent, IntentState, LifecycleState, initial_confidence, intent_label
 from ._ops import emit, load_for_write
 from ._review import guard_candidate
-from ._writes import add_edge, create_intent, remove_edge, transition
+from ._writes import add_edge, create_intent, remove_edge, stated_source, transition
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["cancel", "complete", "move", "reopen", "resume", "supersede"]
+__all__ = ["archive", "cancel", "complete", "move", "reopen", "resume", "supersede"]
 
 
 def complete(
@@ -58,6 +59,14 @@ def cancel(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, exp
     revives, are skipped."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     guard_candidate(rt, intent, "cancel")
+    if intent.state is IntentState.EXPIRED and not intent.is_risk:
+        raise InvalidTransition(
+            intent_label(intent.id),
+            intent.state.value,
+            IntentState.CANCELLED.value,
+            detail="RFC-0013 draws no move from EXPIRED but reopening; reopen it with a new target "
+            "(intently goal reopen ID --due DATE) or archive it to clear it from view (intently goal archive ID)",
+        )
     transition(rt, tx, intent, IntentState.CANCELLED, reason)
     for dependent_id in intent.blocks:
         dependent = load_for_write(rt, tx, dependent_id, None)
@@ -139,6 +148,53 @@ def reopen(
     transition(rt, tx, intent, IntentState.ACTIVE, reason, target_completion=target)
 
 
+def archive(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
+    """An EXPIRED intent put out of view: its core lifecycle state becomes ARCHIVED (one
+    INTENT_ARCHIVED operation), its intent state stays EXPIRED.
+
+    RFC-0013 section 4 draws no move out of EXPIRED (reopening is this project's documented
+    exception), so an expired goal nobody means to pursue could not be cancelled and stayed on
+    every open list for good. Cancelling it would record a decision that was never made in
+    time and a move the RFC does not draw; archiving is the core model's own way to retire an
+    object (the same ARCHIVED that COMPLETED and CANCELLED intents get), and the record stays
+    true: it expired unresolved. Reopening still brings it back (ACTIVE, with a new target).
+    An expired risk is not archived: section 8 keeps it surfaced until it is completed,
+    cancelled or downgraded, which are its exits. Only the intent's owner or the home's owner
+    decides, as for reopening."""
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if intent.state is not IntentState.EXPIRED:
+        raise InvalidTransition(
+            intent_label(intent.id),
+            intent.state.value,
+            "archived",
+            detail="only an EXPIRED intent is archived; complete or cancel a live one (which archives it)",
+        )
+    if intent.is_risk:
+        raise InvalidTransition(
+            intent_label(intent.id),
+            intent.state.value,
+            "archived",
+            detail="an expired risk stays surfaced until it is completed, cancelled or downgraded (RFC-0013 section 8)",
+        )
+    if intent.lifecycle_state is LifecycleState.ARCHIVED:
+        raise InvalidTransition(intent_label(intent.id), "ARCHIVED", "archived", detail="it is already archived")
+    if str(rt.actor) != intent.owner and not rt.access.is_owner(rt.actor):
+        raise PermissionDenied(f"only the intent's owner ({intent.owner or 'the home owner'}) may archive it")
+    emit(
+        rt,
+        tx,
+        "INTENT_ARCHIVED",
+        intent.id,
+        {
+            "state": intent.state.value,
+            "lifecycle_from": intent.lifecycle_state.value,
+            "lifecycle_state": LifecycleState.ARCHIVED.value,
+            "reason": reason,
+            "version": intent.version + 1,
+        },
+    )
+
+
 def supersede(
     rt: Runtime,
     tx: Transaction,
@@ -171,8 +227,8 @@ def supersede(
             context_note=intent.context_note,
             evidence=[{"id": f"stated:{by}"}],
             epistemic=EpistemicType.ASSERTED,
-            source=SourceType.USER_STATED,
-            confidence=initial_confidence(EpistemicType.ASSERTED, SourceType.USER_STATED),
+            source=stated_source(rt.actor, None),
+            confidence=initial_confidence(EpistemicType.ASSERTED, stated_source(rt.actor, None)),
             origin=None,
             salience=intent.salience,
             structured_value=intent.structured_value,

@@ -272,6 +272,10 @@ class Intent:
     completion_criteria: str | None
     context_note: str | None
     events: tuple[dict[str, Any], ...] = field(default=())
+    blocked_by: tuple[dict[str, str], ...] = field(default=())
+    """Prerequisites that can no longer be done as they stand (``{"id", "state", "text"}``,
+    state CANCELLED, EXPIRED or DISMISSED): RFC-0013 section 6 leaves the dependant as it was
+    and its owner to decide, so readers and the context block show what it waits on."""
 
     @property
     def text(self) -> str:
@@ -318,6 +322,7 @@ class Intent:
             "completion_criteria": self.completion_criteria,
             "context_note": self.context_note,
             "events": list(self.events),
+            "blocked_by": [dict(b) for b in self.blocked_by],
         }
 
 

@@ -5,7 +5,9 @@ It runs piggybacked on reads and writes (at most ``PIGGYBACK_BATCH`` intents wit
 Its one job with state: an ACTIVE, ASSERTED intent whose target date has passed becomes EXPIRED
 (a candidate still awaiting review waits for its reviewer instead); an
 expired RISK also gets an ``EXPIRED_RISK_ALERT`` that raises its priority one level (the only
-automatic priority change). Salience decay needs no job: it is computed at read time.
+automatic priority change). It also returns to the review queue any candidate an earlier
+version expired (logged, see ``_return_to_review``). Salience decay needs no job: it is
+computed at read time.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.clock import format_time
+from ..store import Transaction
 from ._model import IntentState, IntentType
 from ._ops import ORGANISER, emit, load_for_write
+from ._writes import transition
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -34,6 +38,7 @@ class OrganiseReport:
 
     expired: list[str] = field(default_factory=list)
     risk_alerts: list[str] = field(default_factory=list)
+    returned_to_review: list[str] = field(default_factory=list)
     remaining: int = 0
     elapsed_ms: float = 0.0
 
@@ -41,6 +46,7 @@ class OrganiseReport:
         return {
             "expired": self.expired,
             "risk_alerts": self.risk_alerts,
+            "returned_to_review": self.returned_to_review,
             "remaining": self.remaining,
             "elapsed_ms": round(self.elapsed_ms, 3),
         }
@@ -56,11 +62,24 @@ _DUE = (
 )
 
 
+# Candidates an earlier organiser expired (before only ASSERTED intents did). EXPIRED, they
+# left the review queue for good: nothing reviews an EXPIRED candidate, and reopening is the
+# owner's act on a confirmed intent. Nothing else makes an INFERRED intent EXPIRED, so each
+# such row is one of those, and the organiser returns it to review (see _return_to_review).
+_STRANDED = (
+    "SELECT id FROM goals_intents WHERE namespace = ? AND state = 'EXPIRED' AND epistemic_type = 'INFERRED' "
+    "ORDER BY created_at, id"
+)
+
+
 def due_exists(rt: Runtime) -> bool:
-    """One indexed lookup: is anything overdue? (Cheap enough to ask on every read.)"""
+    """Two indexed lookups: is anything overdue, or a candidate still expired by an earlier
+    organiser? (Cheap enough to ask on every read.)"""
     now = format_time(rt.clock.now())
     with rt.store.transaction(write=False) as tx:
-        return tx.one(_DUE + " LIMIT 1", (rt.namespace, now)) is not None
+        if tx.one(_DUE + " LIMIT 1", (rt.namespace, now)) is not None:
+            return True
+        return tx.one(_STRANDED + " LIMIT 1", (rt.namespace,)) is not None
 
 
 def organise(rt: Runtime, *, budget_ms: float = EXPLICIT_BUDGET_MS, batch: int = 500) -> OrganiseReport:
@@ -71,6 +90,10 @@ def organise(rt: Runtime, *, budget_ms: float = EXPLICIT_BUDGET_MS, batch: int =
         now_dt = rt.clock.now()
         now = format_time(now_dt)
         with rt.store.transaction() as tx:
+            stranded = [str(r["id"]) for r in tx.query(_STRANDED + f" LIMIT {int(batch)}", (rt.namespace,))]
+            for intent_id in stranded:
+                _return_to_review(rt, tx, intent_id)
+                report.returned_to_review.append(intent_id)
             ids = [str(r["id"]) for r in tx.query(_DUE + f" LIMIT {int(batch)}", (rt.namespace, now))]
             for intent_id in ids:
                 intent = load_for_write(rt, tx, intent_id, None)
@@ -109,9 +132,29 @@ def organise(rt: Runtime, *, budget_ms: float = EXPLICIT_BUDGET_MS, batch: int =
                     )
                     report.risk_alerts.append(intent.id)
         elapsed = (time.perf_counter() - started) * 1000
-        if len(ids) < batch or elapsed >= budget_ms:
+        if (len(ids) < batch and len(stranded) < batch) or elapsed >= budget_ms:
             break
     with rt.store.transaction(write=False) as tx:
         report.remaining = len(tx.query(_DUE + " LIMIT 10000", (rt.namespace, format_time(rt.clock.now()))))
+        report.remaining += len(tx.query(_STRANDED + " LIMIT 10000", (rt.namespace,)))
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _return_to_review(rt: Runtime, tx: Transaction, intent_id: str) -> None:
+    """EXPIRED -> ACTIVE for a candidate an earlier organiser expired: one INTENT_TRANSITION by
+    ``system:organiser`` saying why, so the repair is in the log like the expiry it undoes.
+
+    Back in the review queue it keeps its (passed) date and, for a risk, the priority the old
+    escalation gave it: the reviewer sees both and decides (confirmed with the date still
+    passed, it expires like any confirmed intent; edit the date first to keep it active)."""
+    intent = load_for_write(rt, tx, intent_id, None)
+    transition(
+        rt,
+        tx,
+        intent,
+        IntentState.ACTIVE,
+        "a candidate awaiting review does not expire; an earlier organiser expired it, "
+        "so it returns to the review queue",
+        actor=ORGANISER,
+    )

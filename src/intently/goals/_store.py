@@ -29,6 +29,7 @@ from ._text import terms_of
 
 __all__ = [
     "INTENT_COLUMNS",
+    "STUCK_PREREQUISITE",
     "TABLES",
     "load_intent",
     "load_intents",
@@ -241,6 +242,10 @@ def _apply_transition(tx: Transaction, op: Operation) -> None:
     _bump(tx, op.target, p["version"], op.time, **fields)
 
 
+def _apply_archived(tx: Transaction, op: Operation) -> None:
+    _bump(tx, op.target, op.payload["version"], op.time, lifecycle_state=op.payload["lifecycle_state"])
+
+
 def _apply_epistemic(tx: Transaction, op: Operation) -> None:
     p = op.payload
     _bump(
@@ -324,6 +329,7 @@ def _apply_decision(tx: Transaction, op: Operation) -> None:
 register_applier("INTENT_CREATE", _apply_create)
 register_applier("INTENT_UPDATE", _apply_update)
 register_applier("INTENT_TRANSITION", _apply_transition)
+register_applier("INTENT_ARCHIVED", _apply_archived)
 register_applier("EPISTEMIC_TRANSITION", _apply_epistemic)
 register_applier("EVIDENCE_ATTACHED", _apply_evidence)
 register_applier("DEPENDENCY_ADDED", _apply_dependency_added)
@@ -337,9 +343,22 @@ register_applier("DECISION_RECORDED", _apply_decision)
 
 # -- readers ------------------------------------------------------------------
 
+#: A prerequisite (``p``) its dependants can no longer wait on as it stands: cancelled (RFC-0013
+#: section 6, the DEPENDENCY_CANCELLED case), expired unresolved, or a candidate dismissed in
+#: review. The dependant stays as it was; its owner decides.
+STUCK_PREREQUISITE = "(p.state IN ('CANCELLED', 'EXPIRED') OR p.epistemic_type = 'DEPRECATED')"
 
-def _intent(row: Row, now: datetime, depends_on: list[str], blocks: list[str], evidence: list[str]) -> Intent:
+
+def _intent(
+    row: Row,
+    now: datetime,
+    depends_on: list[str],
+    blocks: list[str],
+    evidence: list[str],
+    blocked_by: list[dict[str, str]] | None = None,
+) -> Intent:
     itype = IntentType(row["intent_type"])
+    state = IntentState(row["state"])
     epistemic = EpistemicType(row["epistemic_type"])
     salience = float(row["salience"])
     return Intent(
@@ -347,7 +366,7 @@ def _intent(row: Row, now: datetime, depends_on: list[str], blocks: list[str], e
         namespace=row["namespace"],
         version=int(row["version"]),
         intent_type=itype,
-        state=IntentState(row["state"]),
+        state=state,
         lifecycle_state=LifecycleState(row["lifecycle_state"]),
         epistemic_type=epistemic,
         source_type=SourceType(row["source_type"]),
@@ -372,6 +391,7 @@ def _intent(row: Row, now: datetime, depends_on: list[str], blocks: list[str], e
         target_completion=row["target_completion"],
         completion_criteria=row["completion_criteria"],
         context_note=row["context_note"],
+        blocked_by=() if state.finished else tuple(blocked_by or ()),
     )
 
 
@@ -383,6 +403,7 @@ def load_intents(tx: Transaction, rows: list[Row], now: datetime) -> list[Intent
     deps: dict[str, list[str]] = {i: [] for i in ids}
     blocks: dict[str, list[str]] = {i: [] for i in ids}
     evidence: dict[str, list[str]] = {i: [] for i in ids}
+    stuck: dict[str, list[dict[str, str]]] = {i: [] for i in ids}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
@@ -401,7 +422,15 @@ def load_intents(tx: Transaction, rows: list[Row], now: datetime) -> list[Intent
             chunk,
         ):
             evidence[ev["intent_id"]].append(ev["evidence_id"])
-    return [_intent(r, now, deps[r["id"]], blocks[r["id"]], evidence[r["id"]]) for r in rows]
+        for b in tx.query(
+            "SELECT e.dependent, p.id, p.state, p.epistemic_type, p.value FROM goals_edges e "
+            f"JOIN goals_intents p ON p.id = e.prerequisite WHERE e.dependent IN ({marks}) "
+            f"AND {STUCK_PREREQUISITE} ORDER BY e.created_at, p.id",
+            chunk,
+        ):
+            state = "DISMISSED" if b["epistemic_type"] == "DEPRECATED" else str(b["state"])
+            stuck[b["dependent"]].append({"id": str(b["id"]), "state": state, "text": str(b["value"])})
+    return [_intent(r, now, deps[r["id"]], blocks[r["id"]], evidence[r["id"]], stuck[r["id"]]) for r in rows]
 
 
 def load_intent(tx: Transaction, namespace: str, intent_id: str, now: datetime) -> Intent | None:

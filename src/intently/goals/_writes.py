@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core.actors import Actor
+from ..core.actors import Actor, ActorKind
 from ..core.clock import format_time, parse_time
 from ..core.errors import InvalidInput, InvalidTransition, NotFound
 from ..store import Transaction
@@ -24,6 +24,7 @@ from ._model import (
     SourceType,
     check_transition,
     intent_label,
+    parse_enum,
 )
 from ._ops import emit, load_for_write
 
@@ -37,6 +38,7 @@ __all__ = [
     "clean_text",
     "create_intent",
     "remove_edge",
+    "stated_source",
     "to_time",
     "transition",
 ]
@@ -95,6 +97,36 @@ def actor_text(value: str | None, *, where: str = "owner") -> str | None:
     except InvalidInput as exc:
         message = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
         raise InvalidInput(message, where=where) from exc
+
+
+# What a statement is worth depends on who makes it (RFC-0001 source types, RFC-0003 table):
+# a person's own word is USER_STATED; what a tool reports is TOOL_OUTPUT; what an agent (alone
+# or acting for a person) or the system states is SYSTEM_INFERRED: the agent's reading of what
+# the user wants, not the user's word.
+_PERSON_SOURCES = frozenset({SourceType.USER_STATED, SourceType.USER_DEMONSTRATED})
+
+
+def stated_source(actor: Actor, requested: SourceType | str | None) -> SourceType:
+    """The source type an intent stated by ``actor`` is recorded with.
+
+    Without ``requested``: USER_STATED for a person acting for themself, TOOL_OUTPUT for a
+    ``tool:`` actor, SYSTEM_INFERRED for anyone else (an agent, ``agent:mcp for user:alice``,
+    the system). Recording an agent's goal as USER_STATED gave it the confidence of the user's
+    own word (0.80, not 0.60) and showed it in every context block as if the user had said it.
+    A non-person asking for a person's source (USER_STATED, USER_DEMONSTRATED) is refused:
+    only the person can give their word; an agent's goal becomes theirs when they state it."""
+    if requested is None:
+        if actor.is_person:
+            return SourceType.USER_STATED
+        return SourceType.TOOL_OUTPUT if actor.kind is ActorKind.TOOL else SourceType.SYSTEM_INFERRED
+    source = parse_enum(SourceType, requested, "source_type")
+    if source in _PERSON_SOURCES and not actor.is_person:
+        raise InvalidInput(
+            f"{actor} cannot record an intent as {source.value}: only a person's own statement is; "
+            "leave source_type out (an agent's intent is SYSTEM_INFERRED)",
+            where="source_type",
+        )
+    return source
 
 
 def create_intent(
@@ -162,6 +194,8 @@ def transition(
     intent: Intent,
     to: IntentState,
     reason: str | None,
+    *,
+    actor: str | None = None,
     **extra: Any,
 ) -> int:
     """Append and apply INTENT_TRANSITION after checking the move (for the intent's type: an
@@ -183,7 +217,7 @@ def transition(
         "version": version,
         **extra,
     }
-    emit(rt, tx, "INTENT_TRANSITION", intent.id, payload)
+    emit(rt, tx, "INTENT_TRANSITION", intent.id, payload, actor=actor)
     return version
 
 

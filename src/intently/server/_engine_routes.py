@@ -5,7 +5,8 @@ Route -> library call (the adapter table; it follows the engines' public APIs):
 - goals:        GET list -> ``goals.list_intents(state, type, owner, priority)``; POST -> ``goals.add(text, ...)``;
                 GET {id} -> ``goals.get(id)``; PATCH {id} -> ``goals.edit(id, ...)``;
                 POST {id}/complete -> ``goals.complete(id, reason, expected_version, summary)``;
-                POST {id}/cancel -> ``goals.cancel(id, reason, expected_version)``
+                POST {id}/cancel -> ``goals.cancel(id, reason, expected_version)``;
+                POST {id}/archive -> ``goals.archive(id, reason, expected_version)`` (an EXPIRED goal out of view)
 - review queue: GET -> ``goals.review_queue()``; POST observe -> ``extraction.observe(turn)``;
                 PATCH {id} -> ``goals.edit(id, ...)`` (candidates only); POST {id}/confirm -> ``goals.promote(id)``;
                 POST {id}/dismiss -> ``goals.dismiss(id)``
@@ -122,6 +123,15 @@ def goals_cancel(view: NamespaceView, goal_id: str, body: GoalCancel | None = No
     view.require(Permission.WRITE)
     fields = body.model_dump() if body else {}
     return run_engine(view, "goals", "cancel", goal_id, **fields)
+
+
+@router.post("/goals/{goal_id}/archive", tags=["goals"])
+def goals_archive(view: NamespaceView, goal_id: str, body: GoalCancel | None = None) -> Any:
+    """Put an EXPIRED goal out of the open list (lifecycle ARCHIVED, still EXPIRED): RFC-0013
+    draws no cancel from EXPIRED. 409 for any other state or for a risk; the goal's owner only."""
+    view.require(Permission.WRITE)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "archive", goal_id, **fields)
 
 
 # -- review queue ------------------------------------------------------------------------
