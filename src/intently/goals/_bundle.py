@@ -6,10 +6,10 @@ DEFAULT mode, in this order, each candidate taken whole or not at all:
 2. HIGH risks not yet surfaced in this session (without a session id, each request is its
    own session: the HIGH risks on hold or expired are offered here, the ACTIVE ones in 3);
 3. every other ACTIVE HIGH and CRITICAL intent (risks first, then most recently changed);
-4. ACTIVE MEDIUM intents (LOW ones with ``include_low``) waiting on a prerequisite that was
+4. ACTIVE MEDIUM intents that touch the query's entities (most shared terms first);
+5. ACTIVE MEDIUM intents (LOW ones with ``include_low``) waiting on a prerequisite that was
    cancelled, expired or dismissed, whatever the query: their owner must decide (RFC-0013
    section 6), and the line says what blocks them (``blocked_by``);
-5. ACTIVE MEDIUM intents that touch the query's entities (most shared terms first);
 6. ACTIVE LOW intents that touch the query, only with ``include_low``;
 7. completion summaries that touch the query, in their own ``completed_goals`` block.
 
@@ -32,7 +32,7 @@ from ..store import Row, Transaction
 from ._model import EpistemicType, Intent, IntentState, IntentType, Priority, Summary, parse_enum
 from ._render import BLOCK_CLOSE, BLOCK_OPEN, SUMMARY_CLOSE, SUMMARY_OPEN, intent_line, summary_line
 from ._semantic import SemanticMatcher
-from ._store import STUCK_PREREQUISITE, load_intents, row_to_summary
+from ._store import load_intents, row_to_summary
 from ._text import Terms, terms_of
 from ._writes import actor_text
 
@@ -353,17 +353,13 @@ def _default(
             break
         pk.offer(intent, "priority")
     qualifying = int(tx.scalar(f"SELECT COUNT(*) {hi_where}", hi_params) or 0) + mandatory_nonactive
-    blocked = _blocked(tx, ns, now, epi, include_low)
-    for intent in blocked:
-        if pk.full:
-            break
-        pk.offer(intent, "blocked_prerequisite")
     medium, medium_matched = _matches(tx, ns, q, Priority.MEDIUM.rank, epi, now)
     qualifying += medium_matched
     for intent in medium:
         if pk.full:
             break
         pk.offer(intent, "entity_match")
+    blocked = _blocked(tx, pk, ns, now, epi, include_low)
     low_matched = 0
     low: list[Intent] = []
     if include_low:
@@ -383,8 +379,8 @@ def _default(
             pk.offer(intent, "requested")
     # The blocked ones no query touched qualify on their own (counted once, not as "not relevant").
     matched = {i.id for i in (*medium, *low)}
-    blocked_medium = sum(1 for i in blocked if i.id not in matched and i.priority is Priority.MEDIUM)
-    blocked_low = sum(1 for i in blocked if i.id not in matched and i.priority is Priority.LOW)
+    blocked_medium = sum(1 for i, rank in blocked if i not in matched and rank == Priority.MEDIUM.rank)
+    blocked_low = sum(1 for i, rank in blocked if i not in matched and rank == Priority.LOW.rank)
     qualifying += blocked_medium + blocked_low
     by_rank, groups = _active_counts(tx, ns)
     not_active = sum(n for k, n in groups.items() if k != "deprecated" and not k.startswith("ACTIVE:"))
@@ -397,25 +393,63 @@ def _default(
     }
 
 
-def _blocked(tx: Transaction, ns: str, now: datetime, epi: tuple[str, ...], include_low: bool) -> list[Intent]:
-    """ACTIVE MEDIUM intents (LOW ones too with ``include_low``) waiting on a prerequisite that
-    was cancelled, expired or dismissed, whatever the query.
+# The dependants of prerequisites that can no longer be done as they stand (the same three
+# cases as ``STUCK_PREREQUISITE``), each query one range of ``goals_intents_counts``.
+_STUCK = (
+    "SELECT e.dependent FROM goals_intents p JOIN goals_edges e ON e.prerequisite = p.id "
+    "WHERE p.namespace = ? AND p.state IN ('CANCELLED', 'EXPIRED')",
+    "SELECT e.dependent FROM goals_intents p JOIN goals_edges e ON e.prerequisite = p.id "
+    "WHERE p.namespace = ? AND p.state IN ('ACTIVE', 'ON_HOLD') AND p.epistemic_type = 'DEPRECATED'",
+)
+
+
+def _blocked(
+    tx: Transaction, pk: _Packer, ns: str, now: datetime, epi: tuple[str, ...], include_low: bool
+) -> list[tuple[str, int]]:
+    """Offer the ACTIVE MEDIUM intents (LOW ones too with ``include_low``) waiting on a
+    prerequisite that was cancelled, expired or dismissed, whatever the query; return all of
+    them as ``(id, priority rank)`` for the omission counts.
 
     RFC-0013 section 6: such an intent is not cancelled with its prerequisite; a
     DEPENDENCY_CANCELLED event is generated and "the user or owning agent MUST decide". Shown
     only when the query touched it, a dependant waited unseen, blocked for ever; here it comes
     with ``blocked_by`` naming what it waits on, until someone decides (drops or replaces the
-    edge, cancels it, or the prerequisite is reopened). HIGH and CRITICAL ones are in anyway."""
+    edge, cancels it, or the prerequisite is reopened). HIGH and CRITICAL ones are in anyway;
+    these come after the query's own matches, and are loaded page by page as the budget allows."""
     ranks = [Priority.MEDIUM.rank, *([Priority.LOW.rank] if include_low else [])]
-    rows = tx.query(
-        "SELECT * FROM goals_intents WHERE namespace = ? AND state = 'ACTIVE' "
-        f"AND priority_rank IN ({_marks(ranks)}) AND epistemic_type IN ({_marks(epi)}) AND id IN "
-        "(SELECT e.dependent FROM goals_intents p JOIN goals_edges e ON e.prerequisite = p.id "
-        f"WHERE p.namespace = ? AND {STUCK_PREREQUISITE}) "
-        f"ORDER BY priority_rank DESC, last_modified_at DESC, id LIMIT {_MATCH_LIMIT}",
-        [ns, *ranks, *epi, ns],
-    )
-    return load_intents(tx, rows, now)
+    # From the stuck prerequisites to their dependants (two index range scans, then edge and
+    # primary-key lookups), not over every ACTIVE intent: cost follows the few that are stuck.
+    dependants: set[str] = set()
+    for stuck in _STUCK:
+        dependants.update(str(r["dependent"]) for r in tx.query(stuck, (ns,)))
+    found: list[tuple[str, int, str]] = []
+    ids = sorted(dependants)
+    for first in range(0, len(ids), 500):
+        chunk = ids[first : first + 500]
+        found.extend(
+            (str(r["id"]), int(r["priority_rank"]), str(r["last_modified_at"]))
+            for r in tx.query(
+                f"SELECT id, priority_rank, last_modified_at FROM goals_intents WHERE id IN ({_marks(chunk)}) "
+                f"AND namespace = ? AND state = 'ACTIVE' AND priority_rank IN ({_marks(ranks)}) "
+                f"AND epistemic_type IN ({_marks(epi)})",
+                [*chunk, ns, *ranks, *epi],
+            )
+        )
+    # priority first, then most recently changed (ISO times: the reversed string order), then id
+    found.sort(key=lambda f: f[0])
+    found.sort(key=lambda f: f[2], reverse=True)
+    found.sort(key=lambda f: f[1], reverse=True)
+    for first in range(0, len(found), _FIRST_PAGE):
+        if pk.full:
+            break
+        page = [f[0] for f in found[first : first + _FIRST_PAGE]]
+        rows = tx.query(f"SELECT * FROM goals_intents WHERE id IN ({_marks(page)})", page)
+        by_id = {i.id: i for i in load_intents(tx, rows, now)}
+        for intent_id in page:
+            if pk.full:
+                break
+            pk.offer(by_id[intent_id], "blocked_prerequisite")
+    return [(f[0], f[1]) for f in found]
 
 
 def _add_semantic(
