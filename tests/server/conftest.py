@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -40,10 +41,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve(ix: Intently, *, max_body: int = MAX_BODY) -> Iterator[Api]:
-    """Run the app for ``ix`` on a free loopback port in a thread; stop it on exit."""
+def serve(ix: Intently, *, max_body: int = MAX_BODY, **options: Any) -> Iterator[Api]:
+    """Run the app for ``ix`` on a free loopback port in a thread; stop it on exit (its
+    lifespan's shutdown has run when this returns)."""
     port = _free_port()
-    config = uvicorn.Config(create_app(ix, max_body=max_body), host="127.0.0.1", port=port, log_level="warning")
+    app = create_app(ix, max_body=max_body, **options)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -89,6 +89,15 @@ def serve(
             "(PostgreSQL is the engine for shared deployments; SQLite works for a few on one machine).",
         ),
     ] = 1,
+    witness_interval: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Seconds between updates of the tracked witness file (.intently/checkpoints.json) while "
+            "serving; it is also updated at shutdown. Every write is signed into the database at once "
+            "either way. 0 updates it at every write.",
+        ),
+    ] = 60.0,
 ) -> None:
     """Serve the HTTP API (FastAPI on uvicorn). Every request needs a bearer token (`intently token create`)."""
     require("intently serve", "server", "fastapi", "uvicorn", "jinja2")
@@ -100,13 +109,13 @@ def serve(
         err.print(f"warning: serving on {host}; put TLS in front of it, tokens travel in headers")
     if workers == 1:
         with open_home(ctx) as ix:
-            app = create_app(ix, max_body=max_body)
+            app = create_app(ix, max_body=max_body, witness_interval=witness_interval)
             uvicorn.run(app, host=host, port=port, log_level="warning")
         return
     # Open once here so a wrong home, URL or schema fails now with one clear line, and the
     # schema is upgraded before any worker starts (they would race to do it otherwise).
     with open_home(ctx) as ix:
-        os.environ.update(_worker_env(ix, max_body))
+        os.environ.update(_worker_env(ix, max_body, witness_interval))
         if ix.store.dialect != "postgresql":
             err.print(
                 f"note: {workers} workers on SQLite share one file on this machine; "
@@ -119,9 +128,10 @@ _ENV_HOME = "INTENTLY_SERVE_HOME"
 _ENV_ACTOR = "INTENTLY_SERVE_ACTOR"
 _ENV_NAMESPACE = "INTENTLY_SERVE_NAMESPACE"
 _ENV_MAX_BODY = "INTENTLY_SERVE_MAX_BODY"
+_ENV_WITNESS = "INTENTLY_SERVE_WITNESS_INTERVAL"
 
 
-def _worker_env(ix: Intently, max_body: int) -> dict[str, str]:
+def _worker_env(ix: Intently, max_body: int, witness_interval: float) -> dict[str, str]:
     """What a worker process needs to open the same home as the same actor (it inherits the
     environment, so ``INTENTLY_DATABASE_URL`` and the rest carry over as they are)."""
     return {
@@ -129,6 +139,7 @@ def _worker_env(ix: Intently, max_body: int) -> dict[str, str]:
         _ENV_ACTOR: str(ix.actor),
         _ENV_NAMESPACE: ix.namespace,
         _ENV_MAX_BODY: str(max_body),
+        _ENV_WITNESS: str(witness_interval),
     }
 
 
@@ -139,13 +150,19 @@ def app_from_env() -> FastAPI:
     across ``fork``), and closes it when uvicorn shuts the worker down.
     """
     from ..server import create_app
+    from ..server._witness import DEFAULT_WITNESS_INTERVAL
 
     ix = Intently.open(
         os.environ[_ENV_HOME],
         actor=os.environ.get(_ENV_ACTOR) or None,
         namespace=os.environ.get(_ENV_NAMESPACE) or None,
     )
-    app = create_app(ix, max_body=int(os.environ.get(_ENV_MAX_BODY) or 1_000_000))
+    witness = os.environ.get(_ENV_WITNESS)
+    app = create_app(
+        ix,
+        max_body=int(os.environ.get(_ENV_MAX_BODY) or 1_000_000),
+        witness_interval=float(witness) if witness else DEFAULT_WITNESS_INTERVAL,
+    )
     inner = app.router.lifespan_context
 
     @asynccontextmanager
