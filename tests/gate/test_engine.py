@@ -225,3 +225,31 @@ def test_replay_rebuilds_the_gate_tables(ix: Intently, tools: list[dict[str, Any
         "send_money", {"recipient": "DE89370400440532013000", "amount": 80, "subject": "May", "date": "2026-05-01"}
     )
     assert_replay_rebuilds(ix, tmp_path)
+
+
+def test_explain_and_export_read_the_log_once(ix: Intently, tools: list[dict[str, Any]]) -> None:
+    """`gate explain` read the namespace's log once per operation kind (three times) and
+    `gate export` four times (the kinds, then the whole stream again): seconds each on a
+    long log. Each now reads it once, and checks and exports exactly what it did before."""
+    s, decisions = _run(ix, tools)
+    _run(ix, tools)  # another run in the same stream: not part of this one's trace
+    reads: list[dict[str, Any]] = []
+    real = ix.log.read
+
+    def counted(stream: str, **narrowed: Any) -> Any:
+        reads.append(narrowed)
+        return real(stream, **narrowed)
+
+    ix.log.read = counted  # type: ignore[method-assign]
+    try:
+        assert "3 call(s): 2 allow, 1 block." in ix.gate.explain(s.id)["text"]
+        assert len(reads) == 1
+        reads.clear()
+        doc = ix.gate.export_run(decisions[1].id)  # a decision id names its run, as for explain
+        assert len(reads) == 1
+    finally:
+        del ix.log.read
+    kinds = [op["op"] for op in doc["operations"]]
+    assert kinds[0] == "GATE_SESSION_OPENED" and doc["operations"][0]["target"] == s.id
+    assert kinds.count("GATE_DECIDED") == 3 and "GATE_OUTPUT_OBSERVED" in kinds
+    assert verify_trace(doc, KeyRing.load_public(ix.home.keys_dir / "public.json"))["decisions"] == 3

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import sha256 as _sha256
 from pathlib import Path
@@ -633,12 +633,19 @@ class OperationLog:
         op: str | None = None,
         target: str | None = None,
         newest_first: bool = False,
+        ops: Collection[str] = (),
     ) -> list[Operation]:
+        """The stream's operations after ``after``, in order; ``op``, ``target`` and ``ops``
+        (any of these kinds: one query where a reader needs several kinds) narrow them."""
         sql = "SELECT * FROM log_ops WHERE stream = ? AND seq > ?"
         params: list[Any] = [stream, after]
         if op:
             sql += " AND op = ?"
             params.append(op)
+        if ops:
+            kinds = sorted(set(ops))
+            sql += f" AND op IN ({', '.join('?' for _ in kinds)})"
+            params.extend(kinds)
         if target:
             sql += " AND target = ?"
             params.append(target)
