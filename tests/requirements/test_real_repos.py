@@ -237,6 +237,34 @@ def test_a_transcript_that_grows_past_256_kib_is_still_mined(repo: Path, rix: In
     assert "transcripts/latin.md:1: not UTF-8; line(s) 1 skipped, the rest read" in report.problems
 
 
+def test_a_jsonl_transcript_of_the_folder_is_read_once_per_scan(
+    repo: Path, rix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``.jsonl`` session in the transcripts folder was read whole to hash it, then read
+    whole again to parse it: twice the I/O on files of tens of megabytes, and a session
+    Claude Code appended to in between was mined past what its recorded hash covered."""
+    folder = repo / "chats"
+    folder.mkdir()
+    config = rix.home.config_path
+    config.write_text(config.read_text().replace('transcripts = ""', f'transcripts = "{folder}"'))
+    rule = {"type": "user", "message": {"role": "user", "content": "From now on, always run the migration linter."}}
+    session = folder / "session.jsonl"
+    session.write_text(json.dumps(rule) + "\n")
+    reads: list[Path] = []
+    real = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        if self.name == session.name:
+            reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    with Intently.open(rix.home.path, actor="user:alice") as ix:
+        ix.requirements.scan()
+        assert len(reads) == 1
+        assert "Always run the migration linter." in statements(ix)
+
+
 def test_a_missing_transcripts_folder_is_named(repo: Path, rix: Intently) -> None:
     config = rix.home.config_path
     config.write_text(config.read_text().replace('transcripts = ""', 'transcripts = "no-such-folder"'))

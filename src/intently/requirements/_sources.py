@@ -334,16 +334,17 @@ def collect(
                 if not path.is_file() or path.suffix.lower() not in (".md", ".txt", ".log", ".jsonl"):
                     continue
                 ref = path.relative_to(folder).as_posix()
-                text = _read_folder_transcript(path, f"transcripts/{ref}", problems)
-                if text is None:
+                read = _read_folder_transcript(path, f"transcripts/{ref}", problems)
+                if read is None:
                     continue
+                text, raw = read
                 first = text.lstrip().splitlines()[0] if text.strip() else ""
                 if re.search(r"intently:\s*off", first, re.IGNORECASE):
                     continue  # opted-out transcript: never mined
                 sha = _sha(text)
                 new_tx[ref] = sha
                 if seen_tx.get(ref) != sha:
-                    sources.append(folder_transcript(path, f"transcripts/{ref}", text, sha))
+                    sources.append(folder_transcript(path, f"transcripts/{ref}", text, sha, raw))
     if mine_transcripts:
         for path in transcript_files or []:
             source = session_transcript(path, seen_tx)
@@ -361,8 +362,10 @@ def collect(
 SESSION_PREFIX = "claude-session:"
 
 
-def _read_folder_transcript(path: Path, ref: str, problems: list[str]) -> str | None:
-    """The text of a transcript of the ``[requirements] transcripts`` folder, whole.
+def _read_folder_transcript(path: Path, ref: str, problems: list[str]) -> tuple[str, bytes] | None:
+    """The text of a transcript of the ``[requirements] transcripts`` folder, whole, and the
+    bytes it was decoded from (a ``.jsonl`` session is parsed from them: read once, and what
+    is mined is exactly what was hashed, even while Claude Code appends to the file).
 
     Its hash decides whether it is read again, so it covers the whole file: hashing only a
     first slice made a conversation that grew past it look unchanged forever, and the rules
@@ -376,26 +379,27 @@ def _read_folder_transcript(path: Path, ref: str, problems: list[str]) -> str | 
         problems.append(f"{ref}: cannot read ({exc.strerror or exc}); not read")
         return None
     if path.suffix.lower() == ".jsonl":
-        return _decode(raw, ref, [])
+        return _decode(raw, ref, []), raw
     if len(raw) > MAX_TRANSCRIPT_BYTES:
         problems.append(
             f"{ref}: {len(raw) // 1024} KiB, over the {MAX_TRANSCRIPT_BYTES // 1024} KiB limit; "
             f"only the first {MAX_TRANSCRIPT_BYTES // 1024} KiB read"
         )
         raw = raw[:MAX_TRANSCRIPT_BYTES].rsplit(b"\n", 1)[0] + b"\n"
-    return _decode(raw, ref, problems)
+    return _decode(raw, ref, problems), raw
 
 
-def folder_transcript(path: Path, ref: str, text: str, sha: str) -> Source:
+def folder_transcript(path: Path, ref: str, text: str, sha: str, raw: bytes | None = None) -> Source:
     """A transcript from the ``[requirements] transcripts`` folder, mined from the user's turns only.
 
     A ``.jsonl`` file is a Claude Code session: it is parsed by the same reader as the hooks'
     queue (never as text, or JSON syntax and the assistant's replies would become rules).
     Any other file is a conversation in plain text, split at its speaker labels ("user:",
     "assistant:"). Lines that cannot be read are the source's problems; the rest still counts.
+    ``raw``: the file's bytes, already read (else the file is read here).
     """
     if path.suffix.lower() == ".jsonl":
-        return _transcript_source(ref, read_transcript(path, display=ref), sha, "claude-jsonl")
+        return _transcript_source(ref, read_transcript(path, display=ref, data=raw), sha, "claude-jsonl")
     return _transcript_source(ref, read_plain_transcript(path, text), sha, "transcript")
 
 

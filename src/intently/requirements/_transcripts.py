@@ -133,15 +133,20 @@ def _turn(obj: dict[str, Any], line: int) -> TranscriptTurn | None:
     return TranscriptTurn(line, role, text, str(obj.get("uuid") or ""), str(obj.get("timestamp") or ""))
 
 
-def read_transcript(path: Path, *, cursor: str | None = None, display: str | None = None) -> Transcript:
+def read_transcript(
+    path: Path, *, cursor: str | None = None, display: str | None = None, data: bytes | None = None
+) -> Transcript:
     """Parse ``path`` from ``cursor`` on (from the start without one) and return the new turns.
 
-    Only lines after the cursor are parsed (the prefix is only hashed).
+    Only lines after the cursor are parsed (the prefix is only hashed). ``data`` is the
+    file's bytes when the caller has already read them (to hash them): the file is then not
+    read a second time, and what is parsed is exactly what was hashed.
     Raises :class:`OSError` only when the file cannot be read at all; everything wrong
     inside it becomes a ``file:line`` entry of :attr:`Transcript.problems`.
     """
     name = display or str(path)
-    data = path.read_bytes()
+    if data is None:
+        data = path.read_bytes()
     raw_lines = data.splitlines(keepends=True)
     if raw_lines and not raw_lines[-1].endswith(b"\n"):
         raw_lines.pop()  # still being written: the next scan reads it whole
