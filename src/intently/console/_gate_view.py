@@ -18,7 +18,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from ..access import Permission
-from ..core.errors import InvalidInput, InvalidTransition
+from ..core.errors import InvalidInput, InvalidTransition, NotFound
+from ._paging import Offset, pager
 from ._web import CsrfField, act, attempt, checked_page, method, page_for, render
 
 __all__ = ["router"]
@@ -48,10 +49,13 @@ def _settled(run: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 
 @router.get("/ns/{namespace}/gate", response_class=HTMLResponse)
-def gate_page(request: Request, namespace: str, run: str = "") -> HTMLResponse:
+def gate_page(request: Request, namespace: str, run: str = "", offset: Offset = 0) -> HTMLResponse:
     page = page_for(request, namespace)
-    listed = attempt(page.view, "gate", "runs", RUNS)
-    runs = list(listed.value) if listed.ok else []
+    # One more than the page asks, to know whether a next page exists (the engine counts no total).
+    listed = attempt(page.view, "gate", "runs", offset + RUNS + 1)
+    fetched = list(listed.value) if listed.ok else []
+    runs = fetched[offset : offset + RUNS]
+    more = len(fetched) > offset + RUNS
     waiting = attempt(page.view, "gate", "waiting")  # every waiting decision, not only the listed runs'
     pending: list[dict[str, Any]] = list(waiting.value) if waiting.ok else []
     chosen = run or (str(runs[0]["id"]) if runs else "")
@@ -61,6 +65,8 @@ def gate_page(request: Request, namespace: str, run: str = "") -> HTMLResponse:
         "view": "gate",
         "panel": listed.panel,
         "runs": runs,
+        "runs_pager": _runs_pager(page.url, offset, len(runs), more, run),
+        "runs_offset": str(offset) if offset else "",
         "pending": pending,
         "chosen": chosen,
         "run": detail.value if detail is not None and detail.ok else None,
@@ -70,6 +76,12 @@ def gate_page(request: Request, namespace: str, run: str = "") -> HTMLResponse:
         "can_write": page.can(Permission.WRITE),
     }
     return render(page, request, "gate.html", context)
+
+
+def _runs_pager(url: Any, offset: int, shown: int, more: bool, run: str) -> dict[str, Any]:
+    """The runs list's links; its total is known only on the last page (``None`` before)."""
+    links = pager(url, "gate", offset, shown, offset + shown + (1 if more else 0), RUNS, run=run)
+    return {**links, "total": None if more else offset + shown}
 
 
 @router.post("/ns/{namespace}/gate/approve")
@@ -112,18 +124,24 @@ def deny(
 
 
 def _check_bound(view: Any, decision_id: str, action_hash: str, to: str) -> None:
-    """The decision must still wait, for the very action the person saw."""
-    runs = method(view, "gate", "runs")(RUNS)
-    for summary in runs:
-        found = method(view, "gate", "run")(str(summary["id"]))
-        for d in found.get("decisions", []):
-            if str(d.get("id")) != decision_id:
-                continue
-            if not hmac.compare_digest(str(d.get("action_hash", "")), action_hash):
-                raise InvalidInput(
-                    "the action changed since the page was shown; reload and check it again", where=decision_id
-                )
-            if d not in _pending(found):
-                raise InvalidTransition("decision", "settled", to, detail="it no longer waits for a person")
-            return
-    raise InvalidInput("no pending decision with this id among the recent runs", where=decision_id)
+    """The decision must still wait, for the very action the person saw.
+
+    Its run is found from the decision itself (``gate.run`` takes a decision id): the list of
+    waiting calls shows every waiting decision, however old its run, and looking for it only
+    among the newest runs refused to approve or deny the older ones.
+    """
+    try:
+        found = method(view, "gate", "run")(decision_id)
+    except NotFound as exc:
+        raise InvalidInput("no pending decision with this id", where=decision_id) from exc
+    for d in found.get("decisions", []):
+        if str(d.get("id")) != decision_id:
+            continue
+        if not hmac.compare_digest(str(d.get("action_hash", "")), action_hash):
+            raise InvalidInput(
+                "the action changed since the page was shown; reload and check it again", where=decision_id
+            )
+        if d not in _pending(found):
+            raise InvalidTransition("decision", "settled", to, detail="it no longer waits for a person")
+        return
+    raise InvalidInput("no pending decision with this id", where=decision_id)

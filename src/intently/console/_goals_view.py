@@ -9,10 +9,9 @@ A person adds an intent (``goals.add``: stated, so ASSERTED) and completes an ac
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Query
+from fastapi import APIRouter, Form
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
@@ -20,6 +19,7 @@ from ..access import Permission
 from ..context import run_engine
 from ..core.clock import format_time
 from ._graph import layout
+from ._paging import PAGE, Offset, page_of, pager
 from ._web import CsrfField, act, attempt, checked_page, console_of, page_for, render
 
 __all__ = ["router"]
@@ -32,7 +32,7 @@ PRIORITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 _OPEN = {"ACTIVE", "ON_HOLD"}
 #: Board items a page shows (``?offset=`` pages on, as the API's lists do): five thousand
 #: goals made a 2 MB page that took seconds to render.
-BOARD_PAGE = 100
+BOARD_PAGE = PAGE
 RISKS_SHOWN = 50
 
 
@@ -59,9 +59,7 @@ def _row(intent: Any) -> dict[str, Any]:
 
 
 @router.get("/ns/{namespace}/goals", response_class=HTMLResponse)
-def goals_page(
-    request: Request, namespace: str, type: str = "", offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0
-) -> HTMLResponse:
+def goals_page(request: Request, namespace: str, type: str = "", offset: Offset = 0) -> HTMLResponse:
     page = page_for(request, namespace)
     listed = attempt(page.view, "goals", "list_intents")
     queue = attempt(page.view, "goals", "review_queue")
@@ -79,8 +77,7 @@ def goals_page(
     # page is the work in progress and closed ones follow on later pages.
     matching.sort(key=lambda i: i["state"] not in _OPEN)
     totals = {s: sum(1 for i in matching if i["state"] == s) for s in STATES}
-    offset = min(offset, max(0, len(matching) - 1) // BOARD_PAGE * BOARD_PAGE)
-    shown = matching[offset : offset + BOARD_PAGE]
+    shown, offset = page_of(matching, offset, BOARD_PAGE)
     columns = [(s, [i for i in shown if i["state"] == s], totals[s]) for s in STATES]
     columns = [(s, items, total) for s, items, total in columns if items or s in _OPEN]
     now = format_time(console_of(request).ix.runtime.clock.now())
@@ -107,23 +104,11 @@ def goals_page(
         "by_id": by_id,
         "risks": risks,
         "risks_total": len(open_risks),
-        "board_pager": _pager(page.url, chosen, offset, len(shown), len(matching)),
+        "board_pager": pager(page.url, "goals", offset, len(shown), len(matching), BOARD_PAGE, type=chosen),
         "now": now,
         "can_write": page.can(Permission.WRITE),
     }
     return render(page, request, "goals.html", context)
-
-
-def _pager(url: Callable[..., str], chosen: str, offset: int, shown: int, total: int) -> dict[str, Any]:
-    """Where the board's Previous and Next links lead (``None`` at either end)."""
-    before = max(0, offset - BOARD_PAGE)
-    return {
-        "first": offset + 1 if shown else 0,
-        "last": offset + shown,
-        "total": total,
-        "prev": url("goals", type=chosen, offset=str(before) if before else "") if offset > 0 else None,
-        "next": url("goals", type=chosen, offset=str(offset + BOARD_PAGE)) if offset + shown < total else None,
-    }
 
 
 def _form_action(

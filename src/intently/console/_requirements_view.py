@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from ..access import Permission
 from ..context import EngineUnavailable
 from ..core.errors import ConflictError
+from ._paging import PAGE, Offset, page_of, pager
 from ._web import (
     SECURITY_HEADERS,
     CsrfField,
@@ -80,11 +81,12 @@ def requirements_page(
     task: str = "",
     paths: str = "",
     edit_domain: str = "",
+    offset: Offset = 0,
 ) -> HTMLResponse:
     page = page_for(request, namespace)
     listed = attempt(page.view, "requirements", "list")
     everything = [_row(r) for r in listed.value] if listed.ok else []
-    shown = [
+    matching = [
         r
         for r in everything
         if (not status or r["status"] == status)
@@ -92,6 +94,8 @@ def requirements_page(
         and (not level or r["level"] == level)
         and (not source or r["source"] == source)
     ]
+    shown, offset = page_of(matching, offset)
+    filters = {"status": status, "domain": domain, "level": level, "source": source}
     preview = None
     preview_panel = None
     if task.strip():
@@ -117,8 +121,11 @@ def requirements_page(
         "editing_domain": edit_domain,
         "panel": listed.panel,
         "rows": shown,
+        "matching": len(matching),
         "total": len(everything),
-        "filters": {"status": status, "domain": domain, "level": level, "source": source},
+        "list_pager": pager(page.url, "requirements", offset, len(shown), len(matching), PAGE, **filters),
+        "offset": str(offset) if offset else "",
+        "filters": filters,
         "statuses": STATUSES,
         "levels": LEVELS,
         "domains": sorted({d for r in everything for d in r["domains"]}),

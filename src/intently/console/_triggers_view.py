@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, Response
 
 from ..access import Permission
 from ..context import run_engine
+from ._paging import Offset, page_of, pager
 from ._web import CsrfField, act, attempt, checked_page, method, page_for, render
 
 __all__ = ["router"]
@@ -54,19 +55,23 @@ def _row(intent: Any) -> dict[str, Any]:
 
 
 @router.get("/ns/{namespace}/triggers", response_class=HTMLResponse)
-def triggers_page(request: Request, namespace: str, test: str = "", closed: bool = False) -> HTMLResponse:
+def triggers_page(
+    request: Request, namespace: str, test: str = "", closed: bool = False, offset: Offset = 0
+) -> HTMLResponse:
     page = page_for(request, namespace)
     listed = attempt(page.view, "triggers", "list", include_closed=closed)
+    everything = list(listed.value) if listed.ok else []
+    on_page, offset = page_of(everything, offset)
     rows = []
-    if listed.ok:
-        for intent in listed.value:
-            shown = attempt(page.view, "triggers", "show", intent.id)
-            rows.append(_row(shown.value if shown.ok else intent))
+    for intent in on_page:  # the fire history of the rows shown only: one query each
+        shown = attempt(page.view, "triggers", "show", intent.id)
+        rows.append(_row(shown.value if shown.ok else intent))
     tested = attempt(page.view, "triggers", "test", test[:20_000]) if test.strip() else None
     context = {
         "view": "triggers",
         "panel": listed.panel,
         "intents": rows,
+        "list_pager": pager(page.url, "triggers", offset, len(rows), len(everything), closed="1" if closed else ""),
         "closed": closed,
         "test": test,
         "tested": tested.value.to_json() if tested is not None and tested.ok else None,
