@@ -265,3 +265,48 @@ def test_paths_as_one_string_is_one_path(ix: Intently) -> None:
     as_str = assemble(ix, "tidy the module", paths="src/api/payments.py", fire=False)
     assert "integer cents" in as_list.section("requirements").body
     assert as_str.section("requirements").body == as_list.section("requirements").body
+
+
+# -- what a tight budget leaves out is named in the block itself --------------------------
+
+
+def test_a_section_left_out_for_the_budget_is_named_in_the_block(ix: Intently) -> None:
+    """At small budgets the block used to be the bare frame: an agent read "no rules, no
+    goals, no reminders" while a CRITICAL risk, a project rule and a due reminder were held
+    back, and only the JSON said so."""
+    _stock(ix)
+    smallest = min_budget("proj")
+    result = assemble(ix, "prepare the launch of the billing API", budget=smallest, fire=False)
+    assert result.tokens <= smallest
+    assert (
+        "Not included: requirements (1 over budget); active_goals (2 over budget); standing_intents (1 over budget)."
+    ) in result.text
+    goals = result.to_json()["sections"][1]
+    assert goals["name"] == "active_goals" and goals["over_budget"] == 2
+    assert "nothing applies" not in goals["detail"]
+
+
+def test_every_budget_shows_a_section_or_names_it(ix: Intently) -> None:
+    _stock(ix)
+    roomy = assemble(ix, "prepare the launch of the billing API", budget=4000, fire=False)
+    assert all(s.body for s in roomy.sections)
+    for budget in range(min_budget("proj"), 420, 7):
+        result = assemble(ix, "prepare the launch of the billing API", budget=budget, fire=False)
+        assert result.tokens <= budget, budget
+        header = next((line for line in result.text.splitlines() if line.startswith("Not included: ")), "")
+        for sec in result.sections:
+            assert sec.body or f"{sec.name} (" in header, f"budget {budget}: {sec.name} vanished silently"
+
+
+def test_the_delivered_block_still_says_what_its_preview_left_out(ix: Intently) -> None:
+    """The fire is asked about the shown reminders only, and its answer replaced the preview's:
+    the block an agent is given (``fire=True``, as the hook and MCP call it) lost the
+    "(3 more not included here.)" that the preview of the same state showed."""
+    for n in range(6):
+        ix.triggers.add(f"Reminder {n}: check the rollback plan with Dana", when=["launch"], cooldown=0, max_fires=99)
+    preview = assemble(ix, "launch payments", budget=300, fire=False)
+    delivered = assemble(ix, "launch payments", budget=300)
+    assert "(3 more not included here.)" in preview.text
+    assert delivered.text == preview.text
+    assert delivered.section("standing_intents").to_json() == preview.section("standing_intents").to_json()
+    assert sum(ix.triggers.show(i.id).fire_count for i in ix.triggers.list()) == 3
