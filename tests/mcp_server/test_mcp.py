@@ -419,6 +419,27 @@ def test_context_prompt_is_an_injection_and_fires(ix: Intently) -> None:
     assert ix.triggers.show(intent.id).fire_count == 1
 
 
+def test_a_reminder_scoped_to_the_person_fires_through_the_context_prompt(ix: Intently) -> None:
+    """The prompt matched the turn with no sender and no channel, so a reminder scoped to the
+    person the server acts for (how a shared home keeps one to one person) or to channel mcp
+    could never fire over MCP; another person's still does not."""
+    mine = ix.triggers.add("Ask Dana about the rollback plan", when="launch", scope="sender:user:alice")
+    here = ix.triggers.add("Run the smoke tests first", when="launch", scope="channel:mcp")
+    bobs = ix.triggers.add("Bob's own reminder", when="launch", scope="sender:user:bob")
+
+    async def go() -> str:
+        async with Client(build_server(ix)) as client:
+            result = await client.get_prompt("context", {"task": "plan the launch"})
+            return str(result.messages[0].content.text)
+
+    block = _run(go)
+    assert "Ask Dana about the rollback plan" in block and "Run the smoke tests first" in block
+    assert "Bob's own reminder" not in block
+    assert [ix.triggers.show(i.id).fire_count for i in (mine, here, bobs)] == [1, 1, 0]
+    fire = ix.triggers.show(mine.id).fires[0]
+    assert (fire.sender, fire.channel, fire.actor) == ("user:alice", "mcp", "agent:mcp for user:alice")
+
+
 def test_a_reader_cannot_spend_a_reminder_through_the_context_prompt(ix: Intently) -> None:
     """The prompt charges the reminders it shows; a read-only actor used to do that through it
     (a TRIGGER_FIRE by the reader, the reminder's one fire spent), where HTTP asks for write."""

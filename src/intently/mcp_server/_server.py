@@ -27,7 +27,7 @@ from .. import __version__
 from .._intently import Intently
 from ..access import Permission
 from ..context import assemble, run_engine
-from ..core.actors import Actor, ActorKind
+from ..core.actors import Actor, ActorKind, principal_of
 from ..core.errors import IntentlyError, PermissionDenied
 from ..hooks import Observation, gate_check
 
@@ -35,6 +35,8 @@ __all__ = ["DEFAULT_AGENT", "RESOURCES", "TOOLS", "acting_view", "build_server"]
 
 #: The agent name the server acts as for a person: ``agent:mcp for user:alice``.
 DEFAULT_AGENT = "mcp"
+#: The channel of the turns this server sees (``review_observe``'s default, a reminder's ``channel:mcp``).
+MCP_CHANNEL = "mcp"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -242,7 +244,7 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
         text: str,
         speaker: str | None = None,
         time: str | None = None,
-        channel: str = "mcp",
+        channel: str = MCP_CHANNEL,
         message_id: str | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
@@ -413,7 +415,8 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
             "The context block for a task: project rules, goals and standing intents. `paths` is a "
             "comma-separated list of the files the task touches. The block is meant to be injected, "
             "so the standing intents it shows are charged a fire (their budgets and cooldowns apply); "
-            "it needs write permission."
+            "it needs write permission. The turn is the person's this server acts for, on channel `mcp`, so "
+            "a reminder scoped to that sender or channel fires here."
         )
     )
     def context(task: str, paths: str = "") -> str:
@@ -434,7 +437,11 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
                     "in it); a reader looks with the requirements_preview tool"
                 ) from exc
             files = [p.strip() for p in paths.split(",") if p.strip()]
-            result = assemble(ix, task, paths=files, fire=True)
+            # The turn is the person's this server acts for (a prompt is picked by the user, and
+            # the sender is the server's own actor, never a value the client sends), on channel
+            # mcp: without them a reminder scoped to ``sender:user:alice`` or ``channel:mcp``
+            # could never fire here, where an unknown sender or channel matches no scope.
+            result = assemble(ix, task, paths=files, channel=MCP_CHANNEL, sender=principal_of(str(ix.actor)), fire=True)
             ix.checkpoint()
         except IntentlyError as exc:
             raise MCPError(INVALID_PARAMS, f"{type(exc).__name__}: {exc}") from exc
