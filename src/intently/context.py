@@ -535,6 +535,12 @@ def assemble(
     anything is recorded.
     """
     ix.require(Permission.READ)
+    # Checked here, once, by name: a query that is not text reached each engine and came back
+    # as three "internal error" sections; a budget of 499.9 or True was truncated to 499 or 1.
+    if not isinstance(query, str):
+        raise InvalidInput(f"the query must be a string, got {type(query).__name__}", where="query")
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool)):
+        raise InvalidInput(f"the token budget must be a whole number, got {type(budget).__name__}", where="budget")
     total = int(budget if budget is not None else ix.config.context.budget)
     files = str_list(paths)
     counter = default_counter()

@@ -310,3 +310,22 @@ def test_the_delivered_block_still_says_what_its_preview_left_out(ix: Intently) 
     assert delivered.text == preview.text
     assert delivered.section("standing_intents").to_json() == preview.section("standing_intents").to_json()
     assert sum(ix.triggers.show(i.id).fire_count for i in ix.triggers.list()) == 3
+
+
+@pytest.mark.parametrize(
+    ("query", "budget", "where"),
+    [
+        (None, None, "query"),
+        (42, None, "query"),
+        (b"launch", None, "query"),
+        ("x", 499.9, "budget"),
+        ("x", True, "budget"),
+    ],
+)
+def test_bad_input_is_refused_by_name(ix: Intently, query: object, budget: object, where: str) -> None:
+    """A query that is not text came back as three "internal error" sections; a float or bool
+    budget was truncated (499.9 to 499, True to 1) instead of refused."""
+    ix.goals.add("Ship the billing API v2", priority="HIGH")
+    with pytest.raises(InvalidInput) as caught:
+        assemble(ix, query, budget=budget, fire=False)  # type: ignore[arg-type]
+    assert caught.value.where == where
