@@ -153,3 +153,29 @@ def test_replay_rebuilds_the_seen_table(ix: Intently, tmp_path: Path, clock: Man
         assert tx1.query(sql) == tx2.query(sql)
         assert len(tx2.query(sql)) == 2
     store.close()
+
+
+def test_an_unchanged_rule_file_is_parsed_once_and_any_edit_is_read(ix: Intently) -> None:
+    """Every select (every context block) loads every rule file; re-parsing unchanged YAML made
+    a block over 1,000 rules take seconds. A parse is kept for the exact bytes read, so a
+    second load parses nothing, and an edit that keeps the size and the mtime is still read."""
+    import os
+
+    from intently.requirements._files import _parse
+
+    reqs = [ix.requirements.add(f"Rule {n:02d}: sign the release tag", level="project") for n in range(12)]
+    _parse.cache_clear()
+    ix.requirements.load()
+    cold = _parse.cache_info()
+    ix.requirements.load()
+    warm = _parse.cache_info()
+    assert warm.misses == cold.misses and warm.hits - cold.hits >= len(reqs)
+    path = reqs[3].path
+    before = path.stat()
+    path.write_text(path.read_text().replace("Rule 03: sign", "Rule 03: SIGN"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert ix.requirements.get(reqs[3].id).statement == "Rule 03: SIGN the release tag"
+    shown = ix.requirements.get(reqs[3].id)
+    shown.meta.status = "disabled"  # a caller's own copy: the kept parse is not changed
+    assert ix.requirements.get(reqs[3].id).meta.status == "active"

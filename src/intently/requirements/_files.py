@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -135,9 +136,29 @@ def _split_body(body: str) -> tuple[str, str]:
     return text, ""
 
 
+#: Parsed files kept by content (see :func:`parse_requirement`); above a home's rule count,
+#: every load would evict what the next one needs.
+PARSE_CACHE_SIZE = 4096
+
+
 def parse_requirement(path: Path, raw: bytes, *, display: str | None = None) -> Requirement | FileError:
-    """Parse and validate one file; a problem comes back as a :class:`FileError`, never raised."""
-    name = display or path.name
+    """Parse and validate one file; a problem comes back as a :class:`FileError`, never raised.
+
+    Every select (so every context block, every prompt in Claude Code) loads every rule file,
+    and round-trip YAML costs milliseconds a file: with 1,000 rules a block took seconds to
+    assemble, nearly all of it re-parsing files that had not changed. A parse is therefore
+    kept for the exact bytes it read (with the path and the name it reports): an edit, even
+    one that keeps the size and the mtime, is new content and is parsed again. The caller
+    gets its own copy of the frontmatter model, so assigning a field never reaches the kept one.
+    """
+    parsed = _parse(path, raw, display or path.name)
+    if isinstance(parsed, FileError):
+        return parsed
+    return replace(parsed, meta=parsed.meta.model_copy())
+
+
+@lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parse(path: Path, raw: bytes, name: str) -> Requirement | FileError:
     try:
         text = raw.decode("utf-8")
         head, body, body_line = split_frontmatter(text, name)
