@@ -356,6 +356,12 @@ def _normalise(result: Any) -> _Normalised:
 # -- budgeting one section ---------------------------------------------------------------
 
 
+def _over_budget(norm: _Normalised) -> int:
+    """What the engine left out for the budget: its ``over_budget`` reason, or its whole count
+    when it gives no reasons (a bare count is what did not fit)."""
+    return norm.omitted_reasons.get("over_budget", 0) if norm.omitted_reasons else norm.engine_omitted
+
+
 def _fit(name: str, norm: _Normalised, budget: int, count: Callable[[str], int]) -> ContextSection:
     if norm.text is not None:
         return _fit_block(name, norm, budget, count)
@@ -378,7 +384,7 @@ def _fit(name: str, norm: _Normalised, budget: int, count: Callable[[str], int])
     body = "\n".join(f"- {i.text} (id {i.id})" for i in items if i.included)
     status = SectionStatus.OK if items else SectionStatus.EMPTY
     detail = "" if items else "nothing applies"
-    over = sum(1 for i in items if not i.included) + norm.omitted_reasons.get("over_budget", 0)
+    over = sum(1 for i in items if not i.included) + _over_budget(norm)
     return ContextSection(
         name,
         status,
@@ -405,7 +411,7 @@ def _fit_block(name: str, norm: _Normalised, budget: int, count: Callable[[str],
     ]
     items += [ContextItem(i, "", 0, False, False, "left out by the engine for the budget") for i in norm.omitted_ids]
     reasons = ", ".join(f"{k}: {v}" for k, v in sorted(norm.omitted_reasons.items()))
-    over = norm.omitted_reasons.get("over_budget", 0)
+    over = _over_budget(norm)
     if not text:
         # Something that applies but did not fit is not "nothing applies": say which it is.
         detail = (f"nothing fits {budget} tokens" if over else "nothing applies") + (
@@ -590,7 +596,7 @@ def assemble(
         if not sec.body:  # its note in the "Not included" line, if it left something out
             note = _note(sec) if sec.status is not SectionStatus.ERROR else ""
             return count(f"; {note}") if note else 0
-        return sec.tokens + frame.section[name] + (frame.hidden if sec.omitted or sec.engine_omitted else 0)
+        return sec.tokens + frame.section[name] + (frame.hidden if sec.over_budget else 0)
 
     def preview(room: int, extra: int = 0) -> dict[str, _Run]:
         runs = {n: _Run(s) for n, s in fixed.items()}
@@ -801,7 +807,9 @@ def _render(namespace: str, sections: tuple[ContextSection, ...], *, fence: str 
         lines.append(f'<section name="{sec.name}" fence="{fence}">')
         lines.append(_TITLES[sec.name])
         lines.append(sec.body)
-        hidden = len(sec.omitted) + sec.engine_omitted
+        # What applies but did not fit; not what the engine found not to apply (a goal off
+        # topic, a LOW one not asked for): with 10,000 goals that read "(9948 more ...)".
+        hidden = sec.over_budget
         if hidden:
             lines.append(f"({hidden} more not included here.)")
         lines.append(f'</section name="{sec.name}" fence="{fence}">')

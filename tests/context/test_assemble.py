@@ -329,3 +329,26 @@ def test_bad_input_is_refused_by_name(ix: Intently, query: object, budget: objec
     with pytest.raises(InvalidInput) as caught:
         assemble(ix, query, budget=budget, fire=False)  # type: ignore[arg-type]
     assert caught.value.where == where
+
+
+def test_goals_that_do_not_apply_are_not_announced_as_left_out(ix: Intently) -> None:
+    """The "(N more not included here.)" line counted every goal the engine did not pick, off
+    topic, LOW or on hold included: on a store of 10,000 goals it read "(9948 more ...)" while
+    the block held every goal that applied. It counts what applies but did not fit; the JSON
+    still carries the engine's whole count and its reasons."""
+    ix.goals.add("Ship the billing API v2", priority="HIGH")
+    for n in range(5):
+        ix.goals.add(f"Tidy docs page {n}", priority="LOW")
+    held = ix.goals.add("Migrate the ledger", priority="HIGH")
+    ix.goals.hold(held.id)
+    result = assemble(ix, "billing API", fire=False)
+    goals = result.section("active_goals")
+    assert "Ship the billing API v2" in goals.body
+    assert "more not included here" not in result.text
+    assert goals.over_budget == 0
+    assert goals.engine_omitted == 6 and "low_not_requested: 5" in goals.detail
+    for n in range(40):
+        ix.goals.add(f"Billing API milestone {n}: move invoice batch {n} to the new schema", priority="HIGH")
+    tight = assemble(ix, "billing API", budget=600, fire=False)
+    left_out = tight.section("active_goals").over_budget
+    assert left_out > 0 and f"({left_out} more not included here.)" in tight.text
