@@ -159,7 +159,9 @@ class Intently:
                     payload={"actor": str(joiner), "key_id": key_id, "owner": ix.config.home.owner},
                     policy_version="intently@init",
                 )
-            ix.log.checkpoint()  # every stream: operations appended before joining get signed too
+            # Every stream: operations appended here before joining carry no signature, and
+            # joining is where this machine vouches for them (recorded as LOG_ADOPTED).
+            ix.log.checkpoint(adopt=str(joiner))
         except BaseException:
             ix.store.close()
             raise

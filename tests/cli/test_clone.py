@@ -109,7 +109,11 @@ def test_working_before_joining_says_once_it_cannot_sign_and_strict_verify_fails
     again = run("log", "verify", "--strict", "--json", cwd=clone)
     assert again.code == 0, again.stderr
     (stream,) = again.json["streams"]
-    assert (stream["size"], stream["unsigned_tail"], stream["witnessed_size"]) == (2, 0, 2)
+    # grant, HOME_JOINED, and LOG_ADOPTED: the joiner vouched for the grant made without a key
+    assert (stream["size"], stream["unsigned_tail"], stream["witnessed_size"]) == (3, 0, 3)
+    with Intently.open(clone / ".intently", actor="user:alice") as ix:
+        (adopted,) = ix.log.read("proj", op="LOG_ADOPTED")
+        assert (adopted.payload["first_seq"], adopted.payload["count"]) == (1, 1)
 
 
 def test_a_clone_joins_works_verifies_and_both_witness_entries_survive_a_merge(author: Path, clone: Path) -> None:

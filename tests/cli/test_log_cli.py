@@ -31,6 +31,7 @@ STREAM_KEYS = {
     "error_type",
     "bad_seq",
     "bad_id",
+    "unattributed",
 }
 
 

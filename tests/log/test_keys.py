@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from intently import Actor, Intently, InvalidInput, Permission
-from intently.core.errors import BadSignature, UnknownKey
+from intently.core.errors import BadSignature, UnattributedOperation, UnknownKey
 from intently.log import Checkpoint, Frontier, KeyRing, key_id_of
 
 from .conftest import STREAM, LoggedHome, change_one, only_failure, rehash
@@ -100,14 +100,26 @@ def test_checkpoint_signed_by_a_retired_key_after_its_retirement_fails(logged: L
 
 
 def test_a_home_without_the_private_key_verifies_but_signs_nothing(logged: LoggedHome) -> None:
-    (logged.project / ".intently" / "keys" / "private" / "log-ed25519.pem").unlink()
+    pem = logged.project / ".intently" / "keys" / "private" / "log-ed25519.pem"
+    held = pem.read_bytes()
+    pem.unlink()
     with logged.open() as ix:
         assert ix.log.checkpoint() == []  # a verifier-only copy signs nothing
         report = ix.log.verify()
         assert report.ok
         ix.access.grant(Actor.parse("judy"), Permission.READ)
+    # Written without a key, after history a key signed: verify cannot tell it from a row
+    # added behind the log's back, and says so, naming it.
     report = logged.verify()
-    assert report.ok and report.streams[0].unsigned_tail == 1
+    (rep,) = report.streams
+    assert (rep.error_type, rep.bad_seq, rep.unsigned_tail, rep.unattributed) == ("UnattributedOperation", 9, 1, 1)
+    pem.write_bytes(held)  # the key is back: it still signs only what it can vouch for
+    with logged.open() as ix:
+        with pytest.raises(UnattributedOperation):
+            ix.log.checkpoint()
+        ix.log.checkpoint(adopt="user:alice")  # the owner vouches for it, on the record
+        assert [o.op for o in ix.log.read(STREAM, after=9)] == ["LOG_ADOPTED"]
+    assert logged.verify().ok
 
 
 def test_public_keyring_with_a_wrong_key_id_is_refused(logged: LoggedHome) -> None:

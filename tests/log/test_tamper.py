@@ -15,7 +15,7 @@ import sqlite3
 import pytest
 
 from intently import Actor, Permission
-from intently.core.errors import LeafMismatch, RolledBack, RootMismatch
+from intently.core.errors import LeafMismatch, RolledBack, RootMismatch, UnattributedOperation
 from intently.log import canonical_operation, leaf_hash
 
 from .conftest import STREAM, LoggedHome, change_one, flip_bit, only_failure, rehash
@@ -159,16 +159,26 @@ def test_operation_inserted_in_the_middle_breaks_the_next_signed_root(logged: Lo
     assert only_failure(logged.verify()) == ("RootMismatch", 8)
 
 
-def test_operation_appended_with_rehash_and_no_new_checkpoint_is_an_unsigned_tail(logged: LoggedHome) -> None:
-    """Without the key an attacker can only append unsigned operations; verify reports them
-    (``--strict`` fails on them) and the next honest checkpoint would sign them, so they
-    are visible in ``log show`` with their actor."""
+def test_operation_appended_with_rehash_is_unattributed_and_never_signed(logged: LoggedHome) -> None:
+    """Without the key an attacker can only append operations no key signed. They used to
+    pass as an unsigned tail, and the next honest checkpoint signed them into history; now
+    verify names the operation, and the next command's checkpoint stops before it."""
     with logged.raw() as db:
-        _insert_forged(db, 9)
+        _insert_forged(db, 9)  # with row 2's signature: there, but not over this leaf
         rehash(db)
     report = logged.verify()
-    assert report.ok
-    assert report.streams[0].unsigned_tail == 1
+    assert only_failure(report) == ("UnattributedOperation", 9)
+    assert report.streams[0].bad_id == "0190aaaa-0000-7000-8000-000000000000"
+    assert report.streams[0].unattributed == 1
+    with logged.open() as ix:
+        ix.access.grant(Actor.parse("ivan"), Permission.READ)
+        with pytest.raises(UnattributedOperation) as caught:
+            ix.checkpoint()
+        assert (caught.value.stream, caught.value.seq) == (STREAM, 9)
+        assert max(cp.size for cp in ix.log.latest_checkpoints().values()) == 8
+    with logged.raw() as db:
+        db.execute("UPDATE log_ops SET key_id = NULL, signature = NULL WHERE stream = ? AND seq = 9", (STREAM,))
+    assert only_failure(logged.verify()) == ("UnattributedOperation", 9)  # no signature at all: the same
 
 
 # -- checkpoints ------------------------------------------------------------------------
@@ -292,10 +302,13 @@ def test_full_rewrite_resigned_with_the_stolen_key_is_caught_by_the_witness(logg
         rehash(db)
         db.execute("DELETE FROM log_checkpoints")
     with logged.open() as ix:
-        with pytest.raises(RootMismatch) as caught:
-            ix.log.checkpoint()  # signs the forged tree, but refuses to overwrite the witness
-        assert (caught.value.stream, caught.value.seq) == (STREAM, 8)
-    assert only_failure(logged.verify()) == ("RootMismatch", 8)
+        with pytest.raises(UnattributedOperation) as caught:
+            # Signs only the untouched prefix: the rehashed operation 3's own signature is
+            # over its old leaf (re-signing it needs the key, the next test's attacker).
+            ix.log.checkpoint()
+        assert (caught.value.stream, caught.value.seq) == (STREAM, 3)
+        assert max(cp.size for cp in ix.log.latest_checkpoints().values()) == 2
+    assert only_failure(logged.verify()) == ("RootMismatch", 8)  # the witness remembers the real root
 
 
 @pytest.mark.parametrize("index", [0, 5, 43, 87])
@@ -312,8 +325,12 @@ def test_header_frontier_tamper_does_not_fool_the_next_checkpoint(logged: Logged
     recomputes the tree from the leaves, names the checkpoint."""
     with logged.raw() as db:
         change_one(db, "UPDATE log_streams SET frontier = ? WHERE stream = ?", (json.dumps(["00" * 32]), STREAM))
+    assert only_failure(logged.verify()) == ("RootMismatch", 8)  # the header is checked too
     with logged.open() as ix:
         ix.access.grant(Actor.parse("ivan"), Permission.READ)
+        with pytest.raises(RootMismatch, match="header"):  # builds its tree from the operations
+            ix.checkpoint()
+        assert max(cp.size for cp in ix.log.latest_checkpoints().values()) == 8
     assert only_failure(logged.verify()) == ("RootMismatch", 9)
 
 

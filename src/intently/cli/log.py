@@ -87,9 +87,18 @@ def verify(
     def render(_: object) -> None:
         table(
             f"Log verification (database {report.database or 'without id: never signed'})",
-            ["stream", "ok", "size", "checkpoints", "witnessed", "unsigned", "error"],
+            ["stream", "ok", "size", "checkpoints", "witnessed", "unsigned", "unattributed", "error"],
             [
-                [s.stream, "yes" if s.ok else "NO", s.size, s.checkpoints, s.witnessed_size, s.unsigned_tail, s.error]
+                [
+                    s.stream,
+                    "yes" if s.ok else "NO",
+                    s.size,
+                    s.checkpoints,
+                    s.witnessed_size,
+                    s.unsigned_tail,
+                    s.unattributed,
+                    s.error,
+                ]
                 for s in report.streams
             ],
         )
@@ -159,11 +168,22 @@ def consistency(
 
 
 @log_app.command("checkpoint")
-def checkpoint(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+def checkpoint(
+    ctx: typer.Context,
+    adopt: Annotated[
+        bool,
+        typer.Option(
+            help="Also sign operations that carry no signature of their own (appended where no key was loaded, "
+            "or behind the log's back): you vouch for them, recorded as a LOG_ADOPTED operation. Check them "
+            "with `intently log show` first. A signature that fails is never adopted."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Sign a checkpoint for every stream that grew (commands do this on their own)."""
     with open_home(ctx) as ix:
         ix.require(Permission.ADMIN)
-        made = ix.log.checkpoint()
+        made = ix.log.checkpoint(adopt=str(ix.actor) if adopt else None)
     emit([c.to_json() for c in made], as_json, lambda d: out.print(f"{len(d)} checkpoint(s) signed"))
 
 

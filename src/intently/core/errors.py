@@ -19,6 +19,7 @@ cel, ...) are translated at the boundary and chained with ``from``.
     - RootMismatch            a checkpoint's root is not the tree's root at that size
     - BadSignature            a checkpoint signature does not verify
     - UnknownKey              a checkpoint names a key the keyring does not hold
+    - UnattributedOperation   an operation carries no valid signature of a signing key
     - RolledBack              the database holds fewer operations than a witnessed checkpoint
     - StaleCheckpoint         a checkpoint older than the witnessed one was put back
     - ProofError              an inclusion or consistency proof does not verify
@@ -51,6 +52,7 @@ __all__ = [
     "StaleCheckpoint",
     "StoreError",
     "TableMismatch",
+    "UnattributedOperation",
     "UnknownKey",
     "first_problem",
 ]
@@ -163,6 +165,12 @@ class BadSignature(LogIntegrityError):
 
 class UnknownKey(LogIntegrityError):
     """A checkpoint names a key id that the public keyring does not hold."""
+
+
+class UnattributedOperation(LogIntegrityError):
+    """An operation no checkpoint covers carries no signature of a signing key: it was written
+    behind the log's back (or by a process holding no key), so no checkpoint signs it unless
+    someone adopts it on purpose (``intently log checkpoint --adopt``)."""
 
 
 class RolledBack(LogIntegrityError):

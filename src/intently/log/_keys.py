@@ -28,9 +28,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from ..core.errors import BadSignature, InvalidInput, UnknownKey
 from ..core.files import atomic_write
 
-__all__ = ["PUBLIC_RING_FORMAT", "KeyRing", "PublicKeyEntry", "key_id_of"]
+__all__ = ["OPERATION_SIGNATURE_PREFIX", "PUBLIC_RING_FORMAT", "KeyRing", "PublicKeyEntry", "key_id_of"]
 
 PUBLIC_RING_FORMAT = 2
+
+#: Prefix of what an operation's own signature covers (its 32-byte leaf hash follows), so a
+#: signature over an operation can never be taken for a checkpoint's, nor the other way round.
+OPERATION_SIGNATURE_PREFIX = b"intently operation v1\n"
 
 
 def _merge_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -239,6 +243,37 @@ class KeyRing:
         entry.first_signed = entry.first_signed or now
         entry.last_signed = now
         return kid, self._private.sign(message)
+
+    def sign_operation(self, leaf: bytes) -> tuple[str, bytes]:
+        """Sign one operation's leaf hash as it is appended.
+
+        A checkpoint signs the stream's tree; this signature says a holder of the key appended
+        the operation itself, so a checkpoint signs only operations some key vouched for and
+        rows added by someone holding only the database are never signed into history. It
+        leaves the key's first/last signed dates alone: those bound its checkpoints."""
+        if self._private is None:
+            raise UnknownKey("this home holds no private signing key")
+        return self.current_key_id, self._private.sign(OPERATION_SIGNATURE_PREFIX + leaf)
+
+    def operation_problem(
+        self, key_id: str, leaf: bytes, signature: bytes, stream: str, seq: int, time: str
+    ) -> str | None:
+        """Why an operation's signature does not vouch for it, or ``None`` when it does: the
+        key is in the keyring, the signature verifies, and a retired key signed no operation
+        past what it had signed at its retirement nor dated after it."""
+        entry = self.entries.get(key_id)
+        if entry is None:
+            return f"signed by unknown key {key_id} (not in keys/public.json)"
+        try:
+            entry.public_key.verify(signature, OPERATION_SIGNATURE_PREFIX + leaf)
+        except InvalidSignature:
+            return f"its signature does not verify under key {key_id}"
+        beyond = entry.signed_beyond(stream, seq)
+        if beyond is not None:
+            return beyond.replace("signed size", "signed operation")
+        if entry.retired is not None and time > entry.retired:
+            return f"signed by key {key_id}, which was retired at {entry.retired}, with a later date"
+        return None
 
     def verify(
         self, key_id: str, message: bytes, signature: bytes, *, stream: str | None = None, seq: int | None = None

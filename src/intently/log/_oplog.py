@@ -7,6 +7,8 @@ so a change and its record commit together or not at all.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -18,6 +20,7 @@ from typing import Any
 from ..core.clock import Clock, format_time
 from ..core.errors import (
     BadSignature,
+    ConflictError,
     InvalidInput,
     LeafMismatch,
     LogIntegrityError,
@@ -26,6 +29,7 @@ from ..core.errors import (
     RootMismatch,
     SequenceGap,
     StaleCheckpoint,
+    UnattributedOperation,
 )
 from ..core.files import atomic_write
 from ..core.ids import new_id
@@ -56,6 +60,14 @@ register_migration(
     "CREATE TABLE log_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     description="log meta data: the database's id, which keys its entries in the shared witness file",
 )
+register_migration(
+    "log",
+    3,
+    "ALTER TABLE log_ops ADD COLUMN key_id TEXT",
+    "ALTER TABLE log_ops ADD COLUMN signature TEXT",
+    "ALTER TABLE log_checkpoints ADD COLUMN frontier TEXT",
+    description="each operation signed by the key of the process that appended it; each checkpoint's frontier",
+)
 
 NO_KEY_HINT = (
     "this machine holds no signing key for this home's log, so its operations stay unsigned; "
@@ -80,6 +92,9 @@ class StreamReport:
     #: The id of the operation stored at ``bad_seq``, if one is: the seq alone moves when rows
     #: are deleted or renumbered, the id names the row an auditor looks up.
     bad_id: str | None = None
+    #: Operations past the last checkpoint without a valid signature of their own (appended
+    #: without a key, or behind the log's back): no checkpoint will sign them.
+    unattributed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -97,6 +112,7 @@ class StreamReport:
             "error_type": self.error_type,
             "bad_seq": self.bad_seq,
             "bad_id": self.bad_id,
+            "unattributed": self.unattributed,
         }
 
 
@@ -185,6 +201,13 @@ class OperationLog:
         #: Streams whose witnessed checkpoint this handle found the database agreeing with
         #: at its first append (checked once: the witness file is read at most once per stream).
         self._witness_agrees: set[str] = set()
+        #: (stream, seq) -> leaf of the operations this process signed and committed since its
+        #: last checkpoint: the checkpoint need not check its own signatures again, only that
+        #: the stored leaf is still the one it signed (one Ed25519 verify costs ~3 signs).
+        self._signed_here: dict[tuple[str, int], str] = {}
+        #: stream -> (size, root) of the last checkpoint this process signed or verified: the
+        #: next checkpoint extends it without checking its signature again.
+        self._trusted: dict[str, tuple[int, str]] = {}
 
     # -- writing --------------------------------------------------------------
 
@@ -208,7 +231,16 @@ class OperationLog:
         reject_nul((namespace, actor, target, policy_version))
         # Read, then write the header once: safe because a write transaction holds the store's
         # write lock from its start (BEGIN IMMEDIATE on SQLite, an advisory lock on PostgreSQL).
-        row = tx.one("SELECT size, frontier FROM log_streams WHERE stream = ?", (namespace,))
+        # The same read says whether another process retired the key this one signs with.
+        signs = self.keyring.can_sign
+        head = tx.one(
+            "SELECT s.size, s.frontier, m.value AS retired FROM (SELECT 1 AS one) o "
+            "LEFT JOIN log_streams s ON s.stream = ? LEFT JOIN log_meta m ON m.key = ?",
+            (namespace, _RETIRED_META + (self.keyring.current_key_id if signs else "")),
+        )
+        if signs and head is not None and head["retired"] is not None:
+            self._refuse_retired(tx)
+        row = head if head is not None and head["size"] is not None else None
         size = int(row["size"]) if row else 0
         if namespace not in self._witness_agrees:
             self._check_witness(tx, namespace, size)
@@ -237,24 +269,55 @@ class OperationLog:
             "ON CONFLICT (stream) DO UPDATE SET size = excluded.size, frontier = excluded.frontier",
             (namespace, seq, json.dumps(frontier.to_hex())),
         )
+        self._insert_row(tx, operation, leaf)
+        return operation
+
+    def _insert_row(self, tx: Transaction, operation: Operation, leaf: bytes) -> None:
+        """Store one operation with this process's signature over its leaf (none without a
+        key: such a row stays unattributed until someone adopts it)."""
+        key_id: str | None = None
+        signature: str | None = None
+        if self.keyring.can_sign:
+            key_id, raw = self.keyring.sign_operation(leaf)
+            signature = base64.b64encode(raw).decode()
         tx.execute(
-            "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf, "
+            "key_id, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                namespace,
-                seq,
+                operation.stream,
+                operation.seq,
                 operation.id,
                 operation.time,
-                actor,
-                op,
-                target,
-                payload_json,
-                policy_version,
+                operation.actor,
+                operation.op,
+                operation.target,
+                operation.payload_json,
+                operation.policy_version,
                 leaf.hex(),
+                key_id,
+                signature,
             ),
         )
-        tx.on_commit(lambda: self._dirty.add(namespace))
-        return operation
+        stream, seq, hexleaf = operation.stream, operation.seq, leaf.hex()
+
+        def committed() -> None:
+            self._dirty.add(stream)
+            if key_id is not None:
+                self._signed_here[(stream, seq)] = hexleaf
+
+        tx.on_commit(committed)
+
+    def _refuse_retired(self, tx: Transaction) -> None:
+        """Another process retired the key this one holds: load the new key, or append nothing.
+
+        Signing with a retired key would leave operations no checkpoint may sign (a retired
+        key may have leaked, so what it signs past its retirement vouches for nothing)."""
+        stale = self._retired_elsewhere(tx)
+        if stale is not None:
+            raise ConflictError(
+                f"this process's signing key {stale} was retired by `intently log rotate-key` in another "
+                "process and the new key cannot be loaded here; nothing was written: run the command again"
+            )
 
     def _check_witness(self, tx: Transaction, stream: str, size: int) -> None:
         """Refuse to append to a stream the witness file says this database has lost or rewritten.
@@ -300,30 +363,24 @@ class OperationLog:
             "ON CONFLICT (stream) DO UPDATE SET size = excluded.size, frontier = excluded.frontier",
             (operation.stream, frontier.size, json.dumps(frontier.to_hex())),
         )
-        tx.execute(
-            "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                operation.stream,
-                operation.seq,
-                operation.id,
-                operation.time,
-                operation.actor,
-                operation.op,
-                operation.target,
-                operation.payload_json,
-                operation.policy_version,
-                leaf.hex(),
-            ),
-        )
-        tx.on_commit(lambda: self._dirty.add(operation.stream))
+        # Signed again by this process: replay copies a log it has verified first, so every
+        # operation it copies was vouched for by a key or by a checkpoint of the source.
+        self._insert_row(tx, operation, leaf)
 
     # -- checkpoints ----------------------------------------------------------
 
-    def checkpoint(self, streams: Iterable[str] | None = None) -> list[Checkpoint]:
+    def checkpoint(self, streams: Iterable[str] | None = None, *, adopt: str | None = None) -> list[Checkpoint]:
         """Sign a checkpoint for every stream that grew since its last one, then update the
         tracked witness file (unless :attr:`witness_on_checkpoint` is off). Called at the end
         of every command that appended.
+
+        A checkpoint signs only operations a key vouched for (:meth:`_sign_pending`): one
+        without a valid signature of its own, added by someone who could write the database
+        but holds no key, stops the stream's checkpoint just before it, and the call raises
+        :class:`UnattributedOperation` naming it once the rest is committed. ``adopt`` (the
+        actor who vouches, ``intently log checkpoint --adopt`` or joining a home) signs
+        operations that carry no signature at all, and records that as a ``LOG_ADOPTED``
+        operation; a signature that fails is never adopted.
 
         The witness file is written once the new checkpoints are committed, in a write
         transaction of its own: concurrent processes update it one at a time and it never goes
@@ -337,32 +394,13 @@ class OperationLog:
             return []
         wanted = set(streams) if streams is not None else None
         made: list[Checkpoint] = []
+        refused: list[LogIntegrityError] = []
         conflicts: list[LogIntegrityError] = []
         stale: str | None = None
         with self.store.transaction(write=True) as tx:
             stale = self._retired_elsewhere(tx)
-            rows = tx.query(
-                "SELECT s.stream, s.size, s.frontier, (SELECT MAX(c.size) FROM log_checkpoints c "
-                "WHERE c.stream = s.stream) AS signed FROM log_streams s ORDER BY s.stream"
-            )
-            for row in [] if stale else rows:
-                stream = str(row["stream"])
-                if wanted is not None and stream not in wanted:
-                    continue
-                size = int(row["size"])
-                if size == 0 or (row["signed"] is not None and int(row["signed"]) >= size):
-                    continue
-                root = Frontier.from_hex(size, json.loads(str(row["frontier"]))).root()
-                now = format_time(self.clock.now())
-                body = Checkpoint.body(self.origin, stream, size, root, now)
-                key_id, signature = self.keyring.sign(body, now)
-                cp = Checkpoint(self.origin, stream, size, root, now, key_id, signature)
-                tx.execute(
-                    "INSERT INTO log_checkpoints (stream, size, root, time, origin, key_id, signature) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (stream, size, root.hex(), now, self.origin, key_id, cp.to_json()["signature"]),
-                )
-                made.append(cp)
+            if stale is None:
+                made, refused = self._sign_pending(tx, wanted, adopt=adopt)
             if made:
                 self._ensure_database_id(tx)
             # A checkpoint of every stream (``intently log checkpoint``) also catches the
@@ -370,6 +408,7 @@ class OperationLog:
             # grew since (a database that never signed has nothing to witness).
             catch_up = wanted is None and self._read_database_id(tx) is not None
         self._dirty.clear()
+        self._signed_here.clear()
         if self.witness_path is not None and self.witness_on_checkpoint and (made or catch_up):
             with self.store.transaction(write=True) as tx:
                 conflicts = self._update_witness(tx)
@@ -380,9 +419,189 @@ class OperationLog:
                 "`intently log rotate-key` in another process and the new key cannot be loaded here; the next "
                 "command run with the new key signs them\n"
             )
+        if refused:  # the operation no key vouched for is the cause: name it first
+            raise refused[0]
         if conflicts:
             raise conflicts[0]
         return made
+
+    def _sign_pending(
+        self, tx: Transaction, wanted: set[str] | None, *, adopt: str | None = None
+    ) -> tuple[list[Checkpoint], list[LogIntegrityError]]:
+        """Sign, under ``tx``'s write lock, each stream's operations since its last checkpoint
+        that a key vouched for; returns (the checkpoints made, why a stream stopped short).
+
+        The tree signed is rebuilt from what is vouched for, never taken from the stream
+        header (which anyone with the database can rewrite): the last checkpoint (its signature
+        checked, its stored frontier checked against its root) plus the leaf of each later
+        operation whose own signature verifies. The walk stops at the first operation that has
+        none (or a bad one), or at a missing sequence number, and signs what came before.
+        """
+        made: list[Checkpoint] = []
+        refused: list[LogIntegrityError] = []
+        rows = tx.query(
+            "SELECT s.stream, s.size, s.frontier, (SELECT MAX(c.size) FROM log_checkpoints c "
+            "WHERE c.stream = s.stream) AS signed FROM log_streams s ORDER BY s.stream"
+        )
+        for row in rows:
+            stream = str(row["stream"])
+            if wanted is not None and stream not in wanted:
+                continue
+            size = int(row["size"])
+            signed = int(row["signed"]) if row["signed"] is not None else 0
+            if size == 0 or signed >= size:
+                continue
+            try:
+                frontier = self._signed_frontier(tx, stream, signed)
+                problem, unsigned = self._extend_vouched(tx, stream, frontier, size, adopt=adopt is not None)
+                if unsigned and adopt is not None:
+                    adopted = self.append(
+                        tx,
+                        namespace=stream,
+                        actor=adopt,
+                        op="LOG_ADOPTED",
+                        target=stream,
+                        payload={
+                            "first_seq": unsigned[0][0],
+                            "last_seq": unsigned[-1][0],
+                            "count": len(unsigned),
+                            "first_id": unsigned[0][1],
+                        },
+                        policy_version="intently@log",
+                    )
+                    frontier.append(leaf_hash(adopted.canonical()))
+                    size += 1
+                    row = dict(row, frontier=tx.scalar("SELECT frontier FROM log_streams WHERE stream = ?", (stream,)))
+                if problem is None and frontier.size == size:
+                    header = Frontier.from_hex(size, json.loads(str(row["frontier"]))).root()
+                    if header != frontier.root():
+                        raise RootMismatch(
+                            f"the stream header's tree of {size} operations is not the tree of its stored "
+                            "operations (the header was rewritten); nothing past the last checkpoint was signed",
+                            stream=stream,
+                            seq=size,
+                        )
+            except (LogIntegrityError, ValueError, TypeError) as exc:
+                refused.append(
+                    exc
+                    if isinstance(exc, LogIntegrityError)
+                    else LeafMismatch(f"stored leaf does not decode: {exc}", stream=stream, seq=signed + 1)
+                )
+                continue
+            if problem is not None:
+                refused.append(problem)
+            if frontier.size <= signed:
+                continue
+            made.append(self._sign_tree(tx, stream, frontier))
+        return made, refused
+
+    def _sign_tree(self, tx: Transaction, stream: str, frontier: Frontier) -> Checkpoint:
+        root = frontier.root()
+        now = format_time(self.clock.now())
+        body = Checkpoint.body(self.origin, stream, frontier.size, root, now)
+        key_id, signature = self.keyring.sign(body, now)
+        cp = Checkpoint(self.origin, stream, frontier.size, root, now, key_id, signature)
+        tx.execute(
+            "INSERT INTO log_checkpoints (stream, size, root, time, origin, key_id, signature, frontier) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                stream,
+                frontier.size,
+                root.hex(),
+                now,
+                self.origin,
+                key_id,
+                cp.to_json()["signature"],
+                json.dumps(frontier.to_hex()),
+            ),
+        )
+        self._trusted[stream] = (frontier.size, root.hex())
+        return cp
+
+    def _signed_frontier(self, tx: Transaction, stream: str, signed: int) -> Frontier:
+        """The frontier of the stream's last checkpoint, proven: its signature verifies (a row
+        put into the table by hand would otherwise let the next checkpoint extend whatever it
+        claims) and the frontier's root is the signed root. Checkpoints made before frontiers
+        were stored rebuild it from the stored leaves, once."""
+        if signed == 0:
+            return Frontier()
+        row = tx.one("SELECT * FROM log_checkpoints WHERE stream = ? AND size = ?", (stream, signed))
+        assert row is not None  # the caller read ``signed`` as MAX(size) in this transaction
+        cp = _checkpoint_from_row(row)
+        if self._trusted.get(stream) != (cp.size, cp.root.hex()):
+            self._verify_signature(cp)
+        if row.get("frontier") is not None:
+            frontier = Frontier.from_hex(signed, json.loads(str(row["frontier"])))
+        else:
+            frontier = Frontier()
+            for _seq, leaf in _chunked(
+                tx,
+                "SELECT seq, leaf FROM log_ops WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                stream,
+                0,
+                signed,
+            ):
+                frontier.append(bytes.fromhex(str(leaf)))
+        if frontier.size != signed or frontier.root() != cp.root:
+            raise RootMismatch(
+                f"the stored operations up to the last checkpoint (size {signed}) are not its signed tree; "
+                "run `intently log verify`",
+                stream=stream,
+                seq=signed,
+            )
+        self._trusted[stream] = (cp.size, cp.root.hex())
+        return frontier
+
+    def _extend_vouched(
+        self, tx: Transaction, stream: str, frontier: Frontier, size: int, *, adopt: bool
+    ) -> tuple[LogIntegrityError | None, list[tuple[int, str]]]:
+        """Append to ``frontier`` the leaves of the operations after it, up to ``size``, while
+        each is vouched for; returns (why the walk stopped short, the (seq, id) of operations
+        without any signature taken in because ``adopt``)."""
+        unsigned: list[tuple[int, str]] = []
+        expected = frontier.size + 1
+        for seq, id_, time_, leaf, key_id, signature in _chunked(
+            tx,
+            "SELECT seq, id, time, leaf, key_id, signature FROM log_ops WHERE stream = ? AND seq > ? AND seq <= ? "
+            "ORDER BY seq LIMIT ?",
+            stream,
+            frontier.size,
+            size,
+        ):
+            if seq != expected:
+                return SequenceGap(
+                    f"operation {expected} is missing (found {seq}); nothing from it on was signed",
+                    stream=stream,
+                    seq=expected,
+                ), unsigned
+            why = self._unvouched(stream, int(seq), str(time_), str(leaf), key_id, signature)
+            if why is not None:
+                if not (adopt and key_id is None and signature is None):
+                    return _unattributed(stream, int(seq), str(id_), why), unsigned
+                unsigned.append((int(seq), str(id_)[:80]))
+            frontier.append(bytes.fromhex(str(leaf)))
+            expected += 1
+        if expected <= size:
+            return SequenceGap(
+                f"the stream header says {size} operations but operation {expected} is not stored; "
+                "nothing from it on was signed",
+                stream=stream,
+                seq=expected,
+            ), unsigned
+        return None, unsigned
+
+    def _unvouched(self, stream: str, seq: int, time: str, leaf: str, key_id: object, signature: object) -> str | None:
+        """Why the stored operation's own signature does not vouch for it (``None``: it does)."""
+        if key_id is None or signature is None:
+            return "carries no signature of a signing key"
+        if self._signed_here.get((stream, seq)) == leaf:
+            return None  # signed by this process, and the stored leaf is the one it signed
+        try:
+            raw = base64.b64decode(str(signature), validate=True)
+            leaf_bytes = bytes.fromhex(leaf)
+        except (binascii.Error, ValueError):
+            return "its signature or leaf does not decode"
+        return self.keyring.operation_problem(str(key_id), leaf_bytes, raw, stream, seq, time)
 
     def _retired_elsewhere(self, tx: Transaction) -> str | None:
         """The id of the key this process holds when another process has retired it (``None``
@@ -577,6 +796,12 @@ class OperationLog:
         # no other process can sign with the old key in between (it would sign past the
         # recorded bound), and one that tries later finds the key retired (_retired_elsewhere).
         with self.store.transaction(write=True) as tx:
+            # What other processes appended (signed with the old key) since the checkpoint
+            # above is signed with the old key too, under this lock: once it is retired, its
+            # signatures past what it had signed vouch for nothing.
+            held = self.keyring.can_sign and not _retired(tx, self.keyring.current_key_id)
+            if held and self._sign_pending(tx, None)[0]:
+                self._ensure_database_id(tx)
             ranges = tx.query(
                 "SELECT key_id, MIN(time) AS first, MAX(time) AS last FROM log_checkpoints GROUP BY key_id"
             )
@@ -849,7 +1074,8 @@ class OperationLog:
                 _checkpoint_from_row(r)
                 for r in tx.query("SELECT * FROM log_checkpoints WHERE stream = ? ORDER BY size", (stream,))
             ]
-            recorded_size = int(tx.scalar("SELECT size FROM log_streams WHERE stream = ?", (stream,)) or 0)
+            header = tx.one("SELECT size, frontier FROM log_streams WHERE stream = ?", (stream,))
+            recorded_size = int(header["size"]) if header is not None else 0
             # Header and last seq from one snapshot: an append commits both together, so they
             # differ only when rows were added or removed behind the log's back.
             stored_last = int(tx.scalar("SELECT MAX(seq) FROM log_ops WHERE stream = ?", (stream,)) or 0)
@@ -909,6 +1135,14 @@ class OperationLog:
                 stream=stream,
                 seq=min(recorded_size, size) + 1,
             )
+        if header is not None and _json_or_none(header["frontier"]) != frontier.to_hex():
+            # The next append and checkpoint build on the header: a rewritten one would have
+            # them sign a tree its operations are not (the checkpoint refuses; say so here too).
+            raise RootMismatch(
+                "the stream header's frontier is not the tree of its stored operations (the header was rewritten)",
+                stream=stream,
+                seq=size,
+            )
         for cp in cps:
             if cp.size > size or cp.size < 1:
                 self._verify_signature(cp)
@@ -937,6 +1171,32 @@ class OperationLog:
                     seq=newest + 1,
                 )
         rep.unsigned_tail = size - (cps[-1].size if cps else 0)
+        if rep.unsigned_tail:
+            self._check_tail(stream, size - rep.unsigned_tail, size, rep, strict=bool(cps) or self.keyring.can_sign)
+
+    def _check_tail(self, stream: str, signed: int, size: int, rep: StreamReport, *, strict: bool) -> None:
+        """Check the own signature of each operation no checkpoint covers yet.
+
+        A signature that is there and fails is an error. A missing one is too in a stream a
+        key has signed, or when the verifier holds a key: such an operation was not appended by
+        a key holder. In a log nobody ever signed (a clone that has not joined) it is only
+        the unsigned tail, as before."""
+        first: UnattributedOperation | None = None
+        with self.store.transaction(write=False) as tx:
+            rows = tx.rows(
+                "SELECT seq, id, time, leaf, key_id, signature FROM log_ops WHERE stream = ? AND seq > ? "
+                "AND seq <= ? ORDER BY seq",
+                (stream, signed, size),
+            )
+        for seq, id_, time_, leaf, key_id, signature in rows:
+            why = self._unvouched(stream, int(seq), str(time_), str(leaf), key_id, signature)
+            if why is None:
+                continue
+            rep.unattributed += 1
+            if first is None and (strict or key_id is not None or signature is not None):
+                first = _unattributed(stream, int(seq), str(id_), why)
+        if first is not None:
+            raise first
 
     def _verify_signature(self, cp: Checkpoint) -> None:
         """Signature, key validity period and origin of one checkpoint; errors name its size."""
@@ -978,6 +1238,29 @@ def _witness_conflict(
     return None
 
 
+def _chunked(tx: Transaction, sql: str, stream: str, after: int, upto: int) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``sql`` (seq first; parameters stream, after, upto, limit) a chunk at a time,
+    within one transaction: a first checkpoint over a large imported stream holds no more
+    than a chunk in memory."""
+    while True:
+        rows = tx.rows(sql, (stream, after, upto, _CHUNK))
+        yield from rows
+        if len(rows) < _CHUNK:
+            return
+        after = int(rows[-1][0])
+
+
+def _unattributed(stream: str, seq: int, id_: str, why: str) -> UnattributedOperation:
+    return UnattributedOperation(
+        f"operation {seq} (id {id_[:80]!r}) {why}: it was not appended by a holder of a signing key (written "
+        "behind the log's back, or where no key was loaded), so no checkpoint signs it or anything after it; "
+        "run `intently log verify`, and to vouch for operations written without a key run "
+        "`intently log checkpoint --adopt`",
+        stream=stream,
+        seq=seq,
+    )
+
+
 def _checkpoint_from_row(row: dict[str, Any]) -> Checkpoint:
     """A stored checkpoint; one whose fields no longer decode is a :class:`BadSignature` at its size."""
     try:
@@ -996,6 +1279,13 @@ def _checkpoint_from_row(row: dict[str, Any]) -> Checkpoint:
         raise BadSignature(
             f"stored checkpoint does not decode: {exc}", stream=str(row["stream"]), seq=_int_or_none(row["size"])
         ) from exc
+
+
+def _json_or_none(text: Any) -> Any:
+    try:
+        return json.loads(str(text))
+    except ValueError:
+        return None
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -90,3 +90,5 @@ def _apply_batch(target: OperationLog, batch: list[Operation]) -> int:
 
 # Rotating the signing key changes no table; the keyring itself is tracked beside the log.
 register_applier("KEY_ROTATED", None)
+# Adopting unsigned operations into a checkpoint records who vouched for them; no table changes.
+register_applier("LOG_ADOPTED", None)

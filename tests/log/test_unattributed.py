@@ -1,0 +1,246 @@
+"""Rows appended behind the log's back: someone who can write the database (SQLite file or
+PostgreSQL role) but holds no signing key appends an operation, with a correct leaf and
+stream header. Before each operation carried its appender's signature, ``log verify`` passed
+it as an unsigned tail and the next command's checkpoint signed it into history.
+
+The attacker here writes through the store's own connection with plain SQL, on each backend
+under test: the log code is not involved in the forgery.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intently import Actor, Intently, ManualClock, Permission
+from intently.core.errors import BadSignature, UnattributedOperation
+from intently.log import Frontier, canonical_operation, leaf_hash
+from intently.store import Store
+from tests._backends import use_database
+
+STREAM = "proj"
+FORGED_ID = "0190aaaa-0000-7000-8000-000000000000"
+
+
+def forge_append(store: Store, *, signature: tuple[str, str] | None = None, op_id: str = FORGED_ID) -> int:
+    """Append one operation the way an attacker with only the database would: a correct leaf,
+    the stream header moved on, and no signature (or one copied from another row)."""
+    with store.transaction(write=True) as tx:
+        head = tx.one("SELECT size, frontier FROM log_streams WHERE stream = ?", (STREAM,))
+        assert head is not None
+        seq = int(head["size"]) + 1
+        fields = (
+            op_id,
+            "2026-03-02T09:30:00.000000Z",
+            "user:mallory",
+            "ACCESS_GRANTED",
+            "user:mallory",
+            '{"actor":"user:mallory","permission":"admin"}',
+            "intently@access",
+        )
+        leaf = leaf_hash(canonical_operation(STREAM, seq, *fields))
+        frontier = Frontier.from_hex(seq - 1, json.loads(str(head["frontier"])))
+        frontier.append(leaf)
+        columns = "stream, seq, id, time, actor, op, target, payload, policy_version, leaf"
+        values: tuple[object, ...] = (STREAM, seq, *fields, leaf.hex())
+        if signature is not None:
+            columns, values = columns + ", key_id, signature", (*values, *signature)
+        tx.execute(f"INSERT INTO log_ops ({columns}) VALUES ({', '.join('?' * len(values))})", values)
+        tx.execute(
+            "UPDATE log_streams SET size = ?, frontier = ? WHERE stream = ?",
+            (seq, json.dumps(frontier.to_hex()), STREAM),
+        )
+    return seq
+
+
+def newest_checkpoint(store: Store) -> int:
+    with store.transaction(write=False) as tx:
+        return int(tx.scalar("SELECT MAX(size) FROM log_checkpoints WHERE stream = ?", (STREAM,)) or 0)
+
+
+@pytest.fixture
+def home(project: Path, clock: ManualClock, database_url: str | None) -> Path:
+    """A home with a few signed operations, closed; on each backend under test."""
+    with Intently.init(project, actor="user:alice", name=STREAM, clock=clock, database_url=database_url) as ix:
+        if database_url:
+            use_database(ix.home.path, database_url)
+        for name in ("bob", "carol"):
+            ix.access.grant(Actor.parse(name), Permission.READ)
+    return project
+
+
+def test_a_row_appended_behind_the_logs_back_is_reported_and_never_signed(home: Path, clock: ManualClock) -> None:
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        signed_before = newest_checkpoint(ix.store)
+        forged = forge_append(ix.store)
+        assert forged == signed_before + 1
+
+        report = ix.log.verify()
+        (rep,) = report.streams
+        assert not report.ok
+        assert (rep.error_type, rep.bad_seq, rep.bad_id, rep.unattributed) == (
+            "UnattributedOperation",
+            forged,
+            FORGED_ID,
+            1,
+        )
+        assert STREAM in (rep.error or "") and FORGED_ID in (rep.error or "")
+
+        # The next ordinary command's change is saved, but its checkpoint stops before the
+        # forged row and says which one it is: the forgery is never laundered into history.
+        ix.access.grant(Actor.parse("dave"), Permission.READ)
+        with pytest.raises(UnattributedOperation) as caught:
+            ix.checkpoint()
+        assert (caught.value.stream, caught.value.seq) == (STREAM, forged)
+        assert FORGED_ID in str(caught.value)
+        assert newest_checkpoint(ix.store) == signed_before
+        assert ix.log.size(STREAM) == forged + 1
+
+    # A later process (a fresh handle, no memory of what it signed) refuses the same way.
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        with pytest.raises(UnattributedOperation):
+            ix.log.checkpoint()
+        assert newest_checkpoint(ix.store) == signed_before
+        report = ix.log.verify()
+        assert (report.streams[0].error_type, report.streams[0].bad_seq) == ("UnattributedOperation", forged)
+        # The honest operation after it is signed by its appender, so only the forgery counts.
+        assert report.streams[0].unattributed == 1
+
+
+def test_adopting_signs_unsigned_rows_on_purpose_and_records_who_did(home: Path, clock: ManualClock) -> None:
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+        made = ix.log.checkpoint(adopt="user:alice")
+        (adopted,) = ix.log.read(STREAM, op="LOG_ADOPTED")
+        assert adopted.seq == forged + 1 and adopted.actor == "user:alice"
+        assert adopted.payload == {"first_seq": forged, "last_seq": forged, "count": 1, "first_id": FORGED_ID}
+        assert [cp.size for cp in made] == [forged + 1]
+        assert ix.log.verify().ok
+
+
+def test_a_row_with_a_copied_signature_is_never_adopted(home: Path, clock: ManualClock) -> None:
+    """A signature that is there but fails is evidence of forgery, not a missing key."""
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        with ix.store.transaction(write=False) as tx:
+            row = tx.one("SELECT key_id, signature FROM log_ops WHERE stream = ? AND seq = 1", (STREAM,))
+        assert row is not None and row["signature"]
+        signed_before = newest_checkpoint(ix.store)
+        forged = forge_append(ix.store, signature=(str(row["key_id"]), str(row["signature"])))
+        with pytest.raises(UnattributedOperation, match="does not verify"):
+            ix.log.checkpoint(adopt="user:alice")
+        assert newest_checkpoint(ix.store) == signed_before
+        report = ix.log.verify()
+        assert (report.streams[0].error_type, report.streams[0].bad_seq) == ("UnattributedOperation", forged)
+
+
+def test_a_checkpoint_row_put_in_by_hand_is_not_extended(home: Path, clock: ManualClock) -> None:
+    """Covering the forged row with a made-up checkpoint row would otherwise let the next
+    honest checkpoint start from it, as if it had been signed."""
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+        with ix.store.transaction(write=True) as tx:
+            frontier = tx.scalar("SELECT frontier FROM log_streams WHERE stream = ?", (STREAM,))
+            root = Frontier.from_hex(forged, json.loads(str(frontier))).root()
+            last = tx.one("SELECT * FROM log_checkpoints WHERE stream = ? ORDER BY size DESC LIMIT 1", (STREAM,))
+            assert last is not None
+            tx.execute(
+                "INSERT INTO log_checkpoints (stream, size, root, time, origin, key_id, signature) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (STREAM, forged, root.hex(), last["time"], last["origin"], last["key_id"], last["signature"]),
+            )
+        ix.access.grant(Actor.parse("dave"), Permission.READ)
+        with pytest.raises(BadSignature):
+            ix.checkpoint()
+        assert newest_checkpoint(ix.store) == forged  # only the hand-made row; nothing signed past it
+
+
+def test_operations_before_the_upgrade_keep_verifying_and_extending(home: Path, clock: ManualClock) -> None:
+    """A log written before operations were signed: rows without signatures under checkpoints
+    without stored frontiers. It verifies, and the next checkpoint extends it."""
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        with ix.store.transaction(write=True) as tx:
+            tx.execute("UPDATE log_ops SET key_id = NULL, signature = NULL")
+            tx.execute("UPDATE log_checkpoints SET frontier = NULL")
+        size = ix.log.size(STREAM)
+        assert newest_checkpoint(ix.store) == size
+        assert ix.log.verify().ok
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        ix.access.grant(Actor.parse("dave"), Permission.READ)
+        assert ix.checkpoint() == 1
+        assert newest_checkpoint(ix.store) == size + 1
+        report = ix.log.verify()
+        assert report.ok and report.streams[0].unsigned_tail == 0
+
+
+_APPENDER = """
+import sys
+from intently import Intently
+project, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with Intently.open(project, actor="user:alice") as ix:
+    for i in range(count):
+        ix.goals.add(f"Goal {i} of worker {worker}", type="GOAL")
+        ix.checkpoint()
+"""
+
+
+def test_concurrent_appenders_in_separate_processes_sign_every_operation(home: Path) -> None:
+    """Processes holding the key append and checkpoint at the same time: each checkpoint
+    covers operations the others appended, checked by their signatures; none is refused."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"), env.get("PYTHONPATH", "")])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _APPENDER, str(home), str(w), "8"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for w in range(3)
+    ]
+    outcomes: list[Any] = [(p.wait(timeout=300), p.stderr.read().decode() if p.stderr else "") for p in procs]
+    assert [code for code, _ in outcomes] == [0, 0, 0], outcomes
+    with Intently.open(home, actor="user:alice") as ix:
+        report = ix.log.verify()
+        assert report.ok, report.to_json()
+        sizes = {s.stream: s for s in report.streams}
+        goals = [s for name, s in sizes.items() if name != STREAM and s.size] or [sizes[STREAM]]
+        for rep in goals:
+            assert rep.unsigned_tail == 0 and rep.unattributed == 0
+        with ix.store.transaction(write=False) as tx:
+            unsigned = tx.scalar("SELECT COUNT(*) FROM log_ops WHERE signature IS NULL")
+        assert unsigned == 0
+
+
+def test_cli_verify_names_the_row_and_checkpoint_adopt_signs_it(home: Path, clock: ManualClock) -> None:
+    """``intently log verify`` exits 8 naming stream, seq and id (``--json`` adds
+    ``unattributed``); ``intently log checkpoint --adopt`` is the one way to sign such a row."""
+    from tests.cli.conftest import run
+
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+    verify = run("log", "verify", cwd=home)
+    assert verify.code == 8
+    line = verify.error_line()
+    assert "(UnattributedOperation)" in line and f"stream {STREAM!r} at seq {forged}" in line, line
+    assert FORGED_ID in line, line
+    as_json = run("log", "verify", "--json", cwd=home)
+    assert as_json.code == 8
+    (stream,) = as_json.json["streams"]
+    assert (stream["error_type"], stream["bad_seq"], stream["bad_id"], stream["unattributed"]) == (
+        "UnattributedOperation",
+        forged,
+        FORGED_ID,
+        1,
+    )
+    plain = run("log", "checkpoint", cwd=home)
+    assert plain.code == 8 and "--adopt" in plain.error_line(), plain.stderr
+    adopted = run("log", "checkpoint", "--adopt", "--json", cwd=home)
+    assert adopted.code == 0, adopted.stderr
+    assert [cp["size"] for cp in adopted.json] == [forged + 1]
+    assert run("log", "verify", "--strict", cwd=home).code == 0
