@@ -114,6 +114,8 @@ class KeyRing:
     def __init__(self, entries: list[PublicKeyEntry], private: Ed25519PrivateKey | None = None) -> None:
         self.entries = {e.key_id: e for e in entries}
         self._private = private
+        #: (the private key, its id): the id is asked at every append, and derived once per key.
+        self._key_id_cache: tuple[Ed25519PrivateKey, str] | None = None
         # Why a private key on disk was not loaded (damaged, wrong type), for the unsigned warning.
         self.private_problem: str | None = None
 
@@ -227,13 +229,16 @@ class KeyRing:
     @property
     def can_sign(self) -> bool:
         """True when this machine holds a private key whose public key is in the keyring."""
-        return self._private is not None and key_id_of(self._private.public_key()) in self.entries
+        return self._private is not None and self.current_key_id in self.entries
 
     @property
     def current_key_id(self) -> str:
         if self._private is None:
             raise UnknownKey("this home holds no private signing key")
-        return key_id_of(self._private.public_key())
+        cached = self._key_id_cache
+        if cached is None or cached[0] is not self._private:
+            cached = self._key_id_cache = (self._private, key_id_of(self._private.public_key()))
+        return cached[1]
 
     def sign(self, message: bytes, now: str) -> tuple[str, bytes]:
         if self._private is None:
