@@ -78,8 +78,11 @@ def _requirements(ix: Intently, console: Console) -> None:
         read = "AGENTS.md (git is not installed, so no history)"
     report = ix.requirements.scan()
     console.print(f"Scanned {read}: {escape(report.message())}")
+    console.print("What a scan finds is proposed for review (never injected until a person accepts it):")
     for req in ix.requirements.list():
-        console.print(f"  {req.id}  {escape(req.statement)}")
+        console.print(f"  [yellow]{req.status}[/yellow] {req.id}  {escape(req.statement)}")
+    accepted = [ix.requirements.accept(req.id) for req in ix.requirements.list(status="proposed")]
+    console.print(f"Accepted {len(accepted)} (as `intently req accept --all` does): agents get them from now on.")
 
 
 def _goals(ix: Intently, console: Console) -> None:

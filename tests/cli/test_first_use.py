@@ -44,7 +44,7 @@ def test_req_list_status_filter_is_checked(home: Path) -> None:
     assert run("req", "add", "Never commit secrets", cwd=home).code == 0
     bad = run("req", "list", "--status", "activ", cwd=home)
     assert bad.code == 2  # was exit 0 and "No requirements found."
-    assert bad.error_line() == "error: status: unknown status 'activ' (one of active, disabled, superseded)"
+    assert bad.error_line() == "error: status: unknown status 'activ' (one of active, proposed, disabled, superseded)"
     listed = run("req", "list", "--status", "ACTIVE", "--json", cwd=home)
     assert [r["statement"] for r in listed.json] == ["Never commit secrets"]
 

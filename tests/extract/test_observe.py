@@ -50,7 +50,7 @@ def test_observe_records_the_turn_and_proposes_inferred_intents(ix: Intently) ->
 def test_a_decision_no_person_vouches_for_is_held_not_recorded(
     ix: Intently, actor: str, speaker: str, trusted: bool
 ) -> None:
-    """A recorded decision skips review and becomes a project rule at the next scan: only a
+    """A recorded decision skips review and becomes a proposed project rule at the next scan: only a
     person's turn makes one. The turn's other candidates wait in review whoever said them."""
     if actor != "user:alice":
         ix.access.grant(Actor.parse(actor), Permission.WRITE)

@@ -190,7 +190,7 @@ def test_review_tools_refuse_to_confirm_a_version_the_agent_did_not_see(ix: Inte
 
 
 def test_a_decision_an_agent_relays_is_held_not_recorded(ix: Intently) -> None:
-    """A recorded decision skips review and becomes a project rule at the next scan, so an agent
+    """A recorded decision skips review and becomes a proposed project rule at the next scan, so an agent
     relaying a turn over MCP cannot make one: the decision comes back ``held`` (and the tool says
     so), while the turn's other candidates wait in review as usual."""
 

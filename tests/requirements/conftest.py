@@ -34,6 +34,11 @@ def run_main(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple
     return code, out.getvalue(), err.getvalue()
 
 
+def accept_all(ix: Intently) -> list[str]:
+    """A person accepts every rule the scans proposed (they are not injected before)."""
+    return [ix.requirements.accept(r.id).id for r in ix.requirements.list(status="proposed")]
+
+
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
 

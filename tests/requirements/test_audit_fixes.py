@@ -7,7 +7,7 @@ from pathlib import Path
 
 from intently import Intently
 
-from .conftest import git, run_main
+from .conftest import accept_all, git, run_main
 
 CLAUDE = "# Claude\n\nPrefer small, focused pull requests.\nUse tabs for indentation in Go files.\n"
 
@@ -33,14 +33,18 @@ def test_a_reverted_decision_supersedes_the_rule_in_force(repo: Path, rix: Inten
     write(repo, "CLAUDE.md", CLAUDE)
     commit_all(repo, "init")
     rix.requirements.scan()
+    accept_all(rix)
     write(repo, "CLAUDE.md", CLAUDE.replace("Use tabs", "Never use tabs"))
     commit_all(repo, "switch to spaces")
     rix.requirements.scan()
+    accept_all(rix)
     never = active(rix)["Never use tabs for indentation in Go files."]
     write(repo, "CLAUDE.md", CLAUDE.replace("in Go files", "in all Go files"))
     commit_all(repo, "back to tabs (gofmt)")
     report = rix.requirements.scan()
-    assert never in report.superseded
+    assert never in report.replaces.values()  # replaced once a person accepts the new wording
+    accept_all(rix)
+    assert rix.requirements.get(never).status == "superseded"
     now = active(rix)
     assert "Use tabs for indentation in all Go files." in now
     assert "Never use tabs for indentation in Go files." not in now
@@ -52,6 +56,7 @@ def test_the_exact_wording_a_person_disabled_is_never_brought_back(repo: Path, r
     write(repo, "CLAUDE.md", CLAUDE)
     commit_all(repo, "init")
     rix.requirements.scan()
+    accept_all(rix)
     tabs = active(rix)["Use tabs for indentation in Go files."]
     rix.requirements.disable(tabs)
     rix.requirements.add("Never use tabs for indentation in Go files.")
@@ -107,6 +112,7 @@ def test_the_commit_cap_reads_the_newest_commits_and_says_what_it_skipped(repo: 
         git(repo, "commit", "-q", "--allow-empty", "-m", f"Refactor module {i}", "-m", pad)
     git(repo, "commit", "-q", "--allow-empty", "-m", "From now on, all new modules must have type hints.")
     report = rix.requirements.scan()
+    accept_all(rix)
     assert list(active(rix)) == ["From now on, all new modules must have type hints."]
     assert any(p.startswith("git log: 15 older commit(s)") for p in report.problems)
     assert (
@@ -119,6 +125,7 @@ def test_a_hand_edited_statement_is_user_edited_and_survives_a_rewording(repo: P
     write(repo, "CLAUDE.md", CLAUDE)
     commit_all(repo, "init")
     rix.requirements.scan()
+    accept_all(rix)
     rid = active(rix)["Prefer small, focused pull requests."]
     path = rix.requirements.get(rid).path
     path.write_text(path.read_text().replace("Prefer small,", "Always prefer small,"))
@@ -137,6 +144,7 @@ def test_a_hand_edit_of_other_fields_does_not_pin_the_rule(repo: Path, rix: Inte
     write(repo, "CLAUDE.md", CLAUDE)
     commit_all(repo, "init")
     rix.requirements.scan()
+    accept_all(rix)
     rid = active(rix)["Prefer small, focused pull requests."]
     path = rix.requirements.get(rid).path
     path.write_text(path.read_text().replace("confidence: high", "confidence: low"))

@@ -165,5 +165,10 @@ def test_scan_and_preview_as_a_real_process(project: Path) -> None:
     assert scanned.returncode == 0, scanned.stderr
     report = json.loads(scanned.stdout)
     assert len(report["created"]) == 1 and report["commit"]
+    assert report["proposed"] == report["created"]
+    preview = run(exe, "req", "preview", "--task", "regenerate files", "--json")
+    assert json.loads(preview.stdout)["ids"] == []  # proposed: not injected before review
+    accepted = run(exe, "req", "accept", "--all", "--json")
+    assert [r["id"] for r in json.loads(accepted.stdout)] == report["created"], accepted.stderr
     preview = run(exe, "req", "preview", "--task", "regenerate files", "--json")
     assert json.loads(preview.stdout)["ids"] == report["created"]

@@ -72,6 +72,8 @@ def test_scan_imports_guidance_with_the_scope_each_format_implies(project: Path,
     testing = reqs["Use testify assertions rather than hand-rolled if checks."]
     assert testing.scope.domains == ["testing"]
     assert "testing" in [d.name for d in rix.requirements.domains()]
+    assert {r.status for r in reqs.values()} == {"proposed"}  # injected once a person accepts them
+    rix.requirements.accept(gui.id)
     sel = rix.requirements.select("Fix a refresh race", paths=["pkg/gui/files.go"], record=False)
     assert gui.id in sel.ids
 

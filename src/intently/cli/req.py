@@ -67,7 +67,9 @@ def _row(r: Any) -> list[Any]:
 @req_app.command("list")
 def list_cmd(
     ctx: typer.Context,
-    status: Annotated[str | None, typer.Option(help="active, disabled or superseded.")] = None,
+    status: Annotated[
+        str | None, typer.Option(help="active, proposed (found by a scan, awaiting review), disabled or superseded.")
+    ] = None,
     domain: Annotated[str | None, typer.Option(help="Only requirements of this domain.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -227,8 +229,38 @@ def _status_cmd(name: str, help_text: str) -> None:
         emit(req.to_json(), as_json, lambda _: out.print(f"{req.id}: {req.status}"))
 
 
-_status_cmd("disable", "Stop injecting a requirement (a scan never re-enables it).")
-_status_cmd("enable", "Make a disabled requirement active again.")
+_status_cmd("disable", "Stop injecting a requirement (a scan never re-enables it); dismisses a proposed one.")
+_status_cmd("enable", "Make a disabled requirement active again; accepts a proposed one.")
+
+ReqIdsArg = Annotated[
+    list[str] | None, typer.Argument(help="Requirement ids awaiting review, as `req list --status proposed` shows.")
+]
+AllOpt = Annotated[bool, typer.Option("--all", help="Every requirement awaiting review.")]
+
+
+def _review_cmd(name: str, help_text: str) -> None:
+    @req_app.command(name, help=help_text)
+    def cmd(ctx: typer.Context, req_ids: ReqIdsArg = None, every: AllOpt = False, as_json: JsonOpt = False) -> None:
+        if bool(req_ids) == every:
+            raise typer.BadParameter("give the requirement ids, or --all for every proposed one")
+        with _home(ctx) as ix:
+            ids = req_ids or [r.id for r in ix.requirements.list(status="proposed")]
+            done = [getattr(ix.requirements, name)(rid) for rid in ids]
+
+        def render(_: Any) -> None:
+            if not done:
+                out.print("No requirements await review.")
+            for req in done:
+                out.print(f"{req.id}: {req.status}")
+
+        emit([r.to_json() for r in done], as_json, render)
+
+
+_review_cmd(
+    "accept",
+    "Accept rules a scan proposed: they become active and are injected (one it replaces is superseded).",
+)
+_review_cmd("dismiss", "Dismiss rules a scan proposed: they become disabled and are never proposed again.")
 
 
 @req_app.command("supersede")

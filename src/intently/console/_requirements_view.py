@@ -38,7 +38,7 @@ __all__ = ["router"]
 
 router = APIRouter()
 
-STATUSES = ("active", "disabled", "superseded")
+STATUSES = ("active", "proposed", "disabled", "superseded")
 LEVELS = ("project", "domain")
 _MAX_PATHS = 50
 

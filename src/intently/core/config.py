@@ -75,6 +75,10 @@ class RequirementsSection(_Section):
     inject: Literal["on", "off"] = Field(default="on", description="'off' opts the whole project out.")
     budget: int = Field(default=2000, ge=50)
     transcripts: str = Field(default="", description="Folder of transcripts a scan may mine.")
+    scanned: Literal["proposed", "active"] = Field(
+        default="proposed",
+        description="Status of a rule a scan creates: 'proposed' waits for review; 'active' is injected at once.",
+    )
 
 
 class EmbedSection(_Section):
@@ -150,6 +154,9 @@ budget = 4000
 inject = "on"
 budget = 2000
 transcripts = ""
+# What a scan finds waits for review ("proposed", never injected) until `intently req accept`;
+# "active" injects it at once.
+scanned = "proposed"
 
 [triggers]
 # The hidden standing_intents block: at most this many reminders and characters per turn.

@@ -287,7 +287,8 @@ def _extraction(repo: Path, gold: dict[str, Any], tmp: Path, embedder: str | Non
     with Intently.init(project, actor="user:eval", name="evalscan", clock=ManualClock()) as ix:
         engine = Requirements(ix.runtime, embedder=embedder)
         engine.scan(commit=False)
-        found = [r for r in engine.load().requirements if r.status == "active"]
+        # What the scan proposes (it waits for review) is what extraction is judged on.
+        found = [r for r in engine.load().requirements if r.status in ("active", "proposed")]
     emb = get_embedder("minilm")  # the judge stays the same whichever embedder the scan used
     statements = [r.statement for r in found]
     golds = [g["statement"] for g in gold["requirements"]]

@@ -231,6 +231,8 @@ class Requirements:
         provenance: Provenance,
         user_edited: bool,
         existing: set[str] | None = None,
+        status: str = "active",
+        replaces: str = "",
     ) -> Frontmatter:
         """Frontmatter for a new requirement with a fresh, unused id."""
         _check_statement(statement.strip(), where="statement")
@@ -245,6 +247,8 @@ class Requirements:
             return Frontmatter.model_validate(
                 {
                     "id": req_id,
+                    "status": status,
+                    "replaces": replaces,
                     "scope": {
                         "level": lvl,
                         "domains": list(domains),
@@ -366,27 +370,87 @@ class Requirements:
         )
         return self.get(req_id), changed
 
-    def _set_status(self, req_id: str, status: str, *, superseded_by: str = "") -> Requirement:
-        req = self.get(req_id)
+    def _set_status(
+        self, req_id: str, status: str, *, superseded_by: str = "", review: str = "", req: Requirement | None = None
+    ) -> Requirement:
+        req = req or self.get(req_id)
         if req.status == status and req.meta.superseded_by == superseded_by:
             return req  # idempotent
         if req.status == "superseded":
             raise InvalidTransition("requirement", req.status, status, detail="superseded is terminal")
-        changes: dict[str, Any] = {"status": status, "updated": self._rt.clock.now()}
+        if status == "proposed":
+            raise InvalidTransition("requirement", req.status, status, detail="only a scan proposes a rule")
+        now = self._rt.clock.now()
+        changes: dict[str, Any] = {"status": status, "updated": now}
         if superseded_by or req.meta.superseded_by:
             changes["superseded_by"] = superseded_by
+        replaced: Requirement | None = None
+        if req.meta.replaces:
+            changes["replaces"] = ""  # settled: accepted (it supersedes that rule now) or not
+            if status == "active":
+                found = self.load().by_id().get(req.meta.replaces)
+                replaced = found if found is not None and found.status == "active" else None
         text = rewrite_requirement(req.path.read_text(encoding="utf-8"), req.path.name, changes, None)
-        detail = {"from": req.status, "to": status, "superseded_by": superseded_by}
-        write_files(
-            self._rt, [Change(self._file(req_id), text, "REQ_STATUS", req_id, status, detail, req.content_hash)]
-        )
+        detail: dict[str, Any] = {"from": req.status, "to": status, "superseded_by": superseded_by}
+        if review:
+            detail["review"] = review
+        batch = [Change(self._file(req_id), text, "REQ_STATUS", req_id, status, detail, req.content_hash)]
+        if replaced is not None:
+            # Accepting a proposed replacement retires the rule it replaces in the same batch:
+            # never both in force, never neither.
+            old = rewrite_requirement(
+                replaced.path.read_text(encoding="utf-8"),
+                replaced.path.name,
+                {"status": "superseded", "superseded_by": req_id, "updated": now},
+                None,
+            )
+            why = {"from": "active", "to": "superseded", "superseded_by": req_id, "review": f"{review} {req_id}"}
+            batch.append(
+                Change(
+                    self._file(replaced.id), old, "REQ_STATUS", replaced.id, "superseded", why, replaced.content_hash
+                )
+            )
+        write_files(self._rt, batch)
         return self.get(req_id)
 
     def disable(self, req_id: str) -> Requirement:
-        return self._set_status(req_id, "disabled")
+        """Stop injecting a rule; a proposed one is dismissed (a scan never proposes it again)."""
+        req = self.get(req_id)
+        return self._set_status(req_id, "disabled", review="dismiss" if req.status == "proposed" else "", req=req)
 
     def enable(self, req_id: str) -> Requirement:
-        return self._set_status(req_id, "active")
+        """Make a disabled rule active again; a proposed one is accepted (see :meth:`accept`)."""
+        req = self.get(req_id)
+        return self._set_status(req_id, "active", review="accept" if req.status == "proposed" else "", req=req)
+
+    def accept(self, req_id: str) -> Requirement:
+        """A person accepts a rule a scan proposed: it becomes ``active`` and is injected from
+        now on; the active rule it ``replaces`` (if still active) is superseded by it in the
+        same write. Logged as ``REQ_STATUS`` with ``detail.review: accept``. Accepting an
+        active rule changes nothing; a disabled or superseded one is refused (``enable`` is
+        the person's way back for a disabled rule)."""
+        req = self.get(req_id)
+        if req.status == "active":
+            return req
+        if req.status != "proposed":
+            raise InvalidTransition(
+                "requirement", req.status, "active", detail=f"{req_id} is not awaiting review; use enable"
+            )
+        return self._set_status(req_id, "active", review="accept", req=req)
+
+    def dismiss(self, req_id: str) -> Requirement:
+        """A person rejects a rule a scan proposed: it becomes ``disabled`` (kept, never
+        injected, never proposed again by a scan). Logged as ``REQ_STATUS`` with
+        ``detail.review: dismiss``. Dismissing a disabled rule changes nothing; an active or
+        superseded one is refused (``disable`` turns off a rule in force)."""
+        req = self.get(req_id)
+        if req.status == "disabled":
+            return req
+        if req.status != "proposed":
+            raise InvalidTransition(
+                "requirement", req.status, "disabled", detail=f"{req_id} is not awaiting review; use disable"
+            )
+        return self._set_status(req_id, "disabled", review="dismiss", req=req)
 
     def supersede(self, req_id: str, *, by: str) -> Requirement:
         """Mark ``req_id`` superseded by the existing requirement ``by`` (terminal)."""

@@ -44,6 +44,7 @@ _FIELD_ORDER = (
     "id",
     "status",
     "superseded_by",
+    "replaces",
     "scope",
     "hints",
     "confidence",
@@ -232,7 +233,7 @@ def render_new_requirement(meta: Frontmatter, statement: str, rationale: str) ->
     dumped = meta.model_dump(mode="python")
     data = CommentedMap()
     for key in _FIELD_ORDER:
-        if key == "evidence" and not dumped.get("evidence"):
+        if key in ("evidence", "replaces") and not dumped.get(key):
             continue
         data[key] = _to_yaml_value(dumped[key])
     return f"---\n{_dump(data)}---\n\n{_body_text(statement, rationale)}"

@@ -29,7 +29,10 @@ __all__ = [
 ID_PATTERN = re.compile(r"^req-[0-9a-f]{4,32}$")
 _DOMAIN_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
-Status = Literal["active", "disabled", "superseded"]
+#: ``proposed``: written by a scan (or an ``[llm]`` proposer) from docs, commits, transcripts
+#: or decisions, and never injected until a person accepts it (RFC-0013 section 5: what a
+#: machine extracted is inferred and waits for review; it is not treated as authoritative).
+Status = Literal["active", "proposed", "disabled", "superseded"]
 Level = Literal["project", "domain"]
 Confidence = Literal["high", "medium", "low"]
 ProvenanceKind = Literal["doc", "transcript", "prompt", "commit", "user", "import", "decision"]
@@ -75,6 +78,9 @@ class Frontmatter(_Strict):
     id: str
     status: Status = "active"
     superseded_by: str = ""
+    #: On a ``proposed`` rule: the active rule it would replace. Accepting it supersedes that
+    #: rule; until then the rule in force stays in force.
+    replaces: str = ""
     scope: Scope = Field(default_factory=Scope)
     hints: list[str] = Field(default_factory=list, description="Retrieval-only phrasings; never injected.")
     confidence: Confidence = "medium"
@@ -91,11 +97,11 @@ class Frontmatter(_Strict):
             raise ValueError(f"id {value!r} must be req- followed by 4-32 lower-case hex digits")
         return value
 
-    @field_validator("superseded_by")
+    @field_validator("superseded_by", "replaces")
     @classmethod
     def _sup(cls, value: str) -> str:
         if value and not ID_PATTERN.match(value):
-            raise ValueError(f"superseded_by {value!r} is not a requirement id")
+            raise ValueError(f"{value!r} is not a requirement id")
         return value
 
 

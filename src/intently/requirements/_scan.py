@@ -68,6 +68,7 @@ SCAN_LOCK = "scan-run.lock"
 #: How long a scan waits for another scan of the same home to finish before giving up.
 SCAN_LOCK_WAIT = 600.0
 _P = ParamSpec("_P")
+_LIVE = ("active", "proposed")
 _NEG = re.compile(r"\b(never|not|no|don't|do not|avoid|must not|mustn't|cannot|can't|without)\b", re.IGNORECASE)
 
 
@@ -83,6 +84,10 @@ class ScanReport:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     #: Parts of sources that could not be read (``file:line: ...``); the rest was scanned.
     problems: list[str] = field(default_factory=list)
+    #: Created rules that wait for a person's review (``[requirements] scanned = "proposed"``).
+    proposed: list[str] = field(default_factory=list)
+    #: A proposed rule -> the active rule it replaces once accepted (that one stays in force).
+    replaces: dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -99,7 +104,13 @@ class ScanReport:
 
     def summary(self) -> str:
         src = " · ".join(f"{v} {k}" for k, v in sorted(self.sources.items())) or "no new material"
-        return f"{self.message()} ({src})" + (f"; committed {self.commit[:12]}" if self.commit else "")
+        text = f"{self.message()} ({src})" + (f"; committed {self.commit[:12]}" if self.commit else "")
+        if self.proposed:
+            text += (
+                f"\n{len(self.proposed)} proposed rule(s) wait for review and are not injected until accepted: "
+                "intently req list --status proposed, then intently req accept ID / intently req dismiss ID"
+            )
+        return text
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +124,8 @@ class ScanReport:
             "message": self.message(),
             "decisions": self.decisions,
             "problems": self.problems,
+            "proposed": self.proposed,
+            "replaces": self.replaces,
         }
 
 
@@ -313,6 +326,7 @@ def run_scan(
     _carry_over_rewritten(root, state.get("last_commit"), proposed)
     extractor = LLMExtractor.from_config(rt.config.llm) if llm else None
     extracted_by = extractor.name if extractor is not None else EXTRACTOR
+    status = cfg.scanned  # "proposed": nothing a scan finds is injected before a person accepts it
     for done, source in enumerate(sources):
         if progress is not None:
             progress(done, len(sources), source.ref)
@@ -362,6 +376,9 @@ def run_scan(
                     report.dropped += 1
                 continue
             # create (and possibly supersede the target)
+            # A proposed rule is not in force yet, so the active one it contradicts or rewords
+            # stays in force until a person accepts the proposal (which then supersedes it).
+            defer = action == "supersede" and target is not None and target.status == "active" and status == "proposed"
             domain = "" if cand.top else slug(cand.heading)
             level = "domain" if (source.paths or domain) else source.level
             prov = Provenance.model_validate(
@@ -378,12 +395,14 @@ def run_scan(
                 provenance=prov,
                 user_edited=False,
                 existing=taken,
+                status=status,
+                replaces=target.id if defer and target is not None else "",
             )
             taken.add(meta.id)
             proposed[print_] = meta.id
             text = render_new_requirement(meta, cand.statement, cand.rationale)
             new_files[meta.id] = text
-            pending.append(_Pending(meta.id, cand.statement, "active", False, cand.ref, {cand.ref}, new_text=text))
+            pending.append(_Pending(meta.id, cand.statement, status, False, cand.ref, {cand.ref}, new_text=text))
             sim.prepare([cand.statement])
             report.created.append(meta.id)
             if domain and domain not in known_domains:
@@ -391,7 +410,11 @@ def run_scan(
                 paths = list(source.paths) or paths_named_in(cand.heading, rt.home.project_root)
                 domains.append(Domain(name=domain, description=cand.heading, paths=paths))
                 report.domains_added.append(domain)
-            if action == "supersede" and target is not None:
+            if status == "proposed":
+                report.proposed.append(meta.id)
+            if defer and target is not None:
+                report.replaces[meta.id] = target.id
+            elif action == "supersede" and target is not None:
                 target.supersede_by = meta.id
                 target.status = "superseded"
                 report.superseded.append(target.id)
@@ -400,7 +423,7 @@ def run_scan(
         progress(len(sources), len(sources), "")
     req_dir = rel(rt.home, rt.home.requirements_dir)
     for rid, text in new_files.items():
-        changes.append(Change(f"{req_dir}/{rid}.md", text, "REQ_CREATE", rid, "active", {"by": "scan"}))
+        changes.append(Change(f"{req_dir}/{rid}.md", text, "REQ_CREATE", rid, status, {"by": "scan"}))
     for p in pending:
         if p.req is None or not (p.evidence_added or p.supersede_by):
             continue
@@ -497,7 +520,9 @@ def _reconcile(cand: Candidate, source: Source, pending: list[_Pending], sim: _S
             return {"action": "drop", "reason": f"same as disabled {p.id}; never re-enabled", **info(score, p)}
     # Embeddings barely see negation ("use X" and "do not use X" score ~0.97), so polarity is
     # compared explicitly before anything counts as the same rule.
-    active = [(score, p) for score, p in scored if p.status == "active"]
+    # A proposed rule (awaiting review) counts as live: a re-scan merges into it or replaces
+    # it rather than proposing the same rule twice.
+    active = [(score, p) for score, p in scored if p.status in _LIVE]
     if active:
         score, p = active[0]
         if score >= sim.related and bool(_NEG.search(p.statement)) != neg:
@@ -507,7 +532,7 @@ def _reconcile(cand: Candidate, source: Source, pending: list[_Pending], sim: _S
     same = [(score, p) for score, p in scored if bool(_NEG.search(p.statement)) == neg]
     if same and same[0][0] >= sim.dup:
         score, p = same[0]
-        if p.status != "active":
+        if p.status not in _LIVE:
             return {"action": "drop", "reason": f"same as {p.status} {p.id}; never re-enabled", **info(score, p)}
         return {"action": "merge", "reason": "near-duplicate: source added as evidence", **info(score, p)}
     if active:
@@ -517,7 +542,7 @@ def _reconcile(cand: Candidate, source: Source, pending: list[_Pending], sim: _S
             if same_file and not p.user_edited:
                 return {"action": "supersede", "reason": "reworded in the same source", **info(score, p)}
     score, p = scored[0]
-    if score >= sim.related and p.status != "active" and bool(_NEG.search(p.statement)) != neg:
+    if score >= sim.related and p.status not in _LIVE and bool(_NEG.search(p.statement)) != neg:
         return {"action": "create", "reason": f"contradicts {p.status} {p.id}; left as it is", **info(score, p)}
     return {"action": "create", "reason": "novel", **info(score, p)}
 

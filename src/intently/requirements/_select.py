@@ -227,7 +227,10 @@ def select(
     active = [r for r in requirements if r.status == "active"]
     for r in requirements:
         if r.status != "active":
-            decisions[r.id] = Decision(r.id, False, "status", "inactive", f"status is {r.status}")
+            why = f"status is {r.status}" + (
+                ": awaiting review (intently req accept)" if r.status == "proposed" else ""
+            )
+            decisions[r.id] = Decision(r.id, False, "status", "inactive", why)
 
     # Meaning: cosine and BM25 over statement + rationale + hints.
     texts = [requirement_text(r) for r in active]

@@ -32,7 +32,7 @@ IntentType = Literal["GOAL", "COMMITMENT", "OPEN_QUESTION", "DECISION_IN_PROGRES
 Priority = Literal["LOW", "MEDIUM", "HIGH", "CRITICAL"]
 GoalState = Literal["ACTIVE", "COMPLETED", "CANCELLED", "ON_HOLD", "EXPIRED", "SUPERSEDED"]
 #: The requirements engine's ``Status`` (a test keeps them equal): a typo is a 422, not an empty list.
-RequirementStatus = Literal["active", "disabled", "superseded"]
+RequirementStatus = Literal["active", "proposed", "disabled", "superseded"]
 Term = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\w")]
 
 

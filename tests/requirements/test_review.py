@@ -1,0 +1,168 @@
+"""Scanned rules wait for a person's review: found by a scan, they are ``proposed`` and never
+injected until accepted (RFC-0013 section 5: extracted intent is inferred and surfaced for
+review, not treated as authoritative). Each test scans a real git repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from intently import Intently
+from intently.core.errors import InvalidTransition
+
+from .conftest import git, run_main
+
+CLAUDE = "# Claude\n\nPrefer small, focused pull requests.\nUse tabs for indentation in Go files.\n"
+TABS = "Use tabs for indentation in Go files."
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def commit_all(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+
+
+def by_statement(ix: Intently) -> dict[str, tuple[str, str]]:
+    return {r.statement: (r.id, r.status) for r in ix.requirements.list()}
+
+
+def test_scanned_rules_are_proposed_and_never_injected_before_review(repo: Path, rix: Intently) -> None:
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "ci: every release must be signed with the team key")
+    report = rix.requirements.scan()
+    found = by_statement(rix)
+    assert {s for s, (_, st) in found.items() if st == "proposed"} == set(found), found
+    assert sorted(report.proposed) == sorted(report.created) and len(report.created) == 3
+    assert report.to_json()["proposed"] == report.proposed
+    sel = rix.requirements.select(
+        "Reindent the Go files with tabs", paths=["main.go"], explain=True, record=False, budget=2000
+    )
+    assert sel.items == []
+    assert sel.explain is not None
+    assert {d.reason for d in sel.explain} == {"status is proposed: awaiting review (intently req accept)"}
+    assert rix.log.read(rix.namespace, op="REQ_INJECTED") == []
+
+
+def test_accept_and_dismiss_through_the_cli_are_logged_and_dismissed_rules_stay_gone(repo: Path, rix: Intently) -> None:
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    code, out, err = run_main(rix.home.path, "req", "scan")
+    assert code == 0, err
+    assert "wait for review" in out and "intently req accept" in out
+    found = by_statement(rix)
+    tabs, small = found[TABS][0], found["Prefer small, focused pull requests."][0]
+
+    code, out, err = run_main(rix.home.path, "req", "accept", tabs, "--json")
+    assert code == 0, err
+    assert [r["status"] for r in json.loads(out)] == ["active"]
+    code, out, err = run_main(rix.home.path, "req", "dismiss", small)
+    assert code == 0, err
+    assert f"{small}: disabled" in out
+
+    sel = rix.requirements.select("Reindent the Go files", paths=["main.go"], record=False)
+    assert sel.ids == [tabs]
+    reviews = {
+        o.target: o.payload["detail"]["review"]
+        for o in rix.log.read(rix.namespace, op="REQ_STATUS")
+        if "review" in o.payload["detail"]
+    }
+    assert reviews == {tabs: "accept", small: "dismiss"}
+    # A dismissed rule is a person's "no": a full re-scan of the same text never proposes it again.
+    report = rix.requirements.scan(full=True)
+    assert report.created == []
+    assert by_statement(rix)["Prefer small, focused pull requests."] == (small, "disabled")
+    # Review only settles proposals: an active rule is turned off with disable, not dismissed.
+    code, _, err = run_main(rix.home.path, "req", "dismiss", tabs)
+    assert code == 2 and "not awaiting review; use disable" in err
+
+
+def test_accept_all_and_its_usage_error(repo: Path, rix: Intently) -> None:
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    code, _, err = run_main(rix.home.path, "req", "accept")
+    assert code == 2 and "--all" in err
+    code, out, err = run_main(rix.home.path, "req", "accept", "--all")
+    assert code == 0, err
+    assert {st for _, st in by_statement(rix).values()} == {"active"}
+    code, out, _ = run_main(rix.home.path, "req", "accept", "--all")
+    assert code == 0 and "No requirements await review." in out
+
+
+def test_a_proposed_replacement_leaves_the_rule_in_force_until_accepted(repo: Path, rix: Intently) -> None:
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    old = by_statement(rix)[TABS][0]
+    rix.requirements.accept(old)
+    write(repo, "CLAUDE.md", CLAUDE.replace("Use tabs", "Never use tabs"))
+    commit_all(repo, "switch to spaces")
+    report = rix.requirements.scan()
+    new = by_statement(rix)["Never use tabs for indentation in Go files."][0]
+    assert report.replaces == {new: old} and report.superseded == []
+    assert rix.requirements.get(new).meta.replaces == old
+    # Until a person accepts the new wording, agents keep getting the old rule.
+    sel = rix.requirements.select("Reindent the Go files", paths=["main.go"], record=False)
+    assert old in sel.ids and new not in sel.ids
+    assert rix.requirements.get(old).status == "active"
+
+    accepted = rix.requirements.accept(new)
+    assert accepted.status == "active" and accepted.meta.replaces == ""
+    replaced = rix.requirements.get(old)
+    assert (replaced.status, replaced.meta.superseded_by) == ("superseded", new)
+    sel = rix.requirements.select("Reindent the Go files", paths=["main.go"], record=False)
+    assert new in sel.ids and old not in sel.ids
+    assert rix.requirements.validate() == []
+
+
+def test_dismissing_a_proposed_replacement_keeps_the_rule_in_force(repo: Path, rix: Intently) -> None:
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    old = by_statement(rix)[TABS][0]
+    rix.requirements.enable(old)  # enable accepts a proposed rule, as the console's button does
+    assert rix.requirements.get(old).status == "active"
+    write(repo, "CLAUDE.md", CLAUDE.replace("Use tabs", "Never use tabs"))
+    commit_all(repo, "switch to spaces")
+    rix.requirements.scan()
+    new = by_statement(rix)["Never use tabs for indentation in Go files."][0]
+    rix.requirements.disable(new)  # disable dismisses it
+    assert rix.requirements.get(new).status == "disabled"
+    assert rix.requirements.get(old).status == "active"
+    ops = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == new]
+    assert ops[-1].payload["detail"]["review"] == "dismiss"
+    with pytest.raises(InvalidTransition, match="not awaiting review; use enable"):
+        rix.requirements.accept(new)
+
+
+def test_a_decision_from_conversation_waits_for_review(repo: Path, rix: Intently) -> None:
+    """A decision the goals engine recorded (extraction records them from what people say) is
+    only a proposal until a person accepts it."""
+    commit_all_empty = ["commit", "-q", "--allow-empty", "-m", "init"]
+    git(repo, *commit_all_empty)
+    rix.goals.record_decision("OK, let's use httpx for every outgoing HTTP call", evidence_id="turn-1")
+    rix.requirements.scan()
+    ((rid, status),) = [v for s, v in by_statement(rix).items() if s.startswith("Use httpx")]
+    assert status == "proposed"
+    assert rix.requirements.get(rid).meta.provenance.kind == "decision"
+    assert rix.requirements.select("Add an HTTP client call", record=False).items == []
+
+
+def test_a_project_can_let_scanned_rules_apply_at_once(repo: Path, rix: Intently) -> None:
+    config = rix.home.config_path
+    config.write_text(config.read_text().replace('scanned = "proposed"', 'scanned = "active"'))
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    with Intently.open(repo, actor="user:alice") as ix:
+        report = ix.requirements.scan()
+        assert report.proposed == []
+        assert {st for _, st in by_statement(ix).values()} == {"active"}
+        assert ix.requirements.select("Reindent the Go files", paths=["main.go"], record=False).items
