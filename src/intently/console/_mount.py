@@ -17,6 +17,7 @@ from ._gate_view import router as gate_router
 from ._goals_view import router as goals_router
 from ._log_view import router as log_router
 from ._requirements_view import router as requirements_router
+from ._scan_jobs import SCAN_JOBS, ScanJobs
 from ._session_view import router as session_router
 from ._triggers_view import router as triggers_router
 from ._web import SECURITY_HEADERS, Console, PageNotFound, render
@@ -34,7 +35,9 @@ def mount_console(app: FastAPI, ix: Intently) -> None:
     """
     if getattr(app.state, "intently_console", None) is not None:
         return
-    app.state.intently_console = Console(ix, Sessions(ix))
+    # Scan jobs are kept under the home's state folder, so every `serve --workers` process
+    # answers for a scan another one started (see console/_scan_jobs.py).
+    app.state.intently_console = Console(ix, Sessions(ix), ScanJobs(ix.home.state_dir / SCAN_JOBS))
     app.mount(STATIC_PATH, StaticFiles(directory=str(Path(__file__).parent / "static")), name="console-static")
     for router in (session_router, log_router, goals_router, triggers_router, requirements_router, gate_router):
         app.include_router(router, include_in_schema=False)

@@ -266,7 +266,10 @@ def scan(
     except EngineUnavailable as exc:
         return redirect_with(back, "error", str(exc))
     job = console_of(request).scans.start(
-        page.namespace, str(page.session.actor), lambda: run(commit=bool(commit)), page.view.checkpoint
+        page.namespace,
+        str(page.session.actor),
+        lambda progress: run(commit=bool(commit), progress=progress),
+        page.view.checkpoint,
     )
     return RedirectResponse(page.url(f"requirements/scan/{job.id}"), status_code=303, headers=SECURITY_HEADERS)
 

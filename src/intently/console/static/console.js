@@ -67,6 +67,7 @@
         .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.json(); })
         .then(function (s) {
           if (s.state === "running") {
+            if (s.total) { var running = document.getElementById("scan-progress"); running.max = s.total; running.value = s.done; }
             step.textContent = "Running: " + s.step + " (" + s.elapsed.toFixed(1) + " s).";
             window.setTimeout(poll, 400);
             return;
