@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,15 +38,35 @@ def rel(home: Home, path: Path) -> str:
     return path.resolve().relative_to(home.path).as_posix()
 
 
+def _read(path: Path, name: str, errors: list[FileError]) -> bytes | None:
+    """The bytes of one file, or ``None`` with an error naming it. A folder or a symlink where
+    a file belongs, or a file that cannot be read, is one bad entry: it must not stop every
+    other rule from loading (it did: the whole command failed with an internal error). A
+    symlink is refused whatever its target: the file's name is its id, every write replaces
+    it in place, and one pointing outside the home has no home-relative name to log."""
+    if path.is_symlink() or not path.is_file():
+        kind = "a symlink" if path.is_symlink() else "not a regular file"
+        errors.append(FileError(name, None, None, f"{kind}; it must be a plain file inside the home"))
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        errors.append(FileError(name, None, None, f"cannot be read: {exc.strerror or exc}"))
+        return None
+
+
 def load_home(home: Home, *, warn: bool = True) -> LoadResult:
     """Parse ``requirements/req-*.md`` and ``domains.yaml``; bad files become errors (and a warning)."""
     result = LoadResult()
     folder = home.requirements_dir
     loaded: list[Requirement] = []
     if folder.is_dir():
+        prefix = rel(home, folder)
         for path in sorted(folder.glob("req-*.md")):
-            raw = path.read_bytes()
-            name = rel(home, path)
+            name = f"{prefix}/{path.name}"
+            raw = _read(path, name, result.errors)
+            if raw is None:
+                continue
             parsed = parse_requirement(path, raw, display=name)
             if isinstance(parsed, FileError):
                 result.errors.append(parsed)
@@ -62,8 +83,8 @@ def load_home(home: Home, *, warn: bool = True) -> LoadResult:
     ordered = sorted(ids.values(), key=lambda r: (r.meta.created, r.id))
     result.requirements = [replace(r, order=i) for i, r in enumerate(ordered)]
     dom_path = home.path / DOMAINS_FILE
-    if dom_path.is_file():
-        raw = dom_path.read_bytes()
+    raw = _read(dom_path, DOMAINS_FILE, result.errors) if dom_path.exists() or dom_path.is_symlink() else None
+    if raw is not None:
         domains, data, error = parse_domains(dom_path, raw)
         result.domains, result.domains_data = domains, data
         result.hashes[DOMAINS_FILE] = (file_hash(raw), "invalid" if error else "ok")
@@ -71,7 +92,8 @@ def load_home(home: Home, *, warn: bool = True) -> LoadResult:
             result.errors.append(FileError(DOMAINS_FILE, error.line, error.field, error.message))
     state = home.path / SCAN_STATE_FILE
     if state.is_file():
-        result.hashes[SCAN_STATE_FILE] = (file_hash(state.read_bytes()), "ok")
+        with contextlib.suppress(OSError):  # unreadable: the scan that needs it says so
+            result.hashes[SCAN_STATE_FILE] = (file_hash(state.read_bytes()), "ok")
     if warn:
         for error in result.errors:
             warnings.warn(f"skipped {error}", RequirementFileWarning, stacklevel=3)
