@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -530,7 +532,7 @@ class Requirements:
         chosen = select(
             loaded.requirements,
             task,
-            paths=str_list(paths),
+            paths=project_paths(str_list(paths), task, self._rt.home.project_root),
             domains=str_list(domains),
             domain_map=loaded.domains,
             budget=budget if budget is not None else self._rt.config.requirements.budget,
@@ -629,6 +631,33 @@ def _check_reachable(scope: dict[str, Any], *, where: str) -> None:
             "a domain-level rule needs a domain, a path or a language, or it never applies; use level project",
             where=where,
         )
+
+
+_SEGMENT = r"[\w.@+-]+"
+
+
+def project_paths(paths: Sequence[str], task: str, root: Path) -> _List[str]:
+    """The task's files as the globs see them: relative to the project, with ``/``.
+
+    Globs are project-relative (``pkg/gui/**``), but an agent names files as its tools do:
+    absolute (``/home/me/proj/pkg/gui/refresh.go`` from Claude Code's ``file_path``, or in the
+    prompt's text) or with Windows separators. Those missed every path-scoped rule, so the
+    rule written for exactly that file was not injected. An absolute path inside the project
+    becomes relative; one outside it is kept as given (no project rule governs it). Absolute
+    paths under the project named in ``task`` are added too (the text scan skips them)."""
+    roots = sorted({root.as_posix().rstrip("/"), root.resolve().as_posix().rstrip("/")}, key=len, reverse=True)
+    out: _List[str] = []
+    for given in paths:
+        path = given.strip().replace("\\", "/")
+        if path.startswith("/"):
+            norm = posixpath.normpath(path)
+            inside = next((norm[len(r) + 1 :] for r in roots if norm.startswith(r + "/")), None)
+            path = inside or path
+        out.append(path)
+    for r in roots:
+        for match in re.finditer(re.escape(r) + rf"/({_SEGMENT}(?:/{_SEGMENT})*)", task):
+            out.append(posixpath.normpath(match.group(1)).rstrip("."))
+    return _List(dict.fromkeys(p for p in out if p))
 
 
 def _cycle(start: str, by_id: dict[str, Requirement]) -> str | None:
