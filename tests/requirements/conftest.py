@@ -13,6 +13,7 @@ import pytest
 
 from intently import Intently, ManualClock
 from intently.cli._app import main
+from tests._backends import use_database
 
 
 def run_main(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -63,6 +64,16 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     return root
+
+
+@pytest.fixture
+def backend_rix(repo: Path, clock: ManualClock, database_url: str | None) -> Iterator[Intently]:
+    """As ``rix``, on each backend under test (``INTENTLY_TEST_BACKENDS``); a module opts in by
+    defining ``rix`` as this fixture."""
+    with Intently.init(repo, actor="user:alice", name="proj", clock=clock, database_url=database_url) as handle:
+        if database_url:
+            use_database(handle.home.path, database_url)  # CLI runs open the same database
+        yield handle
 
 
 @pytest.fixture

@@ -7,10 +7,18 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
+
 from intently import Intently
 from intently.requirements import RequirementFileWarning
 
 from .conftest import run_main
+
+
+@pytest.fixture
+def rix(backend_rix: Intently) -> Intently:
+    """This module's tests run on each backend under test (``INTENTLY_TEST_BACKENDS``)."""
+    return backend_rix
 
 
 def test_folders_and_symlinks_in_the_requirements_folder_are_named_and_skipped(rix: Intently, tmp_path: Path) -> None:

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from intently import Intently
 
 from .conftest import run_main
+
+
+@pytest.fixture
+def rix(backend_rix: Intently) -> Intently:
+    """This module's tests run on each backend under test (``INTENTLY_TEST_BACKENDS``)."""
+    return backend_rix
 
 
 def test_absolute_and_windows_paths_meet_project_relative_globs(repo: Path, rix: Intently) -> None:

@@ -10,12 +10,21 @@ from pathlib import Path
 import pytest
 
 from intently import Intently
-from intently.core.errors import InvalidTransition
+from intently.access import Permission
+from intently.core.actors import Actor
+from intently.core.errors import InvalidTransition, PermissionDenied
+from tests._config import set_config
 
 from .conftest import git, run_main
 
 CLAUDE = "# Claude\n\nPrefer small, focused pull requests.\nUse tabs for indentation in Go files.\n"
 TABS = "Use tabs for indentation in Go files."
+
+
+@pytest.fixture
+def rix(backend_rix: Intently) -> Intently:
+    """This module's tests run on each backend under test (``INTENTLY_TEST_BACKENDS``)."""
+    return backend_rix
 
 
 def write(root: Path, rel: str, text: str) -> None:
@@ -166,3 +175,24 @@ def test_a_project_can_let_scanned_rules_apply_at_once(repo: Path, rix: Intently
         assert report.proposed == []
         assert {st for _, st in by_statement(ix).values()} == {"active"}
         assert ix.requirements.select("Reindent the Go files", paths=["main.go"], record=False).items
+
+
+def test_an_agent_cannot_accept_or_dismiss_what_a_scan_proposed(repo: Path, rix: Intently) -> None:
+    """What a scan read (a commit message, a transcript, a web page quoted in a doc) may carry a
+    prompt injection; an agent that could accept it would inject it into every prompt."""
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    tabs = by_statement(rix)[TABS][0]
+    rix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    for agent in (rix.as_actor("agent:claude"), rix.as_actor(Actor.delegate("mcp", rix.actor))):
+        for act in (agent.requirements.accept, agent.requirements.enable, agent.requirements.dismiss):
+            with pytest.raises(PermissionDenied, match="a person's decision"):
+                act(tabs)
+    assert rix.requirements.get(tabs).status == "proposed"
+    set_config(rix.home.config_path, "review", "agents_may_review", "true")
+    with Intently.open(rix.home.path, actor="user:alice", clock=rix.runtime.clock) as opted:
+        accepted = opted.as_actor("agent:claude").requirements.accept(tabs)
+    assert accepted.status == "active"
+    (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == tabs]
+    assert op.actor == "agent:claude"  # the log still names who accepted it

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
-from ..access import Permission
+from ..access import Permission, require_person
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound, first_problem
 from ..core.strings import str_list
 from ..embed import Embedder, VectorIndex, get_embedder
@@ -382,6 +382,17 @@ class Requirements:
             raise InvalidTransition("requirement", req.status, status, detail="superseded is terminal")
         if status == "proposed":
             raise InvalidTransition("requirement", req.status, status, detail="only a scan proposes a rule")
+        if req.status == "proposed" and not self._rt.config.review.agents_may_review:
+            # A scan proposes and a person decides, as for the goals engine's candidates: an
+            # agent that could accept proposals could put what it (or a prompt injection in a
+            # page it read, or in a commit message) proposed into every agent's prompt.
+            act = "accept" if status == "active" else "dismiss" if status == "disabled" else f"mark {status}"
+            require_person(
+                self._rt.actor,
+                f"{act} requirement {req_id} awaiting review",
+                instead="a person reviews it with `intently req accept` / `dismiss` (or lets agents do it: "
+                "[review] agents_may_review = true in intently.toml)",
+            )
         now = self._rt.clock.now()
         changes: dict[str, Any] = {"status": status, "updated": now}
         if superseded_by or req.meta.superseded_by:
