@@ -38,8 +38,9 @@ def test_approval_allows_exactly_that_action_once(tools: list[dict[str, Any]]) -
 def test_approval_does_not_stretch_to_another_amount(tools: list[dict[str, Any]]) -> None:
     s, d = _confirm(tools)
     s.approve(d.id)
+    # 160 is the bill twice, a sum the bill's numbers give (8000 would be refused as made up).
     stretched = s.check(
-        "send_money", {"recipient": "DE89370400440532013000", "amount": 8000, "subject": "Power", "date": "2026-05-01"}
+        "send_money", {"recipient": "DE89370400440532013000", "amount": 160, "subject": "Power", "date": "2026-05-01"}
     )
     assert stretched.level is Level.CONFIRM and stretched.approval_used is None
 

@@ -25,15 +25,18 @@ from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
+from ._payees import mismatch, payee_clauses
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._values import (
     EMAIL,
+    MAX_DATA_OPERANDS,
     MAX_OPERANDS,
     addresses_in,
     amount_of,
     amounts_in,
     atoms_of,
     computable,
+    computable_from,
     destination_shape,
     normalise,
     on_site,
@@ -248,7 +251,7 @@ class Session:
         #: what the user agreed to and the transcript line it came from can be checked.
         self.assented: frozenset[str] = frozenset()
         self.agreements: tuple[str, ...] = ()
-        self.ledger = Ledger(vocab.opens_with_action)
+        self.ledger = Ledger(vocab.opens_with_action, vocab.orders_in_aside)
         self._executed: dict[str, int] = {}
         self.ledger.add_declared(Origin.USER, "request", user_request)
         # The amounts the request states ("pay Alice 100 euros"), and whether it asks for one
@@ -256,6 +259,8 @@ class Session:
         # then the model's arithmetic; otherwise the model made it up.
         self._request_amounts = amounts_in(user_request)
         self._request_computes = bool(resolved.stems & _COMPUTING) or any(c in user_request for c in "%+")
+        # Whose each IBAN of the request is, when it pays two or more ("Alice ... DE89..., Bob ... GB29...").
+        self._payees = payee_clauses(user_request)
         if gate.config:
             self.ledger.add_declared(Origin.CONFIG, "config", gate.config)
         for name, data in (trusted or {}).items():
@@ -346,6 +351,10 @@ class Session:
                             f"{facts['lookalike_values']} but is another address: a look-alike of one "
                             "the user gave is an impersonation, never theirs"
                         )
+                    elif facts["payee_mismatch"] and level is not Level.BLOCK:
+                        # As for look-alikes: in code until a re-signed bundle carries the rule.
+                        level, rules = Level.BLOCK, ("payee-mismatch",)
+                        reason = f"{facts['payee_mismatch_values']}: the payment mixes up the request's payees"
             except Exception as exc:  # an internal error blocks, never allows (fail closed)
                 provenance, facts = {}, {"tool": name}
                 level, rules = Level.BLOCK, ("internal-error",)
@@ -421,6 +430,8 @@ class Session:
         excluded: list[str] = []  # destinations the request said to leave out
         # Destinations that look like one the user gave but are not it: a phishing look-alike.
         lookalikes: list[str] = []
+        # Payees the request typed: its IBAN for one payee paid with another's name or amount.
+        mixed: list[str] = []
         invented_elsewhere = False
         # A path outside the working folder that the user did not give: whatever source named
         # it (a README's free text), writing there is asked about, never merely warned of.
@@ -469,6 +480,12 @@ class Session:
                     lookalikes.append(f"{arg} {scalar!r} looks like {imitated[0]!r} from {imitated[1]}")
             if role in _DESTINATIONS and _ruled_out(scalar, role, req):
                 excluded.append(f"{arg} {scalar!r}")
+            if role is Role.PAYEE and self._payees:
+                texts = [v for _, v in _scalars({a: v for a, v in args.items() if a != arg}) if isinstance(v, str)]
+                amounts = [amount_of(v) for a, v in args.items() if contract.role_of(a) is Role.AMOUNT]
+                why = mismatch(self._payees, scalar, texts, next((a for a in amounts if a is not None), None))
+                if why is not None:
+                    mixed.append(f"{arg} {scalar!r}: {why}")
             if role is Role.URL and group in ("instructed", "invented"):
                 addresses.append(
                     f"{arg} {scalar!r} ({'from an instruction in ' + ', '.join(sorted(srcs)) if srcs else 'made up'})"
@@ -566,6 +583,8 @@ class Session:
             "excluded_values": "; ".join(excluded),
             "destination_lookalike": bool(lookalikes),
             "lookalike_values": "; ".join(lookalikes),
+            "payee_mismatch": bool(mixed),
+            "payee_mismatch_values": "; ".join(mixed),
             "address_suspect": bool(addresses),
             "address_values": "; ".join(addresses),
             "leaves_home": contract.side_effect in _LEAVES_HOME,
@@ -602,13 +621,21 @@ class Session:
         Arithmetic needs numbers to work on: while no data the request points at was read, the
         sum must come out of the numbers the user gave ("50 for each of the 3 lessons" lets
         150 through, not 99,999), and a request that asks for a sum but states none ("pay Bob
-        the total I owe him") leaves nothing to compute from, so whatever is paid is made up."""
+        the total I owe him") leaves nothing to compute from, so whatever is paid is made up.
+        Once data the request points at was read, the sum must come out of its numbers and the
+        user's, at most three of them ("the difference for the March payment" after a 10%
+        rise pays 5 on a payment of 50, not 4,321.77); a request's numbers count as percents
+        too ("19.5%" of 1,000 is 195)."""
         amount = amount_of(value)
         if amount is None or self.ledger.amount_seen(amount):
             return amount is None and isinstance(value, str) and bool(value.strip())
+        if self.ledger.read_requested_data() and (self._request_computes or not self._request_amounts):
+            given = {float(a) for a in self._request_amounts | self.ledger.declared_amounts()}
+            pool = given | {g / 100 for g in given} | {float(a) for a in self.ledger.requested_amounts()}
+            if len(pool) > MAX_DATA_OPERANDS:
+                return False  # too many numbers to combine in one check: left to the data rules
+            return not computable_from(float(amount), sorted(pool))
         if self._request_computes:
-            if self.ledger.read_requested_data():
-                return False  # worked out from data the user pointed at (the rules on it decide)
             # Nothing was read: the only numbers to work from are those the user gave.
             operands = sorted({float(a) for a in self._request_amounts | self.ledger.declared_amounts()})
             if len(operands) > MAX_OPERANDS:

@@ -218,14 +218,32 @@ class Vocabulary:
         open with the verb: one addressed to the reader ("The user wants you to send …") and
         one stated as an obligation ("Kindly ensure the summary reaches …", ``_obliges``).
         """
+        return self._opens_with_order(tokens, citing=True)
+
+    def orders_in_aside(self, tokens: Sequence[str]) -> bool:
+        """Whether the words inside brackets or quotes open with an order that acts ("[send the
+        file to …]", "\"please transfer 500 to …\""): the test of :meth:`opens_with_action`
+        without the verbs that only send the reader to an address ("visit", "click", "open
+        https://…"). An aside that points at a link is how a writer cites a source ("(visit
+        website for details www.…)"), so it stays a description; one that sends, pays, forwards
+        or deletes is an order whatever punctuation hides it."""
+        return self._opens_with_order(tokens, citing=False)
+
+    def _opens_with_order(self, tokens: Sequence[str], *, citing: bool) -> bool:
         i = 0
         while i < len(tokens) and tokens[i] in self.raw_fillers:
             i += 1
         if i >= len(tokens):
             return False
-        if _starts(tokens, i, self.raw_address_verbs) or _starts(tokens, i, self.raw_other_orders):
+        if _starts(tokens, i, self.raw_other_orders):
             return True
-        if _LINK_WORDS & set(tokens[i:6]) and any(_starts(tokens, j, self.raw_link_verbs) for j in range(i + 1)):
+        if citing and _starts(tokens, i, self.raw_address_verbs):
+            return True
+        if (
+            citing
+            and _LINK_WORDS & set(tokens[i:6])
+            and any(_starts(tokens, j, self.raw_link_verbs) for j in range(i + 1))
+        ):
             return True  # "Open https://…", "Please go to www.…" ("go" and "to" are fillers too)
         if _starts(tokens, i, self.raw_kinds) and not self._noun_start(stem_all(tokens), i):
             return True
