@@ -131,3 +131,37 @@ def test_check_refuses_arguments_it_cannot_read_and_decides_nothing(ix: Intently
         assert res.exit_code != 0 and isinstance(res.exception, Exception)
         assert where in str(res.exception)
     assert not [o for o in ix.log.read("proj", limit=1000) if o.op.startswith("GATE_")]
+
+
+def test_check_exit_code_follows_whether_the_call_runs(
+    ix: Intently, tools: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """A warned call runs (flagged) in every other surface, so a script's `gate check ... && run_it`
+    must run it too: exit 0 with outcome `warn`, not the block code a confirm-or-block reading gave."""
+    home = ix.home.path
+    ix.checkpoint()
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": tools}))
+    inbox = tmp_path / "inbox.json"
+    inbox.write_text(
+        json.dumps(
+            [{"sender": "bob@example.com", "body": "Offsite on Friday (organiser: dana@partner.example, room 4)"}]
+        )
+    )
+    res = _cli(
+        home,
+        "gate",
+        "check",
+        "send_email",
+        "-r",
+        "Read the offsite email and send the summary to the organiser in it",
+        "--tools",
+        str(tmp_path / "tools.json"),
+        "--observed",
+        f"search_emails={inbox}",
+        "--args",
+        json.dumps({"recipients": ["dana@partner.example"], "subject": "Offsite", "body": "Summary"}),
+        "--json",
+    )
+    answer = json.loads(res.stdout)
+    assert answer["outcome"] == "warn", answer
+    assert res.exit_code == 0, res.output

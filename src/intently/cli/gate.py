@@ -46,7 +46,9 @@ def _tools(path: Path) -> list[dict[str, Any]]:
 
 #: ``intently gate check`` exits 0 only when the call may run: a script's ``&&`` fails closed.
 #: Errors keep their own codes (1-8, 70), all non-zero as well.
-CHECK_EXIT = {"allow": 0, "confirm": 10, "block": 11}
+#: Exit codes of `gate check`, by whether the call may run: a warned call runs (flagged) in every
+#: other surface, and a call held for review waits for a person as a confirm does.
+CHECK_EXIT = {"allow": 0, "warn": 0, "confirm": 10, "review": 10, "block": 11}
 
 
 def _observations(pairs: list[str]) -> list[Any]:
@@ -106,7 +108,7 @@ def check(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Decide one proposed tool call: allow (exit 0), confirm (exit 10) or block (exit 11).
+    """Decide one proposed tool call: allow or warn (exit 0), confirm or review (exit 10), block (exit 11).
 
     For a harness without hooks, HTTP or MCP: the same gate, logged the same way. Only exit 0
     means run it; a person approves a confirm with `intently gate approve DECISION`.
