@@ -363,3 +363,22 @@ def test_a_standing_intent_created_over_http_keeps_its_scope_and_exclusions(api:
         assert shown(text="a refund", conversation="t-7") == []
         bad = c.post("/v1/namespaces/proj/triggers", json={**body, "scope": ["planet:mars"]})
         assert bad.status_code == 422 and "scope" in bad.text
+
+
+def test_a_reader_cannot_test_or_fire_a_turn_as_another_sender_over_http(api: Api) -> None:
+    """A reader's token could name any sender and read (``/triggers/test``) or, with write,
+    spend (``/context``) that person's sender-scoped reminder: refused now, naming the field."""
+    made = api.ix.triggers.add("Bob: confirm the rollback owner", when=["launch checklist"], scope="sender:user:bob")
+    api.ix.access.grant(Actor.parse("user:dave"), Permission.WRITE)
+    turn = {"text": "the launch checklist", "sender": "user:bob"}
+    with api.client(api.token("user:dave")) as c:
+        refused = c.post("/v1/namespaces/proj/triggers/test", json=turn)
+        assert refused.status_code == 403 and "sender 'user:bob'" in refused.text, refused.text
+        assert "rollback owner" not in refused.text
+        block = c.post("/v1/namespaces/proj/context", json={"query": turn["text"], "sender": "user:bob"})
+        assert block.status_code == 200, block.text
+        assert "rollback owner" not in block.json()["text"]
+    assert api.ix.triggers.show(made.id).fire_count == 0
+    with api.client(api.token("user:alice")) as c:  # the owner relays Bob's turn
+        answer = c.post("/v1/namespaces/proj/triggers/test", json=turn)
+        assert [h["id"] for h in answer.json()["shown"]] == [made.id]

@@ -114,3 +114,31 @@ def test_a_person_sees_the_reminders_their_agent_made_for_them(team: Intently) -
     with pytest.raises(NotFound):
         team.as_actor("user:bob").triggers.cancel(made.id)
     assert carol.triggers.cancel(made.id).state is IntentState.CANCELLED
+
+
+def test_a_reader_cannot_report_a_turn_as_another_sender(team: Intently) -> None:
+    """``sender`` decides which sender-scoped reminders fire. Any reader used to pass
+    ``sender="user:bob"`` and spend Bob's reminder (and read its text); naming a sender other
+    than oneself now needs manage-reminders, the permission a harness relaying a group chat holds."""
+    alice = team.triggers
+    for_bob = alice.add("Bob: confirm the rollback owner", when=["launch checklist"], scope="sender:user:bob")
+    dave = team.as_actor("user:dave").triggers
+    for call in (dave.match, dave.test):
+        with pytest.raises(PermissionDenied, match=r"sender 'user:bob'.*manage-reminders"):
+            call("the launch checklist", sender="user:bob")
+    assert alice.show(for_bob.id).fire_count == 0 and ops(team) == ["TRIGGER_CREATE"]
+    # Reporting one's own turn needs nothing more than read.
+    assert not dave.match("the launch checklist", sender="user:dave").shown
+    # Bob's own turn fires it, and so does his agent's (it acts for him).
+    from intently.core.actors import Actor
+
+    agent = team.as_actor(Actor.delegate("mcp", Actor.parse("user:bob"))).triggers
+    assert [h.id for h in agent.test("the launch checklist", sender="user:bob").shown] == [for_bob.id]
+    with pytest.raises(PermissionDenied, match="sender 'user:eve'"):
+        agent.test("the launch checklist", sender="user:eve")
+    # A reminder manager (a harness that knows who spoke in a group chat) relays others' turns.
+    carol = team.as_actor("user:carol").triggers
+    assert [h.id for h in carol.test("the launch checklist", sender="user:bob").shown] == [for_bob.id]
+    bob = team.as_actor("user:bob").triggers
+    assert [h.id for h in bob.match("launch checklist", sender="user:bob").shown] == [for_bob.id]
+    assert alice.show(for_bob.id).fire_count == 1

@@ -578,6 +578,7 @@ class Triggers:
         if not fire:
             with self._rt.store.transaction(write=False) as tx:
                 held = self._perms(tx)
+            self._check_sender(sender, held)
             live.maybe_sync(self._rt.store)
             turn = live.matcher.normalise(text)
             with live.lock:
@@ -591,6 +592,7 @@ class Triggers:
         turn = matcher.normalise(text)
         with self._rt.store.transaction() as tx:
             held = self._perms(tx)
+            self._check_sender(sender, held)
             self._maintain(tx, now)
             live.sync(tx)
             if live.matcher is not matcher:  # rebuilt (synonyms changed): normalise again
@@ -604,6 +606,26 @@ class Triggers:
                 self._fire(tx, intents[entry_hit.intent.id], entry_hit, now, digest, channel, conversation, sender)
             live.sync(tx)
         return self._disclosed(result, intents, held)
+
+    def _check_sender(self, sender: str | None, held: set[Permission]) -> None:
+        """Refuse a turn reported as someone else's, unless the caller relays turns for others.
+
+        ``sender`` decides which sender-scoped reminders fire, so a reader who could name any
+        sender could spend (and read) another person's reminder: ``match(..., sender="user:bob")``
+        fired Bob's ``sender:user:bob`` intent for anyone. A caller reports turns as itself, or
+        as the person its agent acts for (the MCP server, ``agent:mcp for user:alice``). Naming
+        another sender is what a harness does when it relays a group chat, where it knows who
+        spoke: that is reminder management, so it needs ``manage-reminders`` (the owner and an
+        admin hold it), the permission that may already see, change and cancel reminders."""
+        if sender is None or Permission.MANAGE_REMINDERS in held:
+            return
+        me = str(self._rt.actor)
+        if sender in (me, principal_of(me)):
+            return
+        raise PermissionDenied(
+            f"sender {sender!r}: {me} may report a turn only as its own (sender {principal_of(me)!r} or none); "
+            f"reporting another sender's turn needs manage-reminders in namespace {self._ns!r}"
+        )
 
     def _disclosed(self, result: MatchResult, intents: dict[str, StandingIntent], held: set[Permission]) -> MatchResult:
         """``result`` without the hits this caller may neither see nor fire.
