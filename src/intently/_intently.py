@@ -304,16 +304,26 @@ class Intently:
         paths: str | Sequence[str] = (),
         budget: int | None = None,
         fire: bool = True,
+        conversation: str | None = None,
     ) -> ContextResult:
         """The one bounded block an agent is given before a model call: the requirements for
         this step, the goals bundle with its mandatory risks, and the standing intents that fire
-        on this turn, each in its own delimited section (see :mod:`intently.context`). ``paths``
+        on this turn, each in its own delimited section (see :mod:`intently.context`). ``channel``,
+        ``conversation`` and ``sender`` place the turn for the standing intents' scopes. ``paths``
         lists the files the step touches (one bare string is one path); ``fire=False`` is a
         preview that records nothing."""
         from .context import assemble
 
         return assemble(
-            self, query, session=session, channel=channel, sender=sender, paths=paths, budget=budget, fire=fire
+            self,
+            query,
+            session=session,
+            channel=channel,
+            conversation=conversation,
+            sender=sender,
+            paths=paths,
+            budget=budget,
+            fire=fire,
         )
 
     def require(self, permission: Permission, namespace: str | None = None) -> None:

@@ -518,6 +518,7 @@ def assemble(
     budget: int | None = None,
     fire: bool = True,
     max_chars: int | None = None,
+    conversation: str | None = None,
 ) -> ContextResult:
     """Assemble the context block for ``query`` in ``ix``'s namespace (needs read access).
 
@@ -527,6 +528,9 @@ def assemble(
     HIGH risks it shows are marked as surfaced to ``session``, and the rules it shows are
     logged as injected. ``fire=False`` is that preview alone and writes nothing, so a
     caller may size a block (the Claude Code hook) without spending anything on it.
+
+    ``channel``, ``conversation`` and ``sender`` place the turn for the standing intents'
+    scopes (an intent scoped to ``conversation:ID`` fires only on turns of that conversation).
 
     ``paths`` is a list of the files the step touches; one bare string is one path. The
     block never exceeds ``budget``; a budget below :func:`min_budget` (the frame alone)
@@ -559,6 +563,8 @@ def assemble(
             f"needs at least {floor}",
             where="budget",
         )
+    # Where the turn happens, for the standing intents' scopes (passed to preview and fire alike).
+    where = {"channel": channel, "conversation": conversation, "sender": sender}
     fixed: dict[str, ContextSection] = {}
     calls: dict[str, Callable[..., Any]] = {}
     for name, (engine, method) in _ENGINE_OF.items():
@@ -577,7 +583,7 @@ def assemble(
         inner = max(allowance - frame.section[name] - frame.hidden, 0)
         run = _Run(ContextSection(name, SectionStatus.EMPTY, allowance, 0), inner=inner)
         try:
-            run.raw = _invoke(name, calls[name], query, session, channel, sender, files, inner)
+            run.raw = _invoke(name, calls[name], query, session, where, files, inner)
             norm = _normalise(run.raw)
             run.section = replace(_fit(name, norm, inner, count), budget=allowance)
             run.wants_more = bool(norm.omitted_reasons.get("over_budget")) or (
@@ -654,7 +660,7 @@ def assemble(
         if size > max_chars:
             raise RuntimeError(f"context block still {size} characters at budget {total}")
     if fire:
-        _commit(ix, runs, query, session, channel, sender, total, count)
+        _commit(ix, runs, query, session, where, total, count)
     ordered = tuple(runs[n].section for n in RENDER_ORDER)
     text = _render(ix.namespace, ordered)
     return ContextResult(
@@ -706,8 +712,7 @@ def _commit(
     runs: dict[str, _Run],
     query: str,
     session: str | None,
-    channel: str | None,
-    sender: str | None,
+    where: Mapping[str, str | None],
     total: int,
     count: Callable[[str], int],
 ) -> None:
@@ -727,7 +732,7 @@ def _commit(
             fn = engine_method(ix, "triggers", "match")
             if fn is None:
                 raise EngineUnavailable("the triggers engine is not available in this build (triggers.match)")
-            raw = call_engine(fn, query, channel=channel, sender=sender, fire=True, budget=si.inner, only=shown)
+            raw = call_engine(fn, query, **where, fire=True, budget=si.inner, only=shown)
             fired = _fit("standing_intents", _normalise(raw), si.inner, count)
             # The fire is asked about the shown reminders only, so it cannot know what the
             # preview left out for the budget; that count is the preview's, and the delivered
@@ -779,8 +784,7 @@ def _invoke(
     fn: Callable[..., Any],
     query: str,
     session: str | None,
-    channel: str | None,
-    sender: str | None,
+    where: Mapping[str, str | None],
     paths: list[str],
     budget: int,
 ) -> Any:
@@ -789,7 +793,7 @@ def _invoke(
         return call_engine(fn, query, paths=paths, budget=budget, record=False)
     if name == "active_goals":
         return call_engine(fn, query, session=session, budget=budget, record=False)
-    return call_engine(fn, query, channel=channel, sender=sender, fire=False, budget=budget)
+    return call_engine(fn, query, **where, fire=False, budget=budget)
 
 
 def _render(namespace: str, sections: tuple[ContextSection, ...], *, fence: str | None = None) -> str:

@@ -787,3 +787,26 @@ def test_a_reminder_scoped_to_the_user_fires_on_their_claude_code_prompt(
     assert [ix.triggers.show(i.id).fire_count for i in (mine, here, bobs)] == [1, 1, 0]
     fire = ix.triggers.show(mine.id).fires[0]
     assert (fire.sender, fire.channel, fire.actor) == ("user:alice", "claude-code", "user:alice")
+
+
+def test_a_reminder_scoped_to_a_claude_code_session_fires_in_that_session_only(
+    ix: Intently, project: Path, run_hook: HookRunner
+) -> None:
+    """The conversation of a Claude Code prompt is its session (``session_id``). The hook
+    passed no conversation, so a ``conversation:`` scope matched no prompt and a reminder
+    scoped to one session never fired in Claude Code at all."""
+    this, other = "8a2f7c1e-5b0d-4f2a-9c3e-1d2b3c4d5e6f", "0b7e0d55-1c2d-4e3f-8a9b-7c6d5e4f3a2b"
+    scoped = ix.triggers.add(
+        "Re-run the migration dry run", when="launch", scope=f"conversation:{this}", expires="2099-01-01"
+    )
+
+    def block(session: str, hook: str = "UserPromptSubmit", **extra: Any) -> str:
+        done = run_hook({**event(hook, project, **extra), "session_id": session})
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+
+    assert "Re-run the migration dry run" not in block(other, prompt="Prepare the launch")
+    assert ix.triggers.show(scoped.id).fire_count == 0
+    assert "Re-run the migration dry run" in block(this, prompt="Prepare the launch")
+    fire = ix.triggers.show(scoped.id).fires[0]
+    assert (fire.conversation, fire.channel, fire.sender) == (this, "claude-code", "user:alice")

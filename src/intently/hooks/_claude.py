@@ -231,11 +231,14 @@ def context_within_cap(ix: Intently, query: str, *, session: str | None) -> Cont
     # reads it, on channel ``claude-code``), or a standing intent scoped to that user
     # (``sender:user:alice``, how a shared home keeps a reminder to one person) or to the
     # channel could never fire here, where an unknown sender or channel matches no scope.
+    # The conversation is the Claude Code session (``session_id`` of every hook event), so a
+    # reminder scoped ``conversation:<session id>`` fires in that session and no other.
     return assemble(
         ix,
         query,
         session=session,
         channel=CLAUDE_CHANNEL,
+        conversation=session,
         sender=str(ix.actor),
         budget=budget,
         max_chars=MAX_CONTEXT_CHARS,

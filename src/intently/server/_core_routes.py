@@ -134,6 +134,7 @@ def context(view: NamespaceView, body: ContextRequest) -> dict[str, Any]:
         body.query,
         session=body.session,
         channel=body.channel,
+        conversation=body.conversation,
         sender=body.sender,
         paths=tuple(body.paths),
         budget=body.budget,

@@ -44,6 +44,7 @@ class ContextRequest(_Body):
     query: str = Field(max_length=20_000, description="The task or prompt.")
     session: str | None = Field(default=None, max_length=200)
     channel: str | None = Field(default=None, max_length=200)
+    conversation: str | None = Field(default=None, max_length=200)
     sender: str | None = Field(default=None, max_length=200)
     paths: list[str] = Field(default_factory=list, max_length=500)
     budget: int | None = Field(default=None, ge=50, le=200_000)
