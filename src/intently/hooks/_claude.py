@@ -10,7 +10,9 @@ still meets PreToolUse, which fails closed on the same problem.
 
 - SessionStart, UserPromptSubmit: the context block as ``additionalContext`` (at most
   :data:`MAX_CONTEXT_CHARS`). UserPromptSubmit also records the prompt as the user's
-  request for the gate and hands it to extraction when that engine is present.
+  request for the gate and hands it to extraction when that engine is present. The block
+  and extraction read at most :data:`MAX_PROMPT_READ_CHARS` of it (head and tail), and a
+  one-shot hook answers by its deadline with what it has (:class:`_LateAnswer`).
 - PreToolUse: the gate decides (allow; warn -> allow with the reason; confirm or review
   -> ask; block -> deny with the reason shown to the model). No gate: deny.
 - PostToolUse: the tool output is recorded as untrusted content for provenance; when the
@@ -24,6 +26,7 @@ still meets PreToolUse, which fails closed on the same problem.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -64,6 +67,14 @@ CLAUDE_CHANNEL = "claude-code"
 
 #: Claude Code caps hook output strings at 10,000 characters; stay under it.
 MAX_CONTEXT_CHARS = 9_500
+
+#: How much of one prompt the context block and extraction read: a prompt longer than this is
+#: read as its head and its tail, half each (where a pasted log's question usually stands),
+#: and the hook says how much it skipped. Their reading grows with the text, and a pasted
+#: prompt of megabytes took minutes, past Claude Code's hook timeout. The prompt itself is
+#: recorded whole, and the gate still reads all of it (under the hook's deadline). The same
+#: bound as an HTTP context query's and as extraction's read of one tool output.
+MAX_PROMPT_READ_CHARS = 20_000
 
 Opener = Callable[[Path | None], Intently]
 
@@ -140,7 +151,9 @@ def handle_claude_event(
     ``warned`` itself (the hook server's threads: ``catch_warnings`` changes the whole process).
 
     ``deadline`` is for a one-shot hook process only: a PreToolUse still undecided after that
-    many seconds ends the process with exit 2 (:mod:`._watchdog`)."""
+    many seconds ends the process with exit 2, and a UserPromptSubmit still working ends it
+    with exit 0 and the answer made so far, the context block once it is assembled
+    (:mod:`._watchdog`)."""
     if warned is not None:
         result = _handle(raw, open_home, deadline)
         caught = warned
@@ -173,7 +186,13 @@ def _handle(raw: str, open_home: Opener, deadline: float | None) -> HookResult:
         except ValidationError as exc:
             field, message = first_problem(exc)
             return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
-        limit = watchdog(deadline) if deadline is not None and event == "PreToolUse" else contextlib.nullcontext()
+        limit: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        if deadline is not None and event == "PreToolUse":
+            limit = watchdog(deadline)
+        elif deadline is not None and event == "UserPromptSubmit":
+            late = _LateAnswer()
+            fn = functools.partial(_user_prompt, late=late)
+            limit = watchdog(deadline, late.expired)
         try:
             with limit:
                 return _open_and_answer(open_home, parsed, fn)
@@ -253,9 +272,51 @@ def _session_start(ix: Intently, ev: _Event) -> HookResult:
     return _context_answer("SessionStart", context_within_cap(ix, "", session=ev.session_id))
 
 
-def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
+class _LateAnswer:
+    """What a one-shot UserPromptSubmit prints if its deadline passes (:mod:`._watchdog`): the
+    answer made so far, which :func:`_user_prompt` keeps up to date, with a note of what was
+    left undone. A hook that Claude Code waits on must answer, and the context block, once
+    assembled, is worth giving even when the gate has not finished reading the prompt."""
+
+    def __init__(self) -> None:
+        self.answer: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self.undone = "reading the prompt"
+
+    def expired(self, seconds: float) -> tuple[str, str, int]:
+        note = (
+            f"{self.undone} did not finish within {seconds:g} s (a very long prompt?), skipped so that Claude Code "
+            "is not kept waiting; each tool call reads the prompt again for the gate and is blocked if that takes "
+            "as long: start a new session (/clear) and give long text as a file"
+        )
+        notes = [*self.notes, note]
+        answer = {**self.answer, "systemMessage": "intently: " + "; ".join(notes)}
+        return json.dumps(answer, ensure_ascii=False) + "\n", "".join(f"intently: {n}\n" for n in notes), 0
+
+
+def _read_bound(prompt: str) -> tuple[str, int]:
+    """The part of ``prompt`` the context block and extraction read, and how many characters
+    they skip: all of it up to :data:`MAX_PROMPT_READ_CHARS`, else its head and its tail."""
+    if len(prompt) <= MAX_PROMPT_READ_CHARS:
+        return prompt, 0
+    half = MAX_PROMPT_READ_CHARS // 2
+    return f"{prompt[:half]}\n\n[…]\n\n{prompt[-half:]}", len(prompt) - 2 * half
+
+
+def _user_prompt(ix: Intently, ev: _Event, late: _LateAnswer | None = None) -> HookResult:
+    """Record the prompt, hand it to extraction, answer with the context block, then open the
+    gate session for it. The gate reads the whole prompt, which for megabytes of pasted text
+    takes long; it comes last, so that a deadline reached there still answers with the block
+    (the prompt is already recorded; each tool call then reads it for the gate itself)."""
     assert isinstance(ev, _Prompt)
-    notes: list[str] = []
+    late = late or _LateAnswer()
+    notes = late.notes
+    text, skipped = _read_bound(ev.prompt)
+    if skipped:
+        notes.append(
+            f"a prompt of {len(ev.prompt):,} characters: the context block and extraction read its first and last "
+            f"{MAX_PROMPT_READ_CHARS // 2:,} characters, {skipped:,} in between were skipped (the gate reads it all)"
+        )
     proposal = None
     if ev.transcript_path and is_bare_assent(ev.prompt):
         proposal = last_agent_message(Path(ev.transcript_path))
@@ -263,25 +324,16 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
         record.requests.append(ev.prompt)
         if proposal:
             record.agreed.append(proposal)
-        try:
-            # Each prompt is read here, once; the reading stays in the record for the checks.
-            readings = _current_readings(record.requests, record.readings) if gate_available(ix) else {}
-            record.gate_session = gate_open(
-                ix,
-                user_request="\n\n".join(record.requests),
-                session_id=f"claude-{ev.session_id}-{len(record.requests)}",
-                user_requests=record.requests,
-                readings=readings,
-            )
-            record.readings = readings
-        except Exception as exc:  # later checks open their own logged session; the user is told
-            record.gate_session = None
-            notes.append(f"could not open a gate session: {type(exc).__name__}: {exc}")
+        # The session opened for the earlier prompts does not hold this one: until the gate has
+        # read it (below), a tool call opens its own logged session, as after a failed open.
+        record.gate_session = None
+        requests, kept = list(record.requests), dict(record.readings)
+    late.undone = "extraction of the prompt"
     observe = engine_method(ix, "extraction", "observe")
     if observe is not None and ev.prompt.strip():
         turn = {
             "speaker": str(ix.actor),
-            "text": ev.prompt,
+            "text": text,
             # In this machine's zone, as `review observe` does: "tomorrow" or "EOD" typed in the
             # evening west of UTC is the user's day, not UTC's next one.
             "time": ix.runtime.clock.now().astimezone().isoformat(),
@@ -292,10 +344,28 @@ def _user_prompt(ix: Intently, ev: _Event) -> HookResult:
             observe(turn)
         except Exception as exc:  # the prompt still goes through; the user is told why nothing was proposed
             notes.append(f"extraction failed on this prompt: {type(exc).__name__}: {exc}")
-    result = context_within_cap(ix, ev.prompt, session=ev.session_id)
+    late.undone = "assembling the context block"
+    result = context_within_cap(ix, text, session=ev.session_id)
     answer: dict[str, Any] = {
         "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": result.text}
     }
+    late.answer, late.undone = dict(answer), "the gate's reading of the prompt"
+    try:
+        # Each prompt is read here, once; the reading stays in the record for the checks.
+        readings = _current_readings(requests, kept) if gate_available(ix) else {}
+        opened = gate_open(
+            ix,
+            user_request="\n\n".join(requests),
+            session_id=f"claude-{ev.session_id}-{len(requests)}",
+            user_requests=requests,
+            readings=readings,
+        )
+    except Exception as exc:  # later checks open their own logged session; the user is told
+        notes.append(f"could not open a gate session: {type(exc).__name__}: {exc}")
+    else:
+        with session_record(ix.home.state_dir, ev.session_id) as record:
+            if record.requests == requests:  # no later prompt has taken the session over meanwhile
+                record.gate_session, record.readings = opened, readings
     if notes:
         answer["systemMessage"] = "intently: " + "; ".join(notes)
     return _answer(answer, "".join(f"intently: {n}\n" for n in notes))
