@@ -150,6 +150,27 @@ def test_cli_context_json(ix: Intently, project: Path) -> None:
     assert data["tokens"] <= data["budget"]
 
 
+def test_a_conversation_scoped_reminder_is_in_the_block_of_that_conversation_only(ix: Intently, project: Path) -> None:
+    """``assemble`` took no conversation, so a ``conversation:`` scope matched no block, from the
+    library, the CLI (``intently context --conversation``) or HTTP; previews and fires alike."""
+    made = ix.triggers.add(
+        "Re-run the migration dry run", when="launch", scope="conversation:t-42", expires="2099-01-01"
+    )
+    assert "migration dry run" not in ix.context("the launch", conversation="t-7").text
+    assert "migration dry run" in ix.context("the launch", conversation="t-42", fire=False).text
+    assert ix.triggers.show(made.id).fire_count == 0
+
+    def cli(*extra: str) -> str:
+        argv = [str(Path(sys.executable).parent / "intently"), "--actor", "user:alice", "context", "the launch"]
+        done = subprocess.run([*argv, *extra], cwd=project, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["text"])
+
+    assert "migration dry run" not in cli("--json")
+    assert "migration dry run" in cli("--conversation", "t-42", "--json")
+    assert [f.conversation for f in ix.triggers.show(made.id).fires] == ["t-42"]
+
+
 # -- with the real engines ---------------------------------------------------------------
 
 

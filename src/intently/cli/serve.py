@@ -32,6 +32,10 @@ def context(
     session: Annotated[str | None, typer.Option(help="Session id (HIGH risks surface once per session).")] = None,
     channel: Annotated[str | None, typer.Option(help="Channel of the turn (standing intents' scope).")] = None,
     sender: Annotated[str | None, typer.Option(help="Sender of the turn (standing intents' scope).")] = None,
+    conversation: Annotated[
+        str | None,
+        typer.Option(help="Conversation of the turn (standing intents' scope; Claude Code: the session id)."),
+    ] = None,
     budget: Annotated[
         int | None, typer.Option(min=50, max=200_000, help="Total token budget (default: \\[context] budget).")
     ] = None,
@@ -47,6 +51,7 @@ def context(
             task,
             session=session,
             channel=channel,
+            conversation=conversation,
             sender=sender,
             paths=tuple(paths or ()),
             budget=budget,

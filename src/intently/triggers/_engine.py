@@ -6,7 +6,8 @@ Who may do what (per namespace, from :mod:`intently.access`):
   cancels what it can see;
 - ``write`` without it (and extraction, always) only *proposes*: the intent waits in
   ``pending`` until a manager confirms it; a proposer may withdraw its own proposal;
-- ``read`` is enough to match turns (the agent's context hook) and to list what one sees.
+- ``read`` is enough to match turns (the agent's context hook) and to list what one sees;
+  a turn reported as another sender's needs ``manage-reminders`` (:meth:`Triggers._check_sender`).
 
 What a caller sees: intents it created or confirmed, intents scoped to it as sender, and,
 for managers, pending proposals awaiting review; an admin (or the home's owner) sees everything. Anything
