@@ -173,6 +173,33 @@ def test_a_server_that_takes_the_event_and_gives_no_answer_blocks(ix: Intently, 
     assert done.returncode == 2 and "blocked to fail closed" in done.stderr
 
 
+def test_a_server_that_gives_no_answer_to_a_prompt_lets_the_prompt_go_on(ix: Intently, project: Path) -> None:
+    """A prompt the server takes and never answers (a prompt of megabytes outlasting the
+    client's wait) used to be blocked, and a blocked prompt is erased: it goes on now, with the
+    reason in systemMessage. A tool call in the same case still blocks (the test above)."""
+    path = socket_path(project / ".intently")
+    path.parent.mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def take_and_drop() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            read_message(conn)
+
+    thread = threading.Thread(target=take_and_drop)
+    thread.start()
+    try:
+        done = installed_hook(event("UserPromptSubmit", project, prompt="Summarise notes.md for me"))
+    finally:
+        thread.join(timeout=30)
+        listener.close()
+    assert done.returncode == 0, done.stderr
+    message = json.loads(done.stdout)["systemMessage"]
+    assert "the hook server took the prompt but gave no answer" in message and message in done.stderr
+
+
 def test_a_socket_folder_others_can_enter_is_never_used(ix: Intently, project: Path) -> None:
     folder = socket_path(project / ".intently").parent
     folder.mkdir(mode=0o755)

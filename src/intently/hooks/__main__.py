@@ -58,14 +58,17 @@ def main(argv: list[str] | None = None) -> int:
 def _served(raw: str) -> Answer | None:
     """The answer of a running ``intently hook serve`` for this event's home, if one takes it."""
     cwd: Path | None = None
+    event: str | None = None
     try:
         data = json.loads(raw)
         if isinstance(data, dict) and isinstance(data.get("cwd"), str) and data["cwd"]:
             cwd = Path(data["cwd"])
+        if isinstance(data, dict) and isinstance(data.get("hook_event_name"), str):
+            event = data["hook_event_name"]
     except ValueError:
         return None  # not JSON: the in-process handler says so
     home = locate_home(cwd)
-    answer = forward(raw, home)
+    answer = forward(raw, home, event)
     if answer is None and home is not None:
         start_wanted(home)  # [hooks] server = true: the next events go to a server
     return answer

@@ -13,7 +13,9 @@ The rules that keep that safe:
   answers in-process, as it does when no server runs. Either way the same function
   (:func:`handle_claude_event`) decides.
 - **Fail closed.** Once the event is handed over, a server that dies or answers garbage is a
-  block (exit 2), never a silent pass: the event may already have been acted on.
+  block (exit 2), never a silent pass: the event may already have been acted on. A prompt is
+  the exception the in-process hook makes too: blocking it erases it, so it goes on with the
+  reason in ``systemMessage``.
 - **Only its owner can talk to it.** The socket lives in a per-user directory (mode 0700,
   owned by the user, checked on both sides) under ``$XDG_RUNTIME_DIR`` or the temp folder; its
   name is a hash of the home's path, so short enough for any socket path limit.
@@ -169,11 +171,15 @@ def connect(home: Path) -> socket.socket | None:
     return conn
 
 
-def forward(raw: str, home: Path | None) -> Answer | None:
+def forward(raw: str, home: Path | None, event: str | None = None) -> Answer | None:
     """Hand one event to the server for ``home``: its answer, or ``None`` when the caller must
     answer in-process (no server, a server for another install or environment, no Unix sockets).
 
-    After the event is sent, anything but a well-formed answer is a block (exit 2).
+    After the event is sent, anything but a well-formed answer is a block (exit 2), except for
+    a ``UserPromptSubmit`` (``event``, the hook's event name): blocking it erases the prompt and
+    protects nothing, as the in-process hook reasons for a failure there, so that answer is
+    exit 0 with the reason in ``systemMessage``. A prompt of megabytes can take the server past
+    :data:`ANSWER_TIMEOUT_S`; the tool calls after it still meet PreToolUse, which blocks.
     """
     if home is None:
         return None
@@ -184,7 +190,7 @@ def forward(raw: str, home: Path | None) -> Answer | None:
         write_message(conn, request(raw, home, os.getcwd()))
         reply = read_message(conn)
     except (OSError, ValueError) as exc:
-        return Answer("", _blocked(f"{type(exc).__name__}: {exc}"), 2)
+        return _no_answer(f"{type(exc).__name__}: {exc}", event)
     finally:
         conn.close()
     if reply.get("status") == "declined":
@@ -193,8 +199,19 @@ def forward(raw: str, home: Path | None) -> Answer | None:
     if reply.get("status") != "answered" or not (
         isinstance(out, str) and isinstance(err, str) and isinstance(code, int) and not isinstance(code, bool)
     ):
-        return Answer("", _blocked(f"malformed answer {sorted(reply)}"), 2)
+        return _no_answer(f"malformed answer {sorted(reply)}", event)
     return Answer(out, err, code)
+
+
+def _no_answer(why: str, event: str | None) -> Answer:
+    """The server took the event and gave no usable answer: a block, but a prompt goes on."""
+    if event == "UserPromptSubmit":
+        note = (
+            f"intently: the hook server took the prompt but gave no answer ({why}); it goes on without the "
+            "context block (a very long prompt? give long text as a file)"
+        )
+        return Answer(json.dumps({"systemMessage": note}, ensure_ascii=False) + "\n", note + "\n", 0)
+    return Answer("", _blocked(why), 2)
 
 
 def ping(home: Path) -> dict[str, Any] | None:
