@@ -305,6 +305,19 @@ _IMPLIED_OPERANDS = (2.0, 3.0, 4.0, 100.0)
 MAX_OPERANDS = 6
 
 
+def _same_to_the_cent(x: float, target: float) -> bool:
+    """Equal to the cent, with a relative slack for sums too large for a float's cents."""
+    return abs(x - target) < 0.005 + 1e-9 * abs(target)
+
+
+def _combine(a: float, b: float) -> list[float]:
+    """Every result of ``+ - * /`` on two numbers, in both orders (no division by zero)."""
+    out = [a + b, a - b, b - a, a * b]
+    out += [a / b] if b else []
+    out += [b / a] if a else []
+    return out
+
+
 def computable(target: float, operands: Sequence[float]) -> bool:
     """Whether ``target`` is what at most three of ``operands`` (and the implied 2, 3, 4 and
     100 of "half", "a third", "a quarter", "percent") give with ``+ - * /``, to the cent: the
@@ -313,23 +326,17 @@ def computable(target: float, operands: Sequence[float]) -> bool:
     pool = [*operands[:MAX_OPERANDS], *_IMPLIED_OPERANDS]
 
     def close(x: float) -> bool:
-        return abs(x - target) < 0.005 + 1e-9 * abs(target)
-
-    def combine(a: float, b: float) -> list[float]:
-        out = [a + b, a - b, b - a, a * b]
-        out += [a / b] if b else []
-        out += [b / a] if a else []
-        return out
+        return _same_to_the_cent(x, target)
 
     if any(close(x) for x in pool):
         return True
     n = len(pool)
     for i in range(n):
         for j in range(i + 1, n):
-            for ab in combine(pool[i], pool[j]):
+            for ab in _combine(pool[i], pool[j]):
                 if close(ab):
                     return True
-                if any(close(v) for k in range(n) if k not in (i, j) for v in combine(ab, pool[k])):
+                if any(close(v) for k in range(n) if k not in (i, j) for v in _combine(ab, pool[k])):
                     return True
     return False
 
@@ -350,20 +357,14 @@ def computable_from(target: float, operands: Sequence[float]) -> bool:
     pool = sorted({*operands, *_IMPLIED_OPERANDS})
 
     def close(x: float) -> bool:
-        return abs(x - target) < 0.005 + 1e-9 * abs(target)
-
-    def combine(a: float, b: float) -> list[float]:
-        out = [a + b, a - b, b - a, a * b]
-        out += [a / b] if b else []
-        out += [b / a] if a else []
-        return out
+        return _same_to_the_cent(x, target)
 
     if any(close(x) for x in pool):
         return True
     pairs: dict[int, list[tuple[float, int, int]]] = {}
     for i, a in enumerate(pool):
         for j in range(i + 1, len(pool)):
-            for ab in combine(a, pool[j]):
+            for ab in _combine(a, pool[j]):
                 if close(ab):
                     return True
                 if abs(ab) < 1e15:
@@ -379,7 +380,7 @@ def computable_from(target: float, operands: Sequence[float]) -> bool:
             key = round(want * 100)
             for found in (pairs.get(key - 1, []), pairs.get(key, []), pairs.get(key + 1, [])):
                 for ab, i, j in found:
-                    if k not in (i, j) and any(close(v) for v in combine(ab, c)):
+                    if k not in (i, j) and any(close(v) for v in _combine(ab, c)):
                         return True
     return False
 
