@@ -66,10 +66,11 @@ def _not_a_person(actor: Actor, speaker: str | None) -> str | None:
     """Who, of the actor feeding a turn and the speaker it names, is not a person, or ``None``.
 
     A recorded decision skips review and becomes a project rule proposed at the next scan (a
-    person still accepts it before it is injected), so only a person's word makes one: an agent feeding its own turns (MCP ``review_observe``, an
-    agent's API token) or a turn whose speaker is named as an agent, tool or system (``agent:
-    claude``) could otherwise write the project's rules. A plain name ("bob") is a person, as in
-    minutes and chats; the other candidate types wait in review whoever said them.
+    person still accepts it before it is injected), so only a person's word makes one: an
+    agent feeding its own turns (MCP ``review_observe``, an agent's API token) or a turn whose
+    speaker is named as an agent, tool or system (``agent:claude``) could otherwise write the
+    project's rules. A plain name ("bob") is a person, as in minutes and chats; the other
+    candidate types wait in review whoever said them.
     """
     if actor.kind is not ActorKind.USER:
         return str(actor)
