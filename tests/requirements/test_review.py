@@ -196,3 +196,33 @@ def test_an_agent_cannot_accept_or_dismiss_what_a_scan_proposed(repo: Path, rix:
     assert accepted.status == "active"
     (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == tabs]
     assert op.actor == "agent:claude"  # the log still names who accepted it
+
+
+def test_rules_mined_from_commit_subjects_lose_their_conventional_commit_header(repo: Path, rix: Intently) -> None:
+    """A commit subject written as Conventional Commits (``type(scope)!: text``, after any
+    autosquash marker) proposes the rule it states, not the header in front of it; a label
+    that is part of the sentence (``API:``) stays, and so does a ``BREAKING CHANGE:`` footer's
+    text without its token."""
+    subjects = [
+        "init: you must always sign commits",
+        "feat(api)!: never break the v1 routes without a deprecation notice",
+        "fixup! chore(deps): always pin direct dependencies to an exact version",
+        "Fix: you must run the migrations check before every release",
+        "API: all endpoints must be versioned under /v1",
+        "refactor the store\n\nBREAKING CHANGE: callers must open a transaction first",
+    ]
+    for n, subject in enumerate(subjects):
+        write(repo, f"f{n}.txt", "x\n")
+        commit_all(repo, subject)
+    rix.requirements.scan()
+    found = by_statement(rix)
+    assert {
+        "You must always sign commits",
+        "Never break the v1 routes without a deprecation notice",
+        "Always pin direct dependencies to an exact version",
+        "You must run the migrations check before every release",
+        "API: all endpoints must be versioned under /v1",
+        "Callers must open a transaction first",
+    } <= {s.rstrip(".") for s in found}, sorted(found)
+    assert not [s for s in found if s.lower().startswith(("init", "feat", "fixup", "chore", "fix:", "breaking"))]
+    assert {st for _, st in found.values()} == {"proposed"}

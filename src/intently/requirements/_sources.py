@@ -493,7 +493,14 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         identity = _commit_identity(email, when, message)
         newest_first.append(
             Source(
-                "commit", f"commit:{sha.strip()[:12]}", message, sha.strip(), "project", [], "low", identity=identity
+                "commit",
+                f"commit:{sha.strip()[:12]}",
+                commit_text(message),
+                sha.strip(),
+                "project",
+                [],
+                "low",
+                identity=identity,
             )
         )
     out = newest_first[::-1]  # oldest first, so a later commit's rule supersedes an earlier one
@@ -510,6 +517,61 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
             foreign = True
     # Only scan commits since the cursor: keep the cursor, so a quiet re-scan writes nothing.
     return out, head if foreign or not last_commit else last_commit
+
+
+#: The header of a Conventional Commits subject (``feat:``, ``fix(api)!:``, ``init:``: a type
+#: word, an optional scope, an optional ``!``), after any of git's autosquash markers
+#: (``fixup! ``, ``squash! ``, ``amend! ``).
+_COMMIT_HEADER = re.compile(
+    r"^(?:(?:fixup|squash|amend)! +)*(?P<type>[A-Za-z][A-Za-z0-9_-]{0,30})(?P<scope>\([^()\n]{0,60}\))?(?P<bang>!)?: +"
+)
+#: The Conventional Commits types (and the Angular ones): a capitalised ``Fix:`` is a header too.
+_COMMIT_TYPES = frozenset(
+    [
+        "feat",
+        "fix",
+        "docs",
+        "doc",
+        "style",
+        "refactor",
+        "perf",
+        "test",
+        "tests",
+        "build",
+        "ci",
+        "chore",
+        "revert",
+        "init",
+        "wip",
+        "deps",
+        "security",
+    ]
+)
+#: A Conventional Commits footer that carries prose (``BREAKING CHANGE: never ...``).
+_BREAKING_FOOTER = re.compile(r"^BREAKING[ -]CHANGE: +(\S)", re.MULTILINE)
+
+
+def commit_text(message: str) -> str:
+    """The prose of a commit message, without the markup commit conventions put around it.
+
+    A subject written ``feat(api)!: you must always sign commits`` states the rule after the
+    header; kept, the header became the first words of a proposed rule ("init: you must
+    always sign commits"), noise in every prompt it is injected into, and it kept the rule
+    from matching the same rule worded in a doc. The header is cut from the subject (the
+    first line) when it is one: a lowercase type (Conventional Commits' own convention), a
+    known type in any case, or any word with a ``(scope)`` or ``!``. A capitalised label
+    such as ``API:`` or ``Python:`` carries meaning and stays. The rest is capitalised as a
+    sentence; a ``BREAKING CHANGE:`` footer loses its token the same way; a subject that is
+    only a header is left as it is. Identity (:func:`_commit_identity`) is computed from the
+    message as written, so a rebased commit still matches what an older scan read."""
+    subject, sep, rest = message.partition("\n")
+    header = _COMMIT_HEADER.match(subject)
+    if header is not None and subject[header.end() :].strip():
+        kind = header.group("type")
+        if kind.islower() or kind.lower() in _COMMIT_TYPES or header.group("scope") or header.group("bang"):
+            tail = subject[header.end() :]
+            subject = tail[0].upper() + tail[1:]
+    return subject + sep + _BREAKING_FOOTER.sub(lambda m: m.group(1).upper(), rest)
 
 
 def _commit_identity(email: str, when: str, message: str) -> str:
@@ -550,7 +612,7 @@ def rewritten_commits(root: Path, last_commit: str | None) -> list[Source]:
             Source(
                 "commit",
                 f"commit:{sha.strip()[:12]}",
-                message,
+                commit_text(message),
                 sha.strip(),
                 "project",
                 [],
