@@ -13,6 +13,7 @@ from intently import Intently
 from intently.access import Permission
 from intently.core.actors import Actor
 from intently.core.errors import InvalidTransition, PermissionDenied
+from intently.requirements import RequirementConflictWarning
 from tests._config import set_config
 
 from .conftest import git, run_main
@@ -226,3 +227,70 @@ def test_rules_mined_from_commit_subjects_lose_their_conventional_commit_header(
     } <= {s.rstrip(".") for s in found}, sorted(found)
     assert not [s for s in found if s.lower().startswith(("init", "feat", "fixup", "chore", "fix:", "breaking"))]
     assert {st for _, st in found.values()} == {"proposed"}
+
+
+def _set_status_in_file(path: Path, status: str) -> None:
+    """What a person does in an editor: change the ``status:`` line of the front matter."""
+    text = path.read_text()
+    assert "status: proposed" in text
+    path.write_text(text.replace("status: proposed", f"status: {status}", 1))
+
+
+def test_accepting_a_proposed_replacement_in_the_file_supersedes_the_rule_it_replaces(
+    repo: Path, rix: Intently
+) -> None:
+    """Setting ``status: active`` by hand on a proposed replacement is an acceptance: the rule it
+    ``replaces`` is superseded by it (logged, naming the review), never both in force; until a
+    person who may write runs a command, `req validate` names the file and line."""
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    old = by_statement(rix)[TABS][0]
+    rix.requirements.accept(old)
+    write(repo, "CLAUDE.md", CLAUDE.replace("Use tabs", "Never use tabs"))
+    commit_all(repo, "switch to spaces")
+    rix.requirements.scan()
+    new = by_statement(rix)["Never use tabs for indentation in Go files."][0]
+    path = rix.requirements.get(new).path
+    _set_status_in_file(path, "active")
+
+    # An agent's load leaves the review to a person; validate says where it stands.
+    rix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    agent = rix.as_actor("agent:claude")
+    assert agent.requirements.get(old).status == "active"
+    with pytest.warns(RequirementConflictWarning):  # both in force, and they contradict each other
+        problems = agent.requirements.validate()
+    rel_name = f"requirements/{new}.md"
+    (problem,) = [p for p in problems if p.file.endswith(f"{new}.md")]
+    assert problem.field == "replaces" and problem.line is not None
+    assert path.read_text().splitlines()[problem.line - 1].startswith("replaces:")
+    assert f"replaces {old}" in problem.message
+
+    code, out, err = run_main(rix.home.path, "req", "list", "--json")
+    assert code == 0, err
+    statuses = {r["id"]: r["status"] for r in json.loads(out)}
+    assert statuses[new] == "active" and statuses[old] == "superseded"
+    replaced = rix.requirements.get(old)
+    assert replaced.meta.superseded_by == new and rix.requirements.get(new).meta.replaces == ""
+    sel = rix.requirements.select("Reindent the Go files", paths=["main.go"], record=False)
+    assert new in sel.ids and old not in sel.ids
+    (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == old][-1:]
+    assert op.payload["detail"]["review"] == f"accept {new} (outside edit)"
+    assert rix.requirements.validate() == []
+    assert rel_name in {o.payload["file"] for o in rix.log.read(rix.namespace, op="REQ_UPDATE")}
+
+
+def test_dismissing_a_proposed_replacement_in_the_file_keeps_the_rule_in_force(repo: Path, rix: Intently) -> None:
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    old = by_statement(rix)[TABS][0]
+    rix.requirements.accept(old)
+    write(repo, "CLAUDE.md", CLAUDE.replace("Use tabs", "Never use tabs"))
+    commit_all(repo, "switch to spaces")
+    rix.requirements.scan()
+    new = by_statement(rix)["Never use tabs for indentation in Go files."][0]
+    _set_status_in_file(rix.requirements.get(new).path, "disabled")
+    assert rix.requirements.validate() == []
+    assert rix.requirements.get(old).status == "active"
+    assert (rix.requirements.get(new).status, rix.requirements.get(new).meta.replaces) == ("disabled", "")

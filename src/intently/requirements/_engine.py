@@ -77,7 +77,72 @@ class Requirements:
         if self._mark_hand_edits(result):
             result = load_home(self._rt.home, warn=False)
             observe(self._rt, result.hashes)
+        if self._settle_hand_reviews(result):
+            result = load_home(self._rt.home, warn=False)
+            observe(self._rt, result.hashes)
         return result
+
+    def _settle_hand_reviews(self, loaded: LoadResult) -> bool:
+        """Finish a review a person made in the file itself, as `req accept` / `dismiss` would.
+
+        A proposed replacement names the active rule it replaces (``replaces``); `req accept`
+        makes it active and supersedes that rule in one write. A person who sets ``status:
+        active`` in an editor accepts it just the same, but nothing acted on ``replaces``: the
+        old rule and its replacement were both in force, and agents got both (contradictory)
+        rules. So a rule no longer proposed that still names what it ``replaces`` is settled
+        here: when it is active and the replaced rule still is, that one is superseded by it;
+        in every case ``replaces`` is cleared. Both writes are one logged batch (``REQ_STATUS``
+        with ``detail.review: accept <id> (outside edit)``, ``REQ_UPDATE`` by ``outside edit``).
+        Written only by an actor allowed to write and, unless ``[review] agents_may_review``, a
+        person (settling supersedes a rule, a review act `req accept` keeps for people);
+        meanwhile `req validate` names the file and line."""
+        pending = [r for r in loaded.requirements if r.meta.replaces and r.status != "proposed"]
+        if not pending or not self._rt.access.can(self._rt.actor, self._rt.namespace, Permission.WRITE):
+            return False
+        if not self._rt.actor.is_person and not self._rt.config.review.agents_may_review:
+            return False
+        by_id = loaded.by_id()
+        now = self._rt.clock.now()
+        # One rewrite per file (a rule can both lose its ``replaces`` and be superseded, as in
+        # a pair that replace each other: the first one settled wins, never neither).
+        fields: dict[str, dict[str, Any]] = {}
+        details: dict[str, dict[str, Any]] = {}
+        for req in pending:
+            fields.setdefault(req.id, {})["replaces"] = ""
+            details.setdefault(
+                req.id, {"by": "outside edit", "fields": ["replaces"], "why": f"status set to {req.status} in the file"}
+            )
+            old = by_id.get(req.meta.replaces)
+            retired = {i for i, f in fields.items() if f.get("status") == "superseded"}
+            if (
+                req.status == "active"
+                and req.id not in retired
+                and old is not None
+                and old.id != req.id
+                and old.status == "active"
+                and old.id not in retired
+            ):
+                fields.setdefault(old.id, {}).update(status="superseded", superseded_by=req.id)
+                details[old.id] = {
+                    "from": "active",
+                    "to": "superseded",
+                    "superseded_by": req.id,
+                    "review": f"accept {req.id} (outside edit)",
+                }
+        changes: _List[Change] = []
+        for req_id, change in fields.items():
+            req = by_id[req_id]
+            text = rewrite_requirement(
+                req.path.read_text(encoding="utf-8"), req.path.name, {**change, "updated": now}, None
+            )
+            status = str(change.get("status", req.status))
+            op = "REQ_STATUS" if status != req.status else "REQ_UPDATE"
+            changes.append(Change(self._file(req_id), text, op, req_id, status, details[req_id], req.content_hash))
+        try:
+            write_files(self._rt, changes)
+        except ConflictError:
+            return False  # changed again meanwhile: the next load sees it
+        return True
 
     def _mark_hand_edits(self, loaded: LoadResult) -> bool:
         """Set ``user_edited`` on each requirement whose statement or scope a person changed
@@ -111,6 +176,8 @@ class Requirements:
         self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
         recover(self._rt)
         loaded = load_home(self._rt.home, warn=False)
+        if self._settle_hand_reviews(loaded):
+            loaded = load_home(self._rt.home, warn=False)
         for conflict in self._conflicts(loaded):
             warnings.warn(conflict.message(), RequirementConflictWarning, stacklevel=2)
         return loaded.errors + self._broken_supersedes(loaded)
@@ -141,10 +208,22 @@ class Requirements:
             else:
                 why = _cycle(req.id, by_id)
             if why is not None:
-                text = req.path.read_text(encoding="utf-8", errors="replace").splitlines()
-                line = next((n for n, t in enumerate(text, 1) if t.lstrip().startswith("superseded_by")), None)
-                errors.append(FileError(rel(self._rt.home, req.path), line, "superseded_by", why))
+                errors.append(self._field_error(req, "superseded_by", why))
+            if req.meta.replaces and req.status != "proposed":
+                # Reviewed in the file (see _settle_hand_reviews), by an actor who may not write.
+                why = (
+                    f"status {req.status} but still replaces {req.meta.replaces}: a review made in the file; "
+                    "the next `intently req` command by a person who may write settles it "
+                    "(or clear replaces and supersede the old rule)"
+                )
+                errors.append(self._field_error(req, "replaces", why))
         return errors
+
+    def _field_error(self, req: Requirement, field: str, why: str) -> FileError:
+        """A problem with one top-level field of ``req``'s file, at the line that sets it."""
+        text = req.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        line = next((n for n, t in enumerate(text, 1) if t.lstrip().startswith(f"{field}:")), None)
+        return FileError(rel(self._rt.home, req.path), line, field, why)
 
     def conflicts(self) -> _List[Conflict]:
         """Every pair of active requirements that contradict each other (see :mod:`._conflicts`)."""
