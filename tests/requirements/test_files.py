@@ -157,8 +157,9 @@ def test_replay_rebuilds_the_seen_table(ix: Intently, tmp_path: Path, clock: Man
 
 def test_an_unchanged_rule_file_is_parsed_once_and_any_edit_is_read(ix: Intently) -> None:
     """Every select (every context block) loads every rule file; re-parsing unchanged YAML made
-    a block over 1,000 rules take seconds. A parse is kept for the exact bytes read, so a
-    second load parses nothing, and an edit that keeps the size and the mtime is still read."""
+    a block over 1,000 rules take seconds. A parse is kept for the exact bytes read (in memory,
+    and on disk for the next process: see test_parse_cache), so a second load parses nothing,
+    and an edit that keeps the size and the mtime is still read."""
     import os
 
     from intently.requirements._files import _parse
@@ -169,7 +170,7 @@ def test_an_unchanged_rule_file_is_parsed_once_and_any_edit_is_read(ix: Intently
     cold = _parse.cache_info()
     ix.requirements.load()
     warm = _parse.cache_info()
-    assert warm.misses == cold.misses and warm.hits - cold.hits >= len(reqs)
+    assert warm.misses == cold.misses
     path = reqs[3].path
     before = path.stat()
     path.write_text(path.read_text().replace("Rule 03: sign", "Rule 03: SIGN"))

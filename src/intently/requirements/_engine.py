@@ -150,7 +150,8 @@ class Requirements:
         statement/scope" holds for any editor, so a later scan never supersedes the person's
         wording as a rewording. Written (and logged, ``REQ_UPDATE`` by ``outside edit``) only
         by an actor allowed to write; otherwise the next writer's load records it."""
-        names = {rel(self._rt.home, r.path): r for r in loaded.requirements}
+        prefix = rel(self._rt.home, self._rt.home.requirements_dir)  # once: resolve() per file cost seconds
+        names = {f"{prefix}/{r.path.name}": r for r in loaded.requirements}
         edited = hand_edited(self._rt, names)
         if not edited or not self._rt.access.can(self._rt.actor, self._rt.namespace, Permission.WRITE):
             return False
@@ -317,7 +318,8 @@ class Requirements:
     ) -> Frontmatter:
         """Frontmatter for a new requirement with a fresh, unused id."""
         _check_statement(statement.strip(), where="statement")
-        taken = existing if existing is not None else set(load_home(self._rt.home, warn=False).by_id())
+        # Every file name taken (a superset of the valid ids), without parsing each file.
+        taken = existing if existing is not None else {p.stem for p in self._rt.home.requirements_dir.glob("req-*.md")}
         req_id = new_requirement_id()
         while req_id in taken:
             req_id = new_requirement_id()

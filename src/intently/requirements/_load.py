@@ -11,6 +11,7 @@ from typing import Any
 from ..core.config import Home
 from ._files import FileError, file_hash, parse_domains, parse_requirement
 from ._model import Domain, Requirement
+from ._parsecache import ParseCache
 
 __all__ = ["DOMAINS_FILE", "SCAN_STATE_FILE", "LoadResult", "RequirementFileWarning", "load_home", "rel"]
 
@@ -62,18 +63,22 @@ def load_home(home: Home, *, warn: bool = True) -> LoadResult:
     loaded: list[Requirement] = []
     if folder.is_dir():
         prefix = rel(home, folder)
+        cache = ParseCache(home.index_dir)
         for path in sorted(folder.glob("req-*.md")):
             name = f"{prefix}/{path.name}"
             raw = _read(path, name, result.errors)
             if raw is None:
                 continue
-            parsed = parse_requirement(path, raw, display=name)
+            digest = file_hash(raw)
+            parsed = cache.get(name, digest, path) or parse_requirement(path, raw, display=name)
             if isinstance(parsed, FileError):
                 result.errors.append(parsed)
-                result.hashes[name] = (file_hash(raw), "invalid")
+                result.hashes[name] = (digest, "invalid")
                 continue
+            cache.put(name, parsed)
             loaded.append(parsed)
             result.hashes[name] = (parsed.content_hash, parsed.status)
+        cache.save()
     ids: dict[str, Requirement] = {}
     for req in loaded:
         if req.id in ids:
