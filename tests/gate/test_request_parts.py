@@ -193,3 +193,24 @@ def test_a_damaged_stored_reading_is_read_again() -> None:
         store[key] = {"clauses": "not a list"}
     intent._CACHE.clear()
     assert resolve_parts(parts, VOCAB, store=store) == resolve("\n\n".join(parts), VOCAB)
+
+
+def test_a_reading_given_up_stops_and_nothing_half_read_is_kept() -> None:
+    """A caller that gives up (the hook server, past a prompt's deadline) stops the reading at
+    the next clause; nothing of it is kept, so the next reading of the prompt is whole and
+    equals the one never interrupted. Without the block a reading always runs to its end."""
+    from intently.gate._intent import ReadingAbandoned, abandon_reading_when
+
+    prompt = " ".join(f"step {n}: send the report to bob@example.com then delete draft {n}." for n in range(400))
+    asked: list[int] = []
+
+    def give_up() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    store: dict[str, object] = {}
+    with pytest.raises(ReadingAbandoned), abandon_reading_when(give_up):
+        resolve_parts([prompt], VOCAB, None, store)
+    assert len(asked) == 4 and store == {}  # stopped at once, with nothing stored
+    assert resolve_parts([prompt], VOCAB, None, store) == resolve(prompt, VOCAB)
+    assert len(asked) == 4 and len(store) == 1  # outside the block nobody is asked

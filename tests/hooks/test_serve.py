@@ -22,10 +22,12 @@ from pathlib import Path
 import pytest
 
 from intently import Intently
+from intently.hooks import session_record
 from intently.hooks._wire import read_message, socket_path
 from tests._config import set_config
 
 from .conftest import INTENTLY, event, run_command
+from .test_long_prompt import _long_prompt
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="the hook server needs Unix sockets")
 
@@ -53,9 +55,12 @@ class Server:
         return out
 
 
-def start_server(project: Path, *extra: str, actor: str = "user:alice") -> Server:
+def start_server(
+    project: Path, *extra: str, actor: str = "user:alice", env_extra: dict[str, str] | None = None
+) -> Server:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
     env["INTENTLY_ACTOR"] = actor
+    env.update(env_extra or {})
     process = subprocess.Popen(
         [INTENTLY, "hook", "serve", *extra],
         cwd=project,
@@ -368,3 +373,51 @@ def test_a_served_event_gets_its_own_warnings(ix: Intently, project: Path, serve
         assert "intently: warning: skipped" in done.stderr and "req-0000000000aa.md" in done.stderr
         assert ".py:" not in done.stderr and done.stderr.count("warning:") == 1
     assert server.stop().count("answered SessionStart exit 0") == 2
+
+
+def test_a_huge_prompt_is_answered_by_the_server_at_the_deadline_with_the_context_block(
+    ix: Intently, project: Path
+) -> None:
+    """A pasted prompt of megabytes: the server's gate reading of it outlasted the client's 25 s
+    wait, so the user got no context block (and the server kept reading at full CPU). The
+    server now answers at the one-shot hook's deadline with the block and the same note, once;
+    the work it gave up stops, logs no gate session and leaves the session record as the
+    answer says (prompt recorded, no gate session, no readings), and the server answers on."""
+    ix.triggers.add("Confirm the rollback owner", when="launch checklist", expires="2099-01-01")
+    deadline = {"INTENTLY_HOOK_DEADLINE_S": "10"}  # the client's environment must equal the server's
+    running = start_server(project, env_extra=deadline)
+    try:
+        prompt = _long_prompt(5_000_000)  # its gate reading alone takes far over 10 s (~a minute of CPU)
+        payload = event("UserPromptSubmit", project, prompt=prompt)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+        env.update(INTENTLY_ACTOR="user:alice", **deadline)
+        start = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=90,
+        )  # fmt: skip
+        elapsed = time.monotonic() - start
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        message = answer["systemMessage"]
+        assert "the gate's reading of the prompt did not finish within 10 s" in message, message
+        assert "in between were skipped" in message and "/clear" in message
+        assert "Confirm the rollback owner" in answer["hookSpecificOutput"]["additionalContext"]
+        assert "did not finish within 10 s" in done.stderr
+        assert elapsed < 22, elapsed  # the deadline and the hand-over, before the client's 25 s
+        after = subprocess.run(
+            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+            input=json.dumps(event("SessionStart", project)), capture_output=True, text=True, env=env, cwd=project,
+            timeout=60,
+        )  # fmt: skip
+        assert after.returncode == 0 and "additionalContext" in after.stdout, after.stderr
+    finally:
+        stopping = time.monotonic()
+        running.process.terminate()
+        out, _ = running.process.communicate(timeout=180)  # it stops once the given-up reading ends
+    # The given-up reading stopped at once (before, it read on for the prompt's whole length).
+    assert time.monotonic() - stopping < 8, out
+    assert out.count("answered UserPromptSubmit") == 1 and "answered SessionStart" in out, out
+    with session_record(ix.home.state_dir, payload["session_id"]) as record:
+        assert record.requests == [prompt] and record.gate_session is None and record.readings == {}
+    assert ix.log.read(ix.namespace, op="GATE_SESSION_OPENED") == []

@@ -10,18 +10,58 @@ vocabulary and never authorise anything on their own.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import itertools
 import re
 import threading
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ._values import EMAIL, IBAN, URL, atoms_of, words
 from ._vocabulary import Vocabulary, stem_all
 
-__all__ = ["Clause", "PromptReading", "Proposer", "ResolvedRequest", "read_prompt", "resolve", "resolve_parts"]
+__all__ = [
+    "Clause",
+    "PromptReading",
+    "Proposer",
+    "ReadingAbandoned",
+    "ResolvedRequest",
+    "abandon_reading_when",
+    "read_prompt",
+    "resolve",
+    "resolve_parts",
+]
+
+# Asked once per clause while this context reads; see :func:`abandon_reading_when`.
+_GIVE_UP: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("intently_give_up", default=None)
+
+
+class ReadingAbandoned(Exception):
+    """A reading stopped because its caller no longer wants it (:func:`abandon_reading_when`)."""
+
+
+@contextmanager
+def abandon_reading_when(give_up: Callable[[], bool]) -> Iterator[None]:
+    """Stop the readings made in this block (with :class:`ReadingAbandoned`) once ``give_up()``
+    is true, checked at each clause: a hook server that answered a prompt of megabytes at its
+    deadline must not keep a thread reading it, at full CPU, for minutes. A stopped reading is
+    neither returned nor kept, so nothing half read is ever used; without this block (every
+    decision) a reading always runs to its end."""
+    token = _GIVE_UP.set(give_up)
+    try:
+        yield
+    finally:
+        _GIVE_UP.reset(token)
+
+
+def _check_give_up() -> None:
+    give_up = _GIVE_UP.get()
+    if give_up is not None and give_up():
+        raise ReadingAbandoned("the reading was given up by its caller")
+
 
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?;])\s+|\n+|,\s*(?:and|then|but)\s+|\s+(?:and then|then|but|and also)\s+|\s*\d+\.\s+"
@@ -120,6 +160,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
 
 
 def _clause(text: str, vocab: Vocabulary) -> Clause:
+    _check_give_up()
     tokens = words(text)
     stems = stem_all(tokens)
     kinds: set[str] = set()
@@ -196,6 +237,7 @@ def _scopes(request: str, vocab: Vocabulary) -> tuple[set[tuple[str, str]], set[
     in_scope: set[tuple[str, str]] = set()
     outside: set[tuple[str, str]] = set()
     for raw in _CLAUSE_SPLIT.split(request):
+        _check_give_up()
         if not raw or not raw.strip():
             continue
         tokens = list(_TOKEN.finditer(raw))

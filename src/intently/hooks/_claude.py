@@ -12,7 +12,7 @@ still meets PreToolUse, which fails closed on the same problem.
   :data:`MAX_CONTEXT_CHARS`). UserPromptSubmit also records the prompt as the user's
   request for the gate and hands it to extraction when that engine is present. The block
   and extraction read at most :data:`MAX_PROMPT_READ_CHARS` of it (head and tail), and a
-  one-shot hook answers by its deadline with what it has (:class:`_LateAnswer`).
+  hook answers by its deadline with what it has (:class:`LateAnswer`).
 - PreToolUse: the gate decides (allow; warn -> allow with the reason; confirm or review
   -> ask; block -> deny with the reason shown to the model). No gate: deny.
 - PostToolUse: the tool output is recorded as untrusted content for provenance; when the
@@ -30,6 +30,7 @@ import functools
 import json
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -143,6 +144,7 @@ def handle_claude_event(
     *,
     warned: list[warnings.WarningMessage] | None = None,
     deadline: float | None = None,
+    late: LateAnswer | None = None,
 ) -> HookResult:
     """Answer one hook event. Never raises: a failure is exit 2 with a reason (PreToolUse, bad
     input) or a system message that lets the event proceed (every other event). Warnings met
@@ -153,14 +155,15 @@ def handle_claude_event(
     ``deadline`` is for a one-shot hook process only: a PreToolUse still undecided after that
     many seconds ends the process with exit 2, and a UserPromptSubmit still working ends it
     with exit 0 and the answer made so far, the context block once it is assembled
-    (:mod:`._watchdog`)."""
+    (:mod:`._watchdog`). The hook server, which must not end its process, passes ``late``
+    instead and answers from it itself if its deadline passes (:meth:`LateAnswer.give_up`)."""
     if warned is not None:
-        result = _handle(raw, open_home, deadline)
+        result = _handle(raw, open_home, deadline, late)
         caught = warned
     else:
         with warnings.catch_warnings(record=True) as recorded:
             warnings.simplefilter("always", UserWarning)
-            result = _handle(raw, open_home, deadline)
+            result = _handle(raw, open_home, deadline, late)
         caught = recorded
     seen = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning))
     if not seen:
@@ -168,7 +171,7 @@ def handle_claude_event(
     return replace(result, stderr=result.stderr + "".join(f"intently: warning: {m}\n" for m in seen))
 
 
-def _handle(raw: str, open_home: Opener, deadline: float | None) -> HookResult:
+def _handle(raw: str, open_home: Opener, deadline: float | None, late: LateAnswer | None) -> HookResult:
     try:
         try:
             data = json.loads(raw)
@@ -189,8 +192,10 @@ def _handle(raw: str, open_home: Opener, deadline: float | None) -> HookResult:
         limit: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         if deadline is not None and event == "PreToolUse":
             limit = watchdog(deadline)
+        elif late is not None and event == "UserPromptSubmit":
+            fn = functools.partial(_user_prompt, late=late)
         elif deadline is not None and event == "UserPromptSubmit":
-            late = _LateAnswer()
+            late = LateAnswer()
             fn = functools.partial(_user_prompt, late=late)
             limit = watchdog(deadline, late.expired)
         try:
@@ -272,16 +277,42 @@ def _session_start(ix: Intently, ev: _Event) -> HookResult:
     return _context_answer("SessionStart", context_within_cap(ix, "", session=ev.session_id))
 
 
-class _LateAnswer:
-    """What a one-shot UserPromptSubmit prints if its deadline passes (:mod:`._watchdog`): the
-    answer made so far, which :func:`_user_prompt` keeps up to date, with a note of what was
-    left undone. A hook that Claude Code waits on must answer, and the context block, once
-    assembled, is worth giving even when the gate has not finished reading the prompt."""
+class LateAnswer:
+    """What a UserPromptSubmit answers if its deadline passes: the answer made so far, which
+    :func:`_user_prompt` keeps up to date, with a note of what was left undone. A hook that
+    Claude Code waits on must answer, and the context block, once assembled, is worth giving
+    even when the gate has not finished reading the prompt.
+
+    A one-shot hook prints it from its watchdog and ends the process (:mod:`._watchdog`). The
+    hook server cannot end its process, so the work goes on in its thread after the answer:
+    :meth:`give_up` marks it ``abandoned`` (under ``lock``, so the work either finished first
+    and its own answer is given, or never records a result after the late answer went out),
+    and :func:`_user_prompt` then skips its remaining steps: the session record stays as the
+    late answer describes it (the prompt recorded, no gate session), as after a one-shot
+    hook's deadline."""
 
     def __init__(self) -> None:
         self.answer: dict[str, Any] = {}
         self.notes: list[str] = []
         self.undone = "reading the prompt"
+        self.lock = threading.Lock()
+        self.finished = False
+        self.abandoned = False
+
+    def finish(self) -> bool:
+        """The work is done: ``True`` if its own answer is the one to give (not given up on)."""
+        with self.lock:
+            self.finished = not self.abandoned
+            return self.finished
+
+    def give_up(self, seconds: float) -> tuple[str, str, int] | None:
+        """The deadline passed: the late answer (stdout, stderr, exit code), and the work is
+        abandoned; ``None`` if the work finished first (its answer stands)."""
+        with self.lock:
+            if self.finished:
+                return None
+            self.abandoned = True
+            return self.expired(seconds)
 
     def expired(self, seconds: float) -> tuple[str, str, int]:
         note = (
@@ -303,13 +334,13 @@ def _read_bound(prompt: str) -> tuple[str, int]:
     return f"{prompt[:half]}\n\n[…]\n\n{prompt[-half:]}", len(prompt) - 2 * half
 
 
-def _user_prompt(ix: Intently, ev: _Event, late: _LateAnswer | None = None) -> HookResult:
+def _user_prompt(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookResult:
     """Record the prompt, hand it to extraction, answer with the context block, then open the
     gate session for it. The gate reads the whole prompt, which for megabytes of pasted text
     takes long; it comes last, so that a deadline reached there still answers with the block
     (the prompt is already recorded; each tool call then reads it for the gate itself)."""
     assert isinstance(ev, _Prompt)
-    late = late or _LateAnswer()
+    late = late or LateAnswer()
     notes = late.notes
     text, skipped = _read_bound(ev.prompt)
     if skipped:
@@ -330,7 +361,7 @@ def _user_prompt(ix: Intently, ev: _Event, late: _LateAnswer | None = None) -> H
         requests, kept = list(record.requests), dict(record.readings)
     late.undone = "extraction of the prompt"
     observe = engine_method(ix, "extraction", "observe")
-    if observe is not None and ev.prompt.strip():
+    if observe is not None and ev.prompt.strip() and not late.abandoned:
         turn = {
             "speaker": str(ix.actor),
             "text": text,
@@ -345,30 +376,59 @@ def _user_prompt(ix: Intently, ev: _Event, late: _LateAnswer | None = None) -> H
         except Exception as exc:  # the prompt still goes through; the user is told why nothing was proposed
             notes.append(f"extraction failed on this prompt: {type(exc).__name__}: {exc}")
     late.undone = "assembling the context block"
+    if late.abandoned:  # answered without it (the hook server's deadline): nothing left to give it to
+        return _answer({})
     result = context_within_cap(ix, text, session=ev.session_id)
     answer: dict[str, Any] = {
         "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": result.text}
     }
     late.answer, late.undone = dict(answer), "the gate's reading of the prompt"
     try:
-        # Each prompt is read here, once; the reading stays in the record for the checks.
-        readings = _current_readings(requests, kept) if gate_available(ix) else {}
-        opened = gate_open(
+        # Each prompt is read here, once; the reading stays in the record for the checks. It is
+        # read before the session is opened, so that a hook server that gave up on it meanwhile
+        # does not log a session the answer said was skipped.
+        readings: dict[str, Any] = {}
+        if gate_available(ix):
+            readings = _current_readings(requests, kept)
+            _read_ahead_unless(late, requests, readings)
+        opened = None if late.abandoned else gate_open(
             ix,
             user_request="\n\n".join(requests),
             session_id=f"claude-{ev.session_id}-{len(requests)}",
             user_requests=requests,
             readings=readings,
-        )
+        )  # fmt: skip
     except Exception as exc:  # later checks open their own logged session; the user is told
         notes.append(f"could not open a gate session: {type(exc).__name__}: {exc}")
     else:
-        with session_record(ix.home.state_dir, ev.session_id) as record:
-            if record.requests == requests:  # no later prompt has taken the session over meanwhile
-                record.gate_session, record.readings = opened, readings
+        with late.lock:  # given up on now or before: the record stays as the late answer said
+            if not late.abandoned:
+                with session_record(ix.home.state_dir, ev.session_id) as record:
+                    if record.requests == requests:  # no later prompt has taken the session over meanwhile
+                        record.gate_session, record.readings = opened, readings
+                late.finished = True  # recorded: a deadline passing now waits for this answer, not the late one
     if notes:
         answer["systemMessage"] = "intently: " + "; ".join(notes)
     return _answer(answer, "".join(f"intently: {n}\n" for n in notes))
+
+
+def _read_ahead(requests: list[str], readings: dict[str, Any]) -> None:
+    """Read the prompts not read yet into ``readings`` (and the gate's process cache), as the
+    gate session's opening would: the slow step for a very long prompt, done before anything
+    is logged."""
+    from ..gate import default_bundle
+    from ..gate._intent import resolve_parts
+
+    resolve_parts(requests, default_bundle().vocabulary, None, readings)
+
+
+def _read_ahead_unless(late: LateAnswer, requests: list[str], readings: dict[str, Any]) -> None:
+    """:func:`_read_ahead`, stopped as soon as the hook server gave up on this prompt (its
+    thread would otherwise read on at full CPU, holding one of the server's slots)."""
+    from ..gate._intent import abandon_reading_when
+
+    with abandon_reading_when(lambda: late.abandoned):
+        _read_ahead(requests, readings)
 
 
 def _current_readings(requests: list[str], readings: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from typing import Any
 from .. import __version__
 from ..core.errors import InvalidInput
 from ..core.homedir import CONFIG_FILE
-from ._claude import handle_claude_event, open_from_environment
+from ._claude import HookResult, LateAnswer, handle_claude_event, open_from_environment
+from ._watchdog import pre_tool_deadline
 from ._wire import (
     PROTOCOL,
     connect,
@@ -141,17 +142,70 @@ def _route_warning(
 _SHOW_WARNING = warnings.showwarning
 
 
-def _answer(message: dict[str, Any]) -> dict[str, Any]:
-    """Answer as ``python -m intently.hooks hook claude`` would in the client's directory."""
+def _answer(message: dict[str, Any], began: float | None = None) -> dict[str, Any]:
+    """Answer as ``python -m intently.hooks hook claude`` would in the client's directory.
+
+    A prompt is answered by the one-shot hook's deadline (counted from ``began``, when the
+    event started to arrive), with what it has then: see :func:`_prompt_by_deadline`."""
     cwd = Path(message["cwd"])
+    raw = message["stdin"]
+    if _event_name(raw) == "UserPromptSubmit":
+        late = LateAnswer()
+        seconds = pre_tool_deadline()
+        left = seconds - (time.perf_counter() - began) if began is not None else seconds
+        result = _prompt_by_deadline(raw, cwd, late, seconds, max(left, 0.0))
+    else:
+        result = _handle_here(raw, cwd, None)
+    return {"status": "answered", "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code}
+
+
+def _handle_here(raw: str, cwd: Path, late: LateAnswer | None) -> HookResult:
+    """The handler in this thread, its warnings collected for this event alone."""
     _THREAD.warned = []
     try:
-        result = handle_claude_event(
-            message["stdin"], lambda start: open_from_environment(start, cwd=cwd), warned=_THREAD.warned
+        return handle_claude_event(
+            raw, lambda start: open_from_environment(start, cwd=cwd), warned=_THREAD.warned, late=late
         )
     finally:
         _THREAD.warned = None
-    return {"status": "answered", "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code}
+
+
+def _prompt_by_deadline(raw: str, cwd: Path, late: LateAnswer, seconds: float, left: float) -> HookResult:
+    """A UserPromptSubmit answered within ``left`` seconds, as the one-shot hook answers by its
+    deadline: a pasted prompt of megabytes kept the handler reading (the gate's reading of it)
+    past the client's wait, and the user got no context block at all.
+
+    The handler runs in a thread of its own; past the deadline the answer made so far (the
+    context block once assembled) goes out with the note of the step left undone, and the
+    work is given up (:meth:`LateAnswer.give_up`): it logs no gate session and leaves the
+    session record as that answer says, and only this thread ever answers. A thread cannot be
+    stopped from outside, so the step under way (one prompt's reading) still runs to its end;
+    this event's slot is held until it does, so such leftovers never outnumber the server's
+    slots, and the server's stop waits for them, never ending one in the middle of a write."""
+    done: list[HookResult] = []
+
+    def work() -> None:
+        try:
+            result = _handle_here(raw, cwd, late)
+        except BaseException as exc:  # handle_claude_event never raises; fail closed if it did
+            why = f"hook server error, blocked to fail closed: {type(exc).__name__}: {exc}"
+            result = HookResult(2, "", f"intently: {why}\n")
+        done.append(result)
+        late.finish()
+
+    worker = threading.Thread(target=work, name="intently-hook-prompt")
+    worker.start()
+    worker.join(left)
+    expired = late.give_up(seconds)
+    if expired is None:
+        worker.join()  # finished: its answer is in ``done`` (or about to be, under the lock's release)
+        return done[0]
+    stdout, stderr, code = expired
+    _LEFTOVER.worker = worker
+    return HookResult(code, stdout, stderr)
+
+
+_LEFTOVER = threading.local()  # the given-up work of the event this thread answered, if any
 
 
 def serve_hooks(
@@ -236,16 +290,20 @@ def _serve_in_thread(
     lock: threading.Lock,
     slots: threading.BoundedSemaphore,
 ) -> None:
+    _LEFTOVER.worker = None
     try:
         with conn:
             _serve_one(conn, home, report, on_event, stale=stale, lock=lock)
+        leftover: threading.Thread | None = _LEFTOVER.worker
+        if leftover is not None:  # a prompt answered at its deadline: its slot is free once the work stops
+            leftover.join()
     finally:
         slots.release()
 
 
-def _safe_answer(message: dict[str, Any]) -> dict[str, Any]:
+def _safe_answer(message: dict[str, Any], began: float | None = None) -> dict[str, Any]:
     try:
-        return _answer(message)
+        return _answer(message, began)
     except Exception as exc:  # the handler never raises; anything around it blocks this call, not the server
         why = f"hook server error, blocked to fail closed: {type(exc).__name__}: {exc}"
         return {"status": "answered", "stdout": "", "stderr": f"intently: {why}\n", "exit_code": 2}
@@ -282,7 +340,7 @@ def _serve_one(
                 report.reasons.append(why)
         outcome = f"declined: {why}"
     else:
-        reply = _safe_answer(message)
+        reply = _safe_answer(message, began)
         with guard:
             report.answered += 1
         outcome = f"answered {_event_name(message['stdin'])} exit {reply['exit_code']}"

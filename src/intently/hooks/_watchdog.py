@@ -17,7 +17,9 @@ context block, once assembled) with a note of what was left undone, and exits 0.
 
 Only the hook entry points ask for it (``handle_claude_event(..., deadline=...)``, armed once
 the event is read and is a PreToolUse or a UserPromptSubmit); called in a caller's own process
-(a harness, the hook server's threads, tests) it runs without one.
+(a harness, the hook server's threads, tests) it runs without one. The hook server, which must
+not end its process, answers a prompt by the same deadline itself (``_serve``,
+``LateAnswer.give_up``).
 """
 
 from __future__ import annotations
