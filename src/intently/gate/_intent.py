@@ -63,9 +63,96 @@ def _check_give_up() -> None:
         raise ReadingAbandoned("the reading was given up by its caller")
 
 
+# Where one clause ends and the next begins. This pattern is the definition; :func:`_separators`
+# finds the same matches in one pass (see there for why the pattern itself is not run).
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?;])\s+|\n+|,\s*(?:and|then|but)\s+|\s+(?:and then|then|but|and also)\s+|\s*\d+\.\s+"
 )
+# The pieces of :data:`_CLAUSE_SPLIT`, each tried where it can start. A match starts at a comma,
+# a newline, a digit, or a run of white space that follows a sentence mark or is followed by
+# more white space, a digit or a joint word's first letter; a lone space between two words
+# (most of a text) is skipped without a step of Python.
+_CANDIDATE = re.compile(r"[,\n\d]|(?<=[.!?;])\s|\s(?=[\s\dabt])")
+_SPACE_RUN = re.compile(r"\s+")
+_NEWLINE_RUN = re.compile(r"\n+")
+_DIGIT_RUN = re.compile(r"\d+")
+_COMMA_JOINT = re.compile(r",\s*(?:and|then|but)\s+")
+_WORD_JOINT = re.compile(r"(?:and then|then|but|and also)\s+")  # after a run of white space
+_NUMBERED = re.compile(r"\d+\.\s+")  # after white space, or none
+
+
+def _separators(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every match of :data:`_CLAUSE_SPLIT` in ``text``, as ``finditer``
+    finds them, in time linear in the text.
+
+    The pattern itself backtracks: at each character of a run of white space, ``\\s+(?:then|...)``
+    and ``\\s*\\d+\\.`` run to the end of the run before failing, and ``\\d+\\.`` does the same in
+    a run of digits, so a pasted file with long blank stretches or digit strings took seconds
+    per kilobyte (a 20 KB run of spaces, over a minute to read). What follows a run decides
+    those alternatives for every position inside it, so each run is looked at once: inside a
+    run only a newline group can split (``\\n+``, tried before them) until the alternatives that
+    depend on the run's end match at the first position they are tried.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while pos < len(text):
+        found = _CANDIDATE.search(text, pos)
+        if found is None:
+            break
+        q = found.start()
+        if text[q] == ",":
+            m = _COMMA_JOINT.match(text, q)
+            if m:
+                spans.append(m.span())
+                pos = m.end()
+            else:
+                pos = q + 1
+            continue
+        run = _SPACE_RUN.match(text, q)
+        if run is None:
+            # A digit, never inside a run of digits (a search never starts there): only a
+            # numbered item can start here, and if it does not, it starts nowhere in the run.
+            m = _NUMBERED.match(text, q)
+            if m:
+                spans.append(m.span())
+                pos = m.end()
+            else:
+                digits = _DIGIT_RUN.match(text, q)
+                pos = digits.end() if digits else q + 1
+            continue
+        end = run.end()
+        if q > 0 and text[q - 1] in ".!?;":
+            spans.append((q, end))
+            pos = end
+            continue
+        joint = _WORD_JOINT.match(text, end) or _NUMBERED.match(text, end)
+        t = q
+        while t < end:
+            if text[t] == "\n":
+                group = _NEWLINE_RUN.match(text, t)
+                assert group is not None
+                spans.append(group.span())
+                t = group.end()
+            elif joint is not None:
+                spans.append((t, joint.end()))
+                t = joint.end()
+                break
+            else:
+                nl = text.find("\n", t, end)
+                t = end if nl < 0 else nl
+        pos = t
+    return spans
+
+
+def _split(text: str) -> list[str]:
+    """``_CLAUSE_SPLIT.split(text)``, from :func:`_separators`."""
+    pieces: list[str] = []
+    last = 0
+    for start, end in _separators(text):
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return pieces
 
 
 @dataclass(frozen=True)
@@ -133,7 +220,7 @@ def _proposed(proposer: Proposer | None, request: str, vocabulary: Vocabulary) -
 
 def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = None) -> ResolvedRequest:
     clauses: list[Clause] = []
-    for raw in _CLAUSE_SPLIT.split(request):
+    for raw in _split(request):
         if raw and raw.strip():
             clauses.append(_clause(raw.strip(), vocabulary))
     all_stems = stem_all(words(request))
@@ -224,7 +311,7 @@ def _excluded(request: str, vocab: Vocabulary) -> tuple[frozenset[str], frozense
     ("to Alice, not Bob"); it runs to the end of the clause. "I don't know Bob's address" rules
     nobody out: "know" is no action.
     """
-    in_scope, outside = _scopes(request, vocab)
+    in_scope, outside = _scopes(_split(request), vocab)
     ruled_out = in_scope - outside
     return (
         frozenset(v for kind, v in ruled_out if kind == "value"),
@@ -232,11 +319,12 @@ def _excluded(request: str, vocab: Vocabulary) -> tuple[frozenset[str], frozense
     )
 
 
-def _scopes(request: str, vocab: Vocabulary) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-    """The mentions inside an exclusion scope and those outside one, clause by clause."""
+def _scopes(raws: Sequence[str], vocab: Vocabulary) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The mentions inside an exclusion scope and those outside one, clause by clause (``raws``:
+    the request's :func:`_split`, made once by the caller)."""
     in_scope: set[tuple[str, str]] = set()
     outside: set[tuple[str, str]] = set()
-    for raw in _CLAUSE_SPLIT.split(request):
+    for raw in raws:
         _check_give_up()
         if not raw or not raw.strip():
             continue
@@ -382,13 +470,12 @@ def reading_key(text: str, vocab: Vocabulary) -> str:
 
 def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
     """Read one prompt as :func:`resolve` would read it inside a conversation."""
-    pieces = [raw.strip() for raw in _CLAUSE_SPLIT.split(text) if raw and raw.strip()]
+    raws = _split(text)
+    pieces = [raw.strip() for raw in raws if raw and raw.strip()]
     stems = stem_all(words(text))
     edge = _edge(vocab)
-    excluded_in, excluded_out = _scopes(text, vocab)
-    last = None
-    for match in _CLAUSE_SPLIT.finditer(text + _JOIN):
-        last = match
+    excluded_in, excluded_out = _scopes(raws, vocab)
+    joined = _separators(text + _JOIN)
     return PromptReading(
         clauses=tuple(_clause(p, vocab) for p in pieces),
         stems=frozenset(stems),
@@ -402,7 +489,7 @@ def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
         # Every separator ends in whitespace, so one that would run on into the next prompt
         # starts in this one and shows up as the last match of the text with the joint added.
         clean_start=bool(text) and not text[0].isspace(),
-        clean_end=bool(text) and not text[-1].isspace() and last is not None and last.start() == len(text),
+        clean_end=bool(text) and not text[-1].isspace() and bool(joined) and joined[-1][0] == len(text),
     )
 
 
