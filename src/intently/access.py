@@ -172,6 +172,24 @@ def require_person(actor: Actor, act: str, *, instead: str) -> None:
         raise PermissionDenied(f"{actor} cannot {act}: that is a person's decision, not an agent's; {instead}")
 
 
+def may_review(actor: Actor, agents_may_review: bool) -> bool:
+    """Whether ``actor`` may decide on a proposal awaiting review: a person acting for itself,
+    or anyone once the home lets agents review (``[review] agents_may_review``)."""
+    return actor.is_person or agents_may_review
+
+
+def require_reviewer(actor: Actor, agents_may_review: bool, act: str, *, review_with: str) -> None:
+    """Raise unless ``actor`` :func:`may_review`: the one rule for goal candidates and proposed
+    requirements alike. ``review_with`` names the command a person decides with."""
+    if not may_review(actor, agents_may_review):
+        require_person(
+            actor,
+            act,
+            instead=f"a person reviews it with {review_with} (or lets agents do it: [review] agents_may_review = "
+            "true in intently.toml)",
+        )
+
+
 def _apply_grant(tx: Transaction, op: Operation) -> None:
     tx.execute(
         "INSERT INTO access_grants (namespace, actor, permission, granted_by, granted_at) VALUES (?, ?, ?, ?, ?) "

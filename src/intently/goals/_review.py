@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..access import require_person
+from ..access import require_reviewer
 from ..core.errors import InvalidTransition
 from ..store import Transaction
 from ._model import EpistemicType, Intent, LifecycleState, SourceType, initial_confidence, intent_label
@@ -165,14 +165,13 @@ def guard_candidate(rt: Runtime, intent: Intent, act: str) -> None:
     read made it propose, and the candidate becomes an asserted goal in every context block.
     The refusal tells the person where to decide (``intently review``).
     """
-    if intent.epistemic_type is not EpistemicType.INFERRED or rt.config.review.agents_may_review:
-        return
-    require_person(
-        rt.actor,
-        f"{act} candidate {intent.id} awaiting review",
-        instead="a person reviews it with `intently review` (or lets agents do it: [review] agents_may_review = "
-        "true in intently.toml)",
-    )
+    if intent.epistemic_type is EpistemicType.INFERRED:
+        require_reviewer(
+            rt.actor,
+            rt.config.review.agents_may_review,
+            f"{act} candidate {intent.id} awaiting review",
+            review_with="`intently review`",
+        )
 
 
 def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int | None) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
-from ..access import Permission, require_person
+from ..access import Permission, may_review, require_reviewer
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound, first_problem
 from ..core.strings import str_list
 from ..embed import Embedder, VectorIndex, get_embedder
@@ -99,7 +99,7 @@ class Requirements:
         pending = [r for r in loaded.requirements if r.meta.replaces and r.status != "proposed"]
         if not pending or not self._rt.access.can(self._rt.actor, self._rt.namespace, Permission.WRITE):
             return False
-        if not self._rt.actor.is_person and not self._rt.config.review.agents_may_review:
+        if not may_review(self._rt.actor, self._rt.config.review.agents_may_review):
             return False
         by_id = loaded.by_id()
         now = self._rt.clock.now()
@@ -463,16 +463,16 @@ class Requirements:
             raise InvalidTransition("requirement", req.status, status, detail="superseded is terminal")
         if status == "proposed":
             raise InvalidTransition("requirement", req.status, status, detail="only a scan proposes a rule")
-        if req.status == "proposed" and not self._rt.config.review.agents_may_review:
+        if req.status == "proposed":
             # A scan proposes and a person decides, as for the goals engine's candidates: an
             # agent that could accept proposals could put what it (or a prompt injection in a
             # page it read, or in a commit message) proposed into every agent's prompt.
             act = "accept" if status == "active" else "dismiss" if status == "disabled" else f"mark {status}"
-            require_person(
+            require_reviewer(
                 self._rt.actor,
+                self._rt.config.review.agents_may_review,
                 f"{act} requirement {req_id} awaiting review",
-                instead="a person reviews it with `intently req accept` / `dismiss` (or lets agents do it: "
-                "[review] agents_may_review = true in intently.toml)",
+                review_with="`intently req accept` / `dismiss`",
             )
         now = self._rt.clock.now()
         changes: dict[str, Any] = {"status": status, "updated": now}
@@ -523,28 +523,26 @@ class Requirements:
         same write. Logged as ``REQ_STATUS`` with ``detail.review: accept``. Accepting an
         active rule changes nothing; a disabled or superseded one is refused (``enable`` is
         the person's way back for a disabled rule)."""
-        req = self.get(req_id)
-        if req.status == "active":
-            return req
-        if req.status != "proposed":
-            raise InvalidTransition(
-                "requirement", req.status, "active", detail=f"{req_id} is not awaiting review; use enable"
-            )
-        return self._set_status(req_id, "active", review="accept", req=req)
+        return self._review(req_id, "active", "accept", way_back="enable")
 
     def dismiss(self, req_id: str) -> Requirement:
         """A person rejects a rule a scan proposed: it becomes ``disabled`` (kept, never
         injected, never proposed again by a scan). Logged as ``REQ_STATUS`` with
         ``detail.review: dismiss``. Dismissing a disabled rule changes nothing; an active or
         superseded one is refused (``disable`` turns off a rule in force)."""
+        return self._review(req_id, "disabled", "dismiss", way_back="disable")
+
+    def _review(self, req_id: str, status: str, review: str, *, way_back: str) -> Requirement:
+        """Decide a proposed rule (``review``: accept or dismiss) by moving it to ``status``;
+        already there changes nothing, and any other rule is refused, naming ``way_back``."""
         req = self.get(req_id)
-        if req.status == "disabled":
+        if req.status == status:
             return req
         if req.status != "proposed":
             raise InvalidTransition(
-                "requirement", req.status, "disabled", detail=f"{req_id} is not awaiting review; use disable"
+                "requirement", req.status, status, detail=f"{req_id} is not awaiting review; use {way_back}"
             )
-        return self._set_status(req_id, "disabled", review="dismiss", req=req)
+        return self._set_status(req_id, status, review=review, req=req)
 
     def supersede(self, req_id: str, *, by: str) -> Requirement:
         """Mark ``req_id`` superseded by the existing requirement ``by`` (terminal)."""
