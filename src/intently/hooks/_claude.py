@@ -45,7 +45,7 @@ from ..core.clock import format_time
 from ..core.errors import IntentlyError, first_problem
 from ..core.shell import SHELL_OPERATOR
 from ._assent import is_bare_assent, last_agent_message
-from ._extract import extract_tool_output, tool_output_extraction
+from ._extract import MAX_EXTRACT_CHARS, extract_tool_output, tool_output_extraction
 from ._gate import (
     Observation,
     gate_available,
@@ -75,7 +75,7 @@ MAX_CONTEXT_CHARS = 9_500
 #: prompt of megabytes took minutes, past Claude Code's hook timeout. The prompt itself is
 #: recorded whole, and the gate still reads all of it (under the hook's deadline). The same
 #: bound as an HTTP context query's and as extraction's read of one tool output.
-MAX_PROMPT_READ_CHARS = 20_000
+MAX_PROMPT_READ_CHARS = MAX_EXTRACT_CHARS
 
 Opener = Callable[[Path | None], Intently]
 
