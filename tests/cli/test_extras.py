@@ -80,3 +80,20 @@ def test_a_benchmark_without_its_extra_names_it_instead_of_not_built(tmp_path: P
     assert result.code == 2
     # was: "benchmark 'serve' is not built yet"
     assert result.error_line() == f"benchmark 'serve' {HINT} (module 'httpx' is not installed): {INSTALL}"
+
+
+def test_a_postgresql_url_without_the_extra_names_it(home: Path, tmp_path: Path) -> None:
+    env = {**_without(tmp_path, "psycopg,psycopg_pool"), "INTENTLY_DATABASE_URL": "postgresql://127.0.0.1:9/none"}
+    result = run("goal", "list", cwd=home, env=env)
+    assert result.code == 1  # was StoreError's own exit code, worded unlike every other extra
+    line = result.error_line()
+    assert line.startswith("error: the PostgreSQL backend needs the 'postgres' extra (module 'psycopg'")
+    assert line.endswith("pip install 'intently[postgres]'")
+
+
+def test_the_agentdojo_eval_without_its_extra_names_it(home: Path, tmp_path: Path) -> None:
+    result = run("eval", "agentdojo", "--suites", "banking", cwd=home, env=_without(tmp_path, "agentdojo"))
+    assert result.code == 1  # was an InvalidInput (exit 2) worded unlike every other extra
+    line = result.error_line()
+    assert line.startswith("error: intently eval agentdojo needs the 'agentdojo' extra (module 'agentdojo'")
+    assert line.endswith("pip install 'intently[agentdojo]'")

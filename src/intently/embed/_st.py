@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import StoreError
+from ..core.extras import MissingExtra
 from ._base import Embedder, Vector, normalise
 
 __all__ = ["SentenceTransformerEmbedder"]
@@ -39,7 +40,7 @@ class SentenceTransformerEmbedder(Embedder):
             try:
                 from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found,unused-ignore]
             except ImportError as exc:
-                raise StoreError("sentence-transformers is an extra: pip install 'intently[st]'") from exc
+                raise MissingExtra("the sentence-transformers embedder", "st", "sentence_transformers") from exc
             if not self._dir.is_dir():
                 raise StoreError(f"{self._dir}: no local sentence-transformers model folder (nothing is downloaded)")
             self._model = SentenceTransformer(str(self._dir), device="cpu", local_files_only=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import StoreError
+from ..core.extras import MissingExtra
 from ._base import Embedder, Vector, normalise
 
 __all__ = ["WordLlamaEmbedder"]
@@ -38,7 +38,7 @@ class WordLlamaEmbedder(Embedder):
             try:
                 import wordllama
             except ImportError as exc:  # pragma: no cover - depends on the install
-                raise StoreError("the wordllama embedder is an extra: pip install 'intently[wordllama]'") from exc
+                raise MissingExtra("the wordllama embedder", "wordllama", "wordllama") from exc
             folder = Path(wordllama.__file__).parent
             self._model = wordllama.WordLlama.load(cache_dir=folder, disable_download=True, dim=256)
         return self._model

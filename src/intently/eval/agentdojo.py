@@ -14,6 +14,7 @@ import typer
 
 from ..cli._common import JsonOpt, emit, err, table
 from ..core.errors import InvalidInput
+from ..core.extras import MissingExtra
 
 SUITES = ("workspace", "banking", "travel", "slack")
 KEYS = (
@@ -55,7 +56,7 @@ def agentdojo(
 
         from ..gate._agentdojo import run_suites
     except ImportError as exc:
-        raise InvalidInput("AgentDojo is not installed: pip install 'intently[agentdojo]'", where="agentdojo") from exc
+        raise MissingExtra("intently eval agentdojo", "agentdojo", "agentdojo") from exc
     result = run_suites(names, limit=limit, injections_limit=injections, progress=lambda m: err.print(m, markup=False))
     emit(result, as_json, _render)
 

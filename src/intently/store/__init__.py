@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.errors import InvalidInput, StoreError
+from ..core.errors import InvalidInput
+from ..core.extras import MissingExtra
 from ._base import (
     Migration,
     Row,
@@ -39,9 +40,7 @@ def open_store(url: str, *, group_commit: bool = False) -> Store:
         try:
             from ._postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
-            raise StoreError(
-                "the PostgreSQL backend needs the 'postgres' extra: pip install 'intently[postgres]'"
-            ) from exc
+            raise MissingExtra("the PostgreSQL backend", "postgres", "psycopg") from exc
         store: Store = PostgresStore(url)
         return store
     raise InvalidInput(f"unsupported database URL {url!r} (sqlite:///PATH or postgresql://...)", where="store.url")
