@@ -15,7 +15,7 @@ __all__ = ["ENGINES", "SCHEMA_VERSIONS", "load"]
 
 # The latest migration of every component, as the engines register them.
 SCHEMA_VERSIONS: dict[str, int] = {
-    "log": 3,
+    "log": 4,
     "access": 1,
     "goals": 1,
     "triggers": 1,

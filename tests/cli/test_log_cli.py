@@ -32,6 +32,7 @@ STREAM_KEYS = {
     "bad_seq",
     "bad_id",
     "unattributed",
+    "repairs",
 }
 
 

@@ -1,4 +1,4 @@
-"""``intently log show|verify|proof|consistency|replay|checkpoint|rotate-key``."""
+"""``intently log show|verify|proof|consistency|replay|checkpoint|rotate-key|repair``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from ..log import (
     Checkpoint,
     KeyRing,
     OperationLog,
+    RepairReport,
+    repair_log,
     verify_anchored_proof,
     verify_consistency_proof,
     verify_inclusion_proof,
@@ -102,6 +104,12 @@ def verify(
                 for s in report.streams
             ],
         )
+        for s in report.streams:
+            if s.repairs:
+                out.print(
+                    f"stream {s.stream}: {s.repairs} repair(s) of its unsigned tail recorded "
+                    "(`intently log show --op LOG_REPAIRED`)"
+                )
         if report.other_databases:
             table(
                 "Witnessed checkpoints of other databases (other clones: signature checked, tree not checkable here)",
@@ -185,6 +193,56 @@ def checkpoint(
         ix.require(Permission.ADMIN)
         made = ix.log.checkpoint(adopt=str(ix.actor) if adopt else None)
     emit([c.to_json() for c in made], as_json, lambda d: out.print(f"{len(d)} checkpoint(s) signed"))
+
+
+@log_app.command("repair")
+def repair(
+    ctx: typer.Context,
+    stream: Annotated[
+        str | None,
+        typer.Option(help="Only this stream (default: every stream you own, or the namespace you administer)."),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be set aside; change nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Set aside operations after the last checkpoint that no key vouches for (missing,
+    edited or written behind the log's back), so checkpoints resume.
+
+    Nothing is deleted or hidden: each such row moves to the log_quarantine table, a signed
+    LOG_QUARANTINED operation takes its sequence number, and a LOG_REPAIRED operation records
+    the repair. Signed history is never touched: damage there is refused (exit 8). To vouch
+    for operations that carry no signature instead, run `intently log checkpoint --adopt` first.
+    """
+    with open_home(ctx) as ix:
+        if stream is not None:
+            ix.require(Permission.ADMIN, stream)
+            streams: list[str] | None = [stream]
+        elif ix.access.is_owner(ix.actor):
+            streams = None
+        else:
+            ix.require(Permission.ADMIN)
+            streams = [ix.namespace]
+        done = repair_log(ix.log, actor=str(ix.actor), streams=streams, dry_run=dry_run)
+    emit([r.to_json() for r in done], as_json, lambda _: _print_repairs(done, dry_run))
+
+
+def _print_repairs(done: list[RepairReport], dry_run: bool) -> None:
+    if not done:
+        out.print("Nothing to repair: every stream's operations after its last checkpoint are vouched for")
+        return
+    for rep in done:
+        table(
+            f"Stream {rep.stream}: {'would set aside' if dry_run else 'set aside'} after checkpoint {rep.checkpoint}",
+            ["seq", "id", "reason"],
+            [[v.seq, v.to_json()["id"] or "(missing)", v.reason] for v in rep.voided],
+        )
+        if dry_run:
+            out.print(f"{rep.kept} operation(s) after the checkpoint would be kept; nothing was changed")
+        else:
+            out.print(
+                f"{rep.kept} operation(s) kept; recorded as {rep.repair_id} (seq {rep.repair_seq}); "
+                f"checkpoint signed at size {rep.signed_size}"
+            )
 
 
 @log_app.command("rotate-key")

@@ -17,11 +17,14 @@ from ._merkle import (
 from ._operation import Operation, canonical_json, canonical_operation, policy_version
 from ._oplog import NO_KEY_HINT, OperationLog, OtherDatabaseEntry, StreamReport, VerifyReport
 from ._proofs import verify_anchored_proof, verify_consistency_proof, verify_inclusion_proof
+from ._repair import QUARANTINED_OP, REPAIRED_OP, RepairReport, VoidedPlace, repair_log
 from ._replay import Applier, register_applier, registered_appliers, replay
 
 __all__ = [
     "LEGACY_DATABASE",
     "NO_KEY_HINT",
+    "QUARANTINED_OP",
+    "REPAIRED_OP",
     "Applier",
     "Checkpoint",
     "Frontier",
@@ -29,8 +32,10 @@ __all__ = [
     "Operation",
     "OperationLog",
     "OtherDatabaseEntry",
+    "RepairReport",
     "StreamReport",
     "VerifyReport",
+    "VoidedPlace",
     "Witness",
     "canonical_json",
     "canonical_operation",
@@ -42,6 +47,7 @@ __all__ = [
     "policy_version",
     "register_applier",
     "registered_appliers",
+    "repair_log",
     "replay",
     "root_hash",
     "verify_anchored_proof",

@@ -95,6 +95,8 @@ class StreamReport:
     #: Operations past the last checkpoint without a valid signature of their own (appended
     #: without a key, or behind the log's back): no checkpoint will sign them.
     unattributed: int = 0
+    #: ``LOG_REPAIRED`` operations in the stream: a repair passes verification, and says so.
+    repairs: int = 0
 
     @property
     def ok(self) -> bool:
@@ -113,6 +115,7 @@ class StreamReport:
             "bad_seq": self.bad_seq,
             "bad_id": self.bad_id,
             "unattributed": self.unattributed,
+            "repairs": self.repairs,
         }
 
 
@@ -560,10 +563,10 @@ class OperationLog:
         without any signature taken in because ``adopt``)."""
         unsigned: list[tuple[int, str]] = []
         expected = frontier.size + 1
-        for seq, id_, time_, leaf, key_id, signature in _chunked(
+        for seq, id_, time_, actor, op, target, payload, policy, leaf, key_id, signature in _chunked(
             tx,
-            "SELECT seq, id, time, leaf, key_id, signature FROM log_ops WHERE stream = ? AND seq > ? AND seq <= ? "
-            "ORDER BY seq LIMIT ?",
+            "SELECT seq, id, time, actor, op, target, payload, policy_version, leaf, key_id, signature FROM log_ops "
+            "WHERE stream = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
             stream,
             frontier.size,
             size,
@@ -571,6 +574,18 @@ class OperationLog:
             if seq != expected:
                 return SequenceGap(
                     f"operation {expected} is missing (found {seq}); nothing from it on was signed",
+                    stream=stream,
+                    seq=expected,
+                ), unsigned
+            # The signature covers the stored leaf, not the stored fields: a row whose fields
+            # were edited and its leaf left alone still carries a valid signature. Signed into
+            # a checkpoint it would turn an edit of the unsigned tail into a LeafMismatch inside
+            # signed history, which nothing can mend; so the leaf is recomputed here too.
+            content = _content_leaf(stream, seq, id_, time_, actor, op, target, payload, policy)
+            if content != leaf:
+                return LeafMismatch(
+                    f"stored operation (id {str(id_)[:80]!r}) does not hash to its recorded leaf; nothing from it on "
+                    "was signed: run `intently log verify`, then `intently log repair`",
                     stream=stream,
                     seq=expected,
                 ), unsigned
@@ -1087,6 +1102,7 @@ class OperationLog:
         frontier = Frontier()
         expected = 1
         append, root = frontier.append, frontier.root
+        repairs = 0
         # Appends that commit while the walk runs are beyond the snapshot's size and not walked.
         for rows in self._leaf_chunks(stream, upto=recorded_size):
             for seq, id_, time_, actor, op, target, payload, policy, stored_leaf in rows:
@@ -1101,6 +1117,9 @@ class OperationLog:
                 if leaf.hex() != stored_leaf:
                     raise LeafMismatch("stored operation does not hash to its recorded leaf", stream=stream, seq=seq)
                 append(leaf)
+                if op == "LOG_REPAIRED":
+                    repairs += 1
+                    rep.repairs = repairs
                 signed = at_size.get(seq)
                 if signed is not None:
                     self._verify_signature(signed)
@@ -1250,12 +1269,20 @@ def _chunked(tx: Transaction, sql: str, stream: str, after: int, upto: int) -> I
         after = int(rows[-1][0])
 
 
+def _content_leaf(stream: str, seq: Any, *fields: Any) -> str | None:
+    """The hex leaf a stored operation's fields hash to (``None``: they are not text we wrote)."""
+    try:
+        return leaf_hash(canonical_operation(stream, seq, *fields)).hex()
+    except (UnicodeError, TypeError, ValueError):
+        return None
+
+
 def _unattributed(stream: str, seq: int, id_: str, why: str) -> UnattributedOperation:
     return UnattributedOperation(
         f"operation {seq} (id {id_[:80]!r}) {why}: it was not appended by a holder of a signing key (written "
         "behind the log's back, or where no key was loaded), so no checkpoint signs it or anything after it; "
         "run `intently log verify`, and to vouch for operations written without a key run "
-        "`intently log checkpoint --adopt`",
+        "`intently log checkpoint --adopt`; to set aside operations nobody vouches for, `intently log repair`",
         stream=stream,
         seq=seq,
     )

@@ -1,0 +1,313 @@
+"""Mending a damaged unsigned tail: ``intently log repair``.
+
+Someone who can write the database but holds no signing key can delete, edit or add
+operations after a stream's last checkpoint. Verification reports it, and checkpoints stop
+just before the first such operation, so every later command saves its change and exits 8:
+the stream is stuck. Nothing signed can be changed, but the tail is not signed yet.
+
+The repair never hides what it found. Under one write transaction it takes every place
+after the last checkpoint that is not an intact operation its key vouches for (a missing
+sequence number, a row whose fields no longer hash to its leaf, a row without a valid
+signature of its own), moves such a row to ``log_quarantine`` (kept, with the reason, never
+deleted), and puts at its sequence number a signed ``LOG_QUARANTINED`` operation naming the
+row (id, stored leaf, the leaf its fields hash to, why). The intact operations around it keep
+their sequence numbers, leaves and their appenders' signatures. The stream header is rebuilt
+from the last checkpoint's proven frontier and those leaves, a ``LOG_REPAIRED`` operation
+records the whole repair, and a checkpoint signs it all. ``log verify`` then passes, and the
+repair stays in the log for anyone to read.
+
+State is not touched: a set-aside operation's change to the tables (a forged grant, say)
+is still there, and a genuine operation that was deleted is no longer in the log although
+its change is. ``intently log replay --to`` rebuilds the state the log now carries, without
+the set-aside operations, to compare against.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.clock import format_time
+from ..core.errors import ConflictError, InvalidInput, LogIntegrityError
+from ..core.ids import new_id
+from ..store import Transaction, register_migration
+from ._merkle import leaf_hash
+from ._operation import Operation, canonical_json
+from ._oplog import NO_KEY_HINT, OperationLog, _content_leaf
+
+__all__ = ["QUARANTINED_OP", "REPAIRED_OP", "RepairReport", "VoidedPlace", "repair_log"]
+
+register_migration(
+    "log",
+    4,
+    "CREATE TABLE log_quarantine (stream TEXT NOT NULL, seq TEXT NOT NULL, id TEXT, time TEXT, actor TEXT, "
+    "op TEXT, target TEXT, payload TEXT, policy_version TEXT, leaf TEXT, key_id TEXT, signature TEXT, "
+    "reason TEXT NOT NULL, voided_by TEXT NOT NULL, PRIMARY KEY (voided_by))",
+    description="operations `intently log repair` set aside from an unsigned tail, kept with the reason",
+)
+
+#: The signed operation put at the sequence number of a set-aside (or missing) operation.
+QUARANTINED_OP = "LOG_QUARANTINED"
+#: The operation that records a repair as a whole, appended at the end of the stream.
+REPAIRED_OP = "LOG_REPAIRED"
+_POLICY = "intently@log"
+#: What verification reports for damage in the unsigned tail; anything else (a rolled-back
+#: database, a checkpoint put back) is not mended by voiding operations.
+_TAIL_ERRORS = {"SequenceGap", "LeafMismatch", "UnattributedOperation", "RootMismatch"}
+_COLUMNS = "seq, id, time, actor, op, target, payload, policy_version, leaf, key_id, signature"
+
+
+@dataclass
+class VoidedPlace:
+    """One place after the last checkpoint that held no intact, vouched-for operation."""
+
+    seq: int | str
+    reason: str
+    #: The set-aside row's fields (``None`` for a missing sequence number).
+    row: dict[str, Any] | None = None
+    content_leaf: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        row = self.row or {}
+        return {
+            "seq": self.seq,
+            "reason": _clean(self.reason),
+            "missing": self.row is None,
+            "id": _short(row.get("id")),
+            "leaf": _short(row.get("leaf")),
+            "content_leaf": self.content_leaf,
+            "key_id": _short(row.get("key_id")),
+        }
+
+
+@dataclass
+class RepairReport:
+    stream: str
+    dry_run: bool
+    #: Size of the last checkpoint: everything up to it is signed and left as it is.
+    checkpoint: int
+    #: What the stream header said before the repair.
+    header_size: int
+    voided: list[VoidedPlace] = field(default_factory=list)
+    kept: int = 0
+    repair_id: str | None = None
+    repair_seq: int | None = None
+    signed_size: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stream": self.stream,
+            "dry_run": self.dry_run,
+            "checkpoint": self.checkpoint,
+            "header_size": self.header_size,
+            "voided": [v.to_json() for v in self.voided],
+            "kept": self.kept,
+            "repair_id": self.repair_id,
+            "repair_seq": self.repair_seq,
+            "signed_size": self.signed_size,
+        }
+
+
+def repair_log(
+    log: OperationLog, *, actor: str, streams: Iterable[str] | None = None, dry_run: bool = False
+) -> list[RepairReport]:
+    """Repair each given stream (default: all) whose unsigned tail is damaged; returns what
+    was (or, with ``dry_run``, would be) done. Streams that verify are left alone.
+
+    Refuses, changing nothing, when a stream's damage is at or before its last checkpoint or
+    the witness file covers more than the database signed: signed history is evidence, and
+    voiding operations there would only make the tampering look mended.
+    """
+    if not log.keyring.can_sign:
+        raise InvalidInput(f"a repair signs what it records; {NO_KEY_HINT}", where="keys")
+    names = sorted(set(streams)) if streams is not None else None
+    report = log.verify(names)
+    witnessed = log.read_witness()
+    damaged: dict[str, int] = {}
+    latest = log.latest_checkpoints()
+    for rep in report.streams:
+        if rep.ok and not rep.unattributed:
+            continue
+        signed = latest[rep.stream].size if rep.stream in latest else 0
+        held = witnessed.get(rep.stream)
+        if (
+            rep.error_type not in _TAIL_ERRORS
+            or rep.bad_seq is None
+            or rep.bad_seq <= signed
+            or (held is not None and held.size > signed)
+        ):
+            raise LogIntegrityError(
+                f"stream {rep.stream!r} cannot be repaired: {rep.error}; the damage is not confined to the "
+                f"operations after its last checkpoint (size {signed}), and signed history is never rewritten; "
+                "nothing was changed",
+                stream=rep.stream,
+                seq=rep.bad_seq,
+            )
+        damaged[rep.stream] = signed
+    if not damaged:
+        return []
+    done: list[RepairReport] = []
+    with log.store.transaction(write=not dry_run) as tx:
+        for stream, signed in sorted(damaged.items()):
+            now_signed = int(tx.scalar("SELECT MAX(size) FROM log_checkpoints WHERE stream = ?", (stream,)) or 0)
+            if now_signed != signed:
+                raise ConflictError(
+                    f"stream {stream!r} was checkpointed while the repair looked at it; nothing was changed: "
+                    "run it again"
+                )
+            done.append(_repair_stream(log, tx, stream, signed, actor=actor, dry_run=dry_run))
+    if not dry_run:
+        made = {cp.stream: cp.size for cp in log.checkpoint(set(damaged))}
+        for repaired in done:
+            repaired.signed_size = made.get(repaired.stream)
+    return done
+
+
+def _repair_stream(
+    log: OperationLog, tx: Transaction, stream: str, signed: int, *, actor: str, dry_run: bool
+) -> RepairReport:
+    """Find the tail's bad places and (unless ``dry_run``) set them aside, under ``tx``."""
+    header = tx.scalar("SELECT size FROM log_streams WHERE stream = ?", (stream,))
+    header_size = int(header) if header is not None else 0
+    rep = RepairReport(stream, dry_run, signed, header_size)
+    rows = tx.query(f"SELECT {_COLUMNS} FROM log_ops WHERE stream = ? AND seq > ? ORDER BY seq", (stream, signed))
+    by_seq: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        seq = row["seq"]
+        if isinstance(seq, int):
+            by_seq[seq] = row
+        else:  # not a place in the tree at all (SQLite keeps what it is given): set aside
+            rep.voided.append(VoidedPlace(_short(seq) or "", "its sequence number is not a number", row))
+    end = max([header_size, *by_seq])
+    leaves: list[str | None] = []  # per place after the checkpoint; None: a placeholder goes there
+    for seq in range(signed + 1, end + 1):
+        found = by_seq.get(seq)
+        if found is None:
+            rep.voided.append(VoidedPlace(seq, "missing: no operation is stored at this sequence number"))
+            leaves.append(None)
+            continue
+        content = _content_leaf(
+            stream,
+            seq,
+            found["id"],
+            found["time"],
+            found["actor"],
+            found["op"],
+            found["target"],
+            found["payload"],
+            found["policy_version"],
+        )
+        why = (
+            "its stored fields do not hash to its recorded leaf (edited)"
+            if content is None or content != found["leaf"]
+            else log._unvouched(
+                stream, seq, str(found["time"]), str(found["leaf"]), found["key_id"], found["signature"]
+            )
+        )
+        if why is None:
+            rep.kept += 1
+            leaves.append(str(found["leaf"]))
+        else:
+            rep.voided.append(VoidedPlace(seq, why, found, content))
+            leaves.append(None)
+    if dry_run:
+        return rep
+    frontier = log._signed_frontier(tx, stream, signed)
+    placeholders = {v.seq: _void(log, tx, stream, v, actor=actor) for v in rep.voided if isinstance(v.seq, int)}
+    for v in rep.voided:
+        if not isinstance(v.seq, int):
+            _quarantine(tx, stream, v, voided_by=new_id(now=log.clock.now()))
+    for offset, leaf in enumerate(leaves):
+        frontier.append(bytes.fromhex(leaf) if leaf is not None else placeholders[signed + 1 + offset])
+    tx.execute(
+        "INSERT INTO log_streams (stream, size, frontier) VALUES (?, ?, ?) "
+        "ON CONFLICT (stream) DO UPDATE SET size = excluded.size, frontier = excluded.frontier",
+        (stream, frontier.size, json.dumps(frontier.to_hex())),
+    )
+    record = log.append(
+        tx,
+        namespace=stream,
+        actor=actor,
+        op=REPAIRED_OP,
+        target=stream,
+        payload={
+            "checkpoint": signed,
+            "header_size": header_size,
+            "kept": rep.kept,
+            "voided": [v.to_json() for v in rep.voided],
+        },
+        policy_version=_POLICY,
+    )
+    rep.repair_id, rep.repair_seq = record.id, record.seq
+    return rep
+
+
+def _void(log: OperationLog, tx: Transaction, stream: str, place: VoidedPlace, *, actor: str) -> bytes:
+    """Put a signed ``LOG_QUARANTINED`` operation at ``place``'s sequence number, setting the
+    row there (if any) aside first; returns the new leaf."""
+    assert isinstance(place.seq, int)
+    now = log.clock.now()
+    payload = place.to_json()
+    operation = Operation(
+        stream=stream,
+        seq=place.seq,
+        id=new_id(now=now),
+        time=format_time(now),
+        actor=actor,
+        op=QUARANTINED_OP,
+        target=stream,
+        payload_json=canonical_json(payload).decode("utf-8"),
+        policy_version=_POLICY,
+        payload=payload,
+    )
+    if place.row is not None:
+        _quarantine(tx, stream, place, voided_by=operation.id)
+    leaf = leaf_hash(operation.canonical())
+    log._insert_row(tx, operation, leaf)
+    return leaf
+
+
+def _quarantine(tx: Transaction, stream: str, place: VoidedPlace, *, voided_by: str) -> None:
+    """Move a row from ``log_ops`` to ``log_quarantine``, exactly as it was stored."""
+    row = place.row
+    assert row is not None
+    moved = tx.execute("DELETE FROM log_ops WHERE stream = ? AND seq = ?", (stream, row["seq"]))
+    if moved != 1:
+        raise ConflictError(f"stream {stream!r}: operation {place.seq} changed during the repair; nothing was changed")
+    tx.execute(
+        "INSERT INTO log_quarantine (stream, seq, id, time, actor, op, target, payload, policy_version, leaf, "
+        "key_id, signature, reason, voided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            stream,
+            str(row["seq"]),
+            *(_text(row[c]) for c in ("id", "time", "actor", "op", "target", "payload", "policy_version")),
+            *(_text(row[c]) for c in ("leaf", "key_id", "signature")),
+            _clean(place.reason),
+            voided_by,
+        ),
+    )
+
+
+def _text(value: Any) -> str | bytes | None:
+    """A stored value as it was stored. Text that was not valid UTF-8 (only tampering writes
+    it; SQLite reads it back with ``surrogateescape``) is kept as its very bytes."""
+    if value is None:
+        return None
+    text = str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape")
+    return text
+
+
+def _short(value: Any) -> str | None:
+    """A stored value named in the record: bounded (after tampering it is anyone's text) and
+    valid text (bytes that were not UTF-8 are shown as ``\\xNN``), so the record can be signed."""
+    return None if value is None else _clean(value)[:200]
+
+
+def _clean(value: Any) -> str:
+    return str(value).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -1,0 +1,236 @@
+"""``intently log repair``: a damaged unsigned tail is set aside, on the record, and the stream
+goes on being checkpointed.
+
+Someone with write access to the database (the SQLite file, or a PostgreSQL role) adds a row
+no key signed, then deletes one honest operation after it and edits another, each through
+the driver alone (``sqlite3`` / ``psycopg``), on every backend under test. Before the repair
+every command in the stream saves its change and exits 8, for good; after it ``log verify``
+passes, shows the repair, and every operation nobody touched is still where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intently import Actor, Intently, ManualClock, Permission
+from intently.core.errors import LeafMismatch
+from intently.store import Store
+from tests._backends import use_database
+from tests.cli.conftest import run
+from tests.log.test_unattributed import FORGED_ID, STREAM, forge_append, newest_checkpoint
+
+
+class Attacker:
+    """A raw connection to the home's database, outside intently: ``?`` placeholders."""
+
+    def __init__(self, conn: Any, *, pg: bool) -> None:
+        self.conn, self.pg = conn, pg
+
+    def change_one(self, sql: str, params: tuple[object, ...]) -> None:
+        cur = self.conn.execute(sql.replace("?", "%s") if self.pg else sql, params)
+        assert cur.rowcount == 1, sql
+
+
+@contextmanager
+def attacker(project: Path, database_url: str | None) -> Iterator[Attacker]:
+    if database_url is None:
+        with closing(sqlite3.connect(project / ".intently" / "state" / "intently.db")) as conn:
+            yield Attacker(conn, pg=False)
+            conn.commit()
+    else:
+        import psycopg
+
+        with psycopg.connect(database_url) as pg:  # commits on a clean exit
+            yield Attacker(pg, pg=True)
+
+
+@pytest.fixture
+def home(project: Path, clock: ManualClock, database_url: str | None) -> Path:
+    """A home with a few signed, checkpointed operations, closed; on each backend under test."""
+    with Intently.init(project, actor="user:alice", name=STREAM, clock=clock, database_url=database_url) as ix:
+        if database_url:
+            use_database(ix.home.path, database_url)
+        for name in ("bob", "carol"):
+            ix.access.grant(Actor.parse(name), Permission.READ)
+    return project
+
+
+def rows(store: Store, table: str = "log_ops") -> list[dict[str, Any]]:
+    with store.transaction(write=False) as tx:
+        return tx.query(f"SELECT * FROM {table} ORDER BY seq")
+
+
+def test_a_damaged_tail_is_set_aside_on_the_record_and_the_stream_goes_on(
+    home: Path, clock: ManualClock, database_url: str | None
+) -> None:
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        signed = newest_checkpoint(ix.store)
+        forged = forge_append(ix.store)  # no signature: checkpoints stop before it
+    for name in ("dave", "erin", "frank"):  # honest commands: each saves its change, and exits 8
+        stuck = run("grant", name, "read", cwd=home)
+        assert stuck.code == 8 and f"at seq {forged}" in stuck.error_line(), stuck.stderr
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        before = rows(ix.store)
+        assert newest_checkpoint(ix.store) == signed
+    deleted, edited, untouched = forged + 1, forged + 2, forged + 3
+    with attacker(home, database_url) as db:
+        db.change_one("DELETE FROM log_ops WHERE stream = ? AND seq = ?", (STREAM, deleted))
+        db.change_one(  # erin's grant made admin, its leaf (and so its signature) left as it was
+            "UPDATE log_ops SET payload = ? WHERE stream = ? AND seq = ?",
+            ('{"actor":"user:erin","permission":"admin"}', STREAM, edited),
+        )
+    assert run("log", "verify", cwd=home).code == 8
+
+    dry = run("log", "repair", "--dry-run", "--json", cwd=home)
+    assert dry.code == 0, dry.stderr
+    (plan,) = dry.json
+    assert [(v["seq"], v["missing"]) for v in plan["voided"]] == [(forged, False), (deleted, True), (edited, False)]
+    assert plan["voided"][0]["id"] == FORGED_ID and "no signature" in plan["voided"][0]["reason"]
+    assert "do not hash" in plan["voided"][2]["reason"]
+    assert (plan["kept"], plan["checkpoint"], plan["repair_id"]) == (1, signed, None)
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert len(rows(ix.store)) == len(before) - 1 and not rows(ix.store, "log_quarantine")
+
+    done = run("log", "repair", "--json", cwd=home)
+    assert done.code == 0, done.stderr
+    (rep,) = done.json
+    assert [v["seq"] for v in rep["voided"]] == [forged, deleted, edited]
+    assert rep["repair_seq"] == untouched + 1 == rep["signed_size"]
+
+    verify = run("log", "verify", "--strict", "--json", cwd=home)
+    assert verify.code == 0, verify.stderr
+    (stream,) = verify.json["streams"]
+    assert (stream["ok"], stream["repairs"], stream["size"]) == (True, 1, untouched + 1)
+    assert "1 repair(s)" in run("log", "verify", cwd=home).stdout
+
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        after = {r["seq"]: r for r in rows(ix.store)}
+        # Nothing else was lost: every operation nobody touched keeps its seq, id, leaf and signature.
+        for row in before:
+            if row["seq"] not in (forged, deleted, edited):
+                assert after[row["seq"]] == row
+        # Each bad place holds a signed record naming what was there.
+        for seq, row_id in ((forged, FORGED_ID), (deleted, None), (edited, before[edited - 1]["id"])):
+            placeholder = after[seq]
+            assert placeholder["op"] == "LOG_QUARANTINED" and placeholder["signature"] is not None
+            assert json.loads(placeholder["payload"])["id"] == row_id
+        (record,) = ix.log.read(STREAM, op="LOG_REPAIRED")
+        assert record.actor == "user:alice" and [v["seq"] for v in record.payload["voided"]] == [
+            forged,
+            deleted,
+            edited,
+        ]
+        # The rows set aside are kept as they were stored, each naming its placeholder.
+        kept = {r["id"]: r for r in rows(ix.store, "log_quarantine")}
+        assert set(kept) == {FORGED_ID, before[edited - 1]["id"]}
+        assert kept[FORGED_ID]["actor"] == "user:mallory" and kept[FORGED_ID]["voided_by"] == after[forged]["id"]
+        assert '"admin"' in kept[before[edited - 1]["id"]]["payload"]
+
+    # Commands are checkpointed again.
+    assert run("grant", "grace", "read", cwd=home).code == 0
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert newest_checkpoint(ix.store) == untouched + 2 == ix.log.size(STREAM)
+    assert run("log", "repair", "--json", cwd=home).json == []
+
+
+def test_an_edited_tail_row_is_not_signed_into_history_and_can_be_repaired(
+    home: Path, clock: ManualClock, database_url: str | None
+) -> None:
+    """A row whose fields were edited but whose leaf (and so signature) was left alone: the
+    checkpoint used to check only the signature and sign it, turning the edit into damage in
+    signed history that nothing can mend (and verify reported for ever)."""
+    ix = Intently.open(home, actor="user:alice", clock=clock)
+    try:
+        ix.access.grant(Actor.parse("dave"), Permission.READ)
+        seq = ix.log.size(STREAM)
+        signed = newest_checkpoint(ix.store)
+        with attacker(home, database_url) as db:
+            db.change_one(
+                "UPDATE log_ops SET payload = ? WHERE stream = ? AND seq = ?",
+                ('{"actor":"user:dave","permission":"admin"}', STREAM, seq),
+            )
+    finally:
+        with pytest.raises(LeafMismatch) as caught:
+            ix.close()  # its checkpoint
+    assert caught.value.seq == seq
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert newest_checkpoint(ix.store) == signed  # not signed
+        (rep,) = ix.log.verify().streams
+        assert (rep.error_type, rep.bad_seq) == ("LeafMismatch", seq)
+    repaired = run("log", "repair", "--json", cwd=home)
+    assert repaired.code == 0, repaired.stderr
+    assert [v["seq"] for v in repaired.json[0]["voided"]] == [seq]
+    assert run("log", "verify", "--strict", cwd=home).code == 0
+
+
+def test_damage_in_signed_history_is_refused_and_nothing_changes(
+    home: Path, clock: ManualClock, database_url: str | None
+) -> None:
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        before = rows(ix.store)
+    with attacker(home, database_url) as db:  # operation 2 is under a checkpoint
+        db.change_one("UPDATE log_ops SET actor = ? WHERE stream = ? AND seq = ?", ("user:mallory", STREAM, 2))
+    for args in (("log", "repair", "--dry-run"), ("log", "repair")):
+        refused = run(*args, cwd=home)
+        assert refused.code == 8 and "cannot be repaired" in refused.error_line(), refused.stderr
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert [r["id"] for r in rows(ix.store)] == [r["id"] for r in before]
+        assert not rows(ix.store, "log_quarantine")
+        assert ix.log.verify().streams[0].error_type == "LeafMismatch"
+
+
+def test_repair_needs_admin(home: Path, clock: ManualClock) -> None:
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forge_append(ix.store)
+    denied = run("log", "repair", cwd=home, actor="bob")  # bob may read
+    assert denied.code == 4, denied.stderr
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert not rows(ix.store, "log_quarantine") and not ix.log.read(STREAM, op="LOG_REPAIRED")
+
+
+def test_a_repaired_log_replays_without_the_operations_set_aside(
+    home: Path, clock: ManualClock, tmp_path: Path
+) -> None:
+    """The forged grant stays in the live tables (a repair changes no state); the state
+    rebuilt from the repaired log does not hold it."""
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forge_append(ix.store)
+        with ix.store.transaction() as tx:  # the forger's state change beside the row
+            tx.execute(
+                "INSERT INTO access_grants (namespace, actor, permission, granted_by, granted_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (STREAM, "user:mallory", "admin", "user:mallory", "2026-03-02T09:30:00Z"),
+            )
+    assert run("log", "repair", cwd=home).code == 0
+    target = tmp_path / "replayed.db"
+    replayed = run("log", "replay", "--to", str(target), "--json", cwd=home)
+    assert replayed.code == 0, replayed.stderr
+    with closing(sqlite3.connect(target)) as conn:
+        actors = {a for (a,) in conn.execute("SELECT actor FROM access_grants WHERE namespace = ?", (STREAM,))}
+    assert "user:bob" in actors and "user:mallory" not in actors
+
+
+def test_a_row_of_bytes_that_are_not_utf8_is_kept_as_it_was(home: Path, clock: ManualClock, backend: str) -> None:
+    """Only on SQLite (PostgreSQL refuses such text): the set-aside row keeps its very bytes,
+    and the signed record shows them escaped."""
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL stores only valid UTF-8")
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+    with attacker(home, None) as db:
+        db.change_one(
+            "UPDATE log_ops SET actor = CAST(X'6d616c6cff' AS TEXT) WHERE stream = ? AND seq = ?", (STREAM, forged)
+        )
+    done = run("log", "repair", "--json", cwd=home)
+    assert done.code == 0, done.stderr
+    assert run("log", "verify", "--strict", cwd=home).code == 0
+    with closing(sqlite3.connect(home / ".intently" / "state" / "intently.db")) as conn:
+        (actor,) = conn.execute("SELECT actor FROM log_quarantine WHERE id = ?", (FORGED_ID,)).fetchone()
+    assert actor == b"mall\xff"
