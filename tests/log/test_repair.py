@@ -11,7 +11,10 @@ passes, shows the repair, and every operation nobody touched is still where it w
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -234,3 +237,48 @@ def test_a_row_of_bytes_that_are_not_utf8_is_kept_as_it_was(home: Path, clock: M
     with closing(sqlite3.connect(home / ".intently" / "state" / "intently.db")) as conn:
         (actor,) = conn.execute("SELECT actor FROM log_quarantine WHERE id = ?", (FORGED_ID,)).fetchone()
     assert actor == b"mall\xff"
+
+
+_APPENDER = """
+import sys
+import time
+from intently import Actor, Intently, Permission
+from intently.core.errors import LogIntegrityError
+project, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ix = Intently.open(project, actor="user:alice")
+for i in range(count):
+    ix.access.grant(Actor.parse(f"w{worker}-{i}"), Permission.READ)
+    try:
+        ix.checkpoint()
+    except LogIntegrityError:  # before the repair: the change is saved, the checkpoint stops
+        pass
+    time.sleep(0.1)  # spread over the repair's run
+try:
+    ix.close()
+except LogIntegrityError:
+    pass
+"""
+
+
+def test_a_repair_while_other_processes_append_loses_none_of_their_operations(home: Path) -> None:
+    """The repair works under the store's write lock: operations appended (and signed) by
+    other processes before or after it are kept where they are, and all are checkpointed."""
+    with Intently.open(home, actor="user:alice") as ix:
+        forged = forge_append(ix.store)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"), env.get("PYTHONPATH", "")])
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _APPENDER, str(home), str(w), "20"], env=env, stderr=subprocess.PIPE)
+        for w in range(2)
+    ]
+    repaired = run("log", "repair", "--json", cwd=home)
+    outcomes = [(p.wait(timeout=300), p.stderr.read().decode() if p.stderr else "") for p in procs]
+    assert [code for code, _ in outcomes] == [0, 0], outcomes
+    assert repaired.code == 0, repaired.stderr
+    assert [v["seq"] for v in repaired.json[0]["voided"]] == [forged]
+    with Intently.open(home, actor="user:alice") as ix:
+        ix.log.checkpoint()
+        report = ix.log.verify()
+        assert report.ok and report.streams[0].unsigned_tail == 0, report.to_json()
+        granted = {op.payload["actor"] for op in ix.log.read(STREAM, op="GRANT")}
+        assert {f"user:w{w}-{i}" for w in range(2) for i in range(20)} <= granted
