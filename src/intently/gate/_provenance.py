@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ._providers import provider_of
 from ._values import (
     IBAN,
     Segment,
@@ -415,7 +416,13 @@ def _squats(host: str, given: str) -> bool:
         return True
     if ("." + want + ".") in ("." + seen.replace("-", ".") + "."):
         return True  # the user's host inside another one, not at its end (not a subdomain)
-    return len(want.split(".")[0]) >= _SQUAT_MIN_LABEL and _one_edit(seen, want)
+    if len(want.split(".")[0]) < _SQUAT_MIN_LABEL or not _one_edit(seen, want):
+        return False
+    # Two providers one letter apart ("gmail.com" and "mail.com", "outlook.de" and "outlook.be")
+    # are two real domains, neither made to look like the other: not a squat. Only this test
+    # is relaxed: a provider's look-alike letters or its name inside another host still are.
+    ours, theirs = provider_of(host), provider_of(given)
+    return ours is None or theirs is None or ours == theirs
 
 
 def _one_edit(a: str, b: str) -> bool:
