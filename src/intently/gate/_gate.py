@@ -55,6 +55,8 @@ _SENDER_KEY = re.compile(r"(?:from|sender|author|reply_from|on_behalf_of)(?:_[a-
 _SHORT_VALUE = 300
 # Where data goes: a value in one of these roles is traced wherever it sits in the arguments.
 _DESTINATIONS = frozenset({Role.RECIPIENT, Role.PAYEE, Role.URL})
+# The classes of a value read as text of a tool output (requested or not): what an aside can show.
+_TEXTUAL = frozenset({"text", "unrequested"})
 
 
 # Words of a request that asks for a sum to be worked out ("send back the difference", "split
@@ -462,6 +464,16 @@ class Session:
             group, srcs = _classify(sightings, req.delegated)
             if group == "invented" and role is Role.URL and lookup and on_site(str(scalar), self.gate.web_trusted):
                 group = "trusted_site"  # made up, for a read or lookup, on a site the user trusts
+            if (
+                group in _TEXTUAL
+                and role in _DESTINATIONS
+                and not lookup
+                and (pointed := self.ledger.pointed_only(scalar))
+            ):
+                # Only an aside pointing the reader at it ("(visit www.… to claim)") shows this
+                # address: opening it is what a citation is for, writing or sending to it follows
+                # the pointer as an order.
+                group, srcs = _as_order(pointed, self.ledger.designated_labels, req.delegated), pointed
             groups[group].append(f"{arg} {scalar!r}")
             if group == "invented" and not (role is Role.PATH and _inside_working_folder(str(scalar))):
                 invented_elsewhere = True
@@ -540,6 +552,9 @@ class Session:
                 # it: one that only an instruction in a tool output gave is the attacker's.
                 for address in addresses_in(value):
                     group, srcs = _classify(self.ledger.trace(address), req.delegated)
+                    if group in _TEXTUAL and (pointed := self.ledger.pointed_only(address)):
+                        # a link only an aside pointed at, passed on
+                        group, srcs = _as_order(pointed, self.ledger.designated_labels, req.delegated), pointed
                     if group == "instructed":
                         content_addresses.append(
                             f"{address!r} in {arg} (from an instruction in {', '.join(sorted(srcs))})"
@@ -709,6 +724,13 @@ def _inside_working_folder(path: str) -> bool:
     if not text or text.startswith(("/", "~")) or re.match(r"[A-Za-z]:", text) or "://" in text:
         return False
     return ".." not in text.split("/")
+
+
+def _as_order(sources: set[str], designated: set[str], delegated: bool) -> str:
+    """The class of a value only an order (here: an aside pointing at it) in ``sources`` gave,
+    as :func:`_classify` reads one: the document the user told the agent to follow may give
+    it (``delegated``, asked about), any other source may not (``instructed``)."""
+    return "delegated" if delegated and sources <= designated else "instructed"
 
 
 def _classify(sightings: list[Sighting], delegated: bool) -> tuple[str, set[str]]:

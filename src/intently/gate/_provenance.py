@@ -223,6 +223,27 @@ class Ledger:
                 found.append(Sighting(hit, rec.label, rec.designated, rec.requested, rec.objects))
         return found
 
+    def pointed_only(self, value: Any) -> set[str]:
+        """The tool outputs whose asides point the reader at ``value`` ("(visit www.… to claim)"),
+        when nothing but such asides shows it (else empty): no trusted source, no field, no
+        plain sentence. A link cited that way may be opened, as a citation is for reading; it
+        is no one's to pass on in a message or to write to, any more than an order's."""
+        sightings = self.trace(value)
+        if not sightings or any(s.origin is not Origin.TEXT for s in sightings):
+            return set()
+        nv = normalise(value)
+        pattern = _whole_value(nv.lower())
+        labels: set[str] = set()
+        for rec in self.records:
+            if rec.kind in TRUSTED_ORIGINS:
+                continue
+            for seg, atoms in zip(rec.segments, rec.segment_atoms, strict=True):
+                if nv in atoms or (nv.lower() in seg.text and pattern.search(seg.text)):
+                    if nv not in seg.pointed:
+                        return set()  # also written outside a pointing aside
+                    labels.add(rec.label)
+        return labels
+
     def stated_only_by_instructions(self, value: Any, *, delegated: bool) -> set[str]:
         """The sources whose instructions state this number, when no data, plain text or trusted
         source does (else empty). Numbers are compared as numbers, never as text inside text:

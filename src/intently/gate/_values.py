@@ -504,11 +504,17 @@ def shingles(text: str, n: int) -> set[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class Segment:
-    """One sentence or line of free text, lower-cased; ``instruction`` if it opens with an action verb."""
+    """One sentence or line of free text, lower-cased; ``instruction`` if it opens with an action verb.
+
+    ``pointed``: in a segment that is no instruction, the values (normalised) of brackets or
+    quotes that send the reader to a link ("(visit www.… to claim)", "(visit website for
+    details www.…)"). That cites a source, so the link may be opened; it gives no one the link
+    to pass on or to write to (see the gate)."""
 
     text: str
     instruction: bool
     after_instruction: bool
+    pointed: frozenset[str] = frozenset()
 
 
 def segments_of(text: str, is_action_verb: Any, is_aside_order: Any = None) -> list[Segment]:
@@ -536,9 +542,12 @@ def segments_of(text: str, is_action_verb: Any, is_aside_order: Any = None) -> l
             for clause in _CLAUSE.split(part.lower())
         ]
         instruction = any(is_action_verb(words(clause)[:_CLAUSE_WORDS]) for clause in clauses if clause)
+        pointed: frozenset[str] = frozenset()
         if not instruction and is_aside_order is not None:
             instruction = _aside_gives_order(raw, is_aside_order)
-        out.append(Segment(lowered, instruction, seen_instruction and not instruction))
+            # An aside the full test reads as an order, and the aside test not, only points at a link.
+            pointed = frozenset() if instruction else _aside_pointed(raw, is_action_verb)
+        out.append(Segment(lowered, instruction, seen_instruction and not instruction, pointed))
         seen_instruction = seen_instruction or instruction
     return out
 
@@ -552,15 +561,24 @@ def _aside_gives_order(raw: str, is_aside_order: Any) -> bool:
     target to be followed. So "(visit website for details www.…)", a label such as "(Lower
     Body)" and "(Phone: …, Email: info@…)" stay descriptions, as reading every bracket as a
     clause cost slack and workspace tasks when tried."""
+    return bool(_aside_pointed(raw, is_aside_order))
+
+
+def _aside_pointed(raw: str, opens_order: Any) -> frozenset[str]:
+    """The values (``atoms_of``) of each part of an aside in ``raw`` that holds one and has a
+    clause that ``opens_order`` reads as an order: with the aside test, the targets of an order
+    (``_aside_gives_order``); with the full test, those of an order or of a pointer to a link."""
+    found: set[str] = set()
     for m in _ASIDE.finditer(raw):
         inner = next(g for g in m.groups() if g is not None)
         for part in _SEGMENT_SPLIT.split(inner):
-            if not part or not part.strip() or not atoms_of(part):
+            atoms = atoms_of(part) if part and part.strip() else set()
+            if not atoms:
                 continue
             clauses = (_LEADING_NOISE.sub("", _SPACE.sub(" ", c)) for c in _CLAUSE.split(part.lower()))
-            if any(is_aside_order(words(c)[:_CLAUSE_WORDS]) for c in clauses if c):
-                return True
-    return False
+            if any(opens_order(words(c)[:_CLAUSE_WORDS]) for c in clauses if c):
+                found |= atoms
+    return frozenset(found)
 
 
 def string_leaves(obj: Any, key: str = "") -> Iterator[tuple[str, Any]]:
