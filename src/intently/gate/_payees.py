@@ -5,8 +5,9 @@ GB29…") binds both IBANs, so each is ``bound`` on its own; a call that pays Al
 Bob's account, or names Alice on a payment to Bob's IBAN, would pass every value check. The
 request also says whose each IBAN is: the names and amounts written in the same clause as it,
 and in the clauses of the message that refer to it by a name or a pronoun ("Alice's IBAN is
-DE89…; pay her 100"). A payment that puts an IBAN together with another clause's payee or amount mixes them up,
-which is what an injected "pay Alice's share to the other account" asks for.
+DE89…; pay her 100"). A payment that puts an IBAN together with another payee's name or
+amount mixes them up, which is what an injected "pay Alice's share to the other account" asks
+for.
 """
 
 from __future__ import annotations

@@ -3,17 +3,19 @@
 The typo-squat check (``_provenance._squats``) reads a host one letter off the user's as a
 look-alike, because that is how an impersonation is made: someone registers ``exampe.com`` so
 that a reader misses the missing letter. Some real, independent domains are one letter apart
-too: ``gmail.com`` and ``mail.com``, ``outlook.de`` and ``outlook.be``, ``icloud.com`` and
-``cloud.com``. Neither of such a pair was made to look like the other (each is a provider with
+too: ``gmail.com`` and ``mail.com``, ``outlook.de`` and ``outlook.be``, ``live.de`` and
+``live.be``. Neither of such a pair was made to look like the other (each is a provider with
 millions of users, registered long before anyone's address at the other), so an address at one
 is not a forgery of an address at the other; blocking it as one refused ordinary traffic.
 
 This list is data, not a rule for one example: the sign-up domains of the public mail
 providers with the largest user bases (their own country domains included, as they publish
-them) and of a few large sites whose names are short common words. A host is on it when it is
+them), and the main sites of the largest (``google.com``, ``apple.com``, ``microsoft.com``). A host is on it when it is
 an entry or a subdomain of one (``mail.google.com``); ``gmail.com.evil.net`` is not. An entry
 cannot be registered by an attacker, since each is already someone's; a host that is not on
-the list is still checked letter by letter, so ``gmaill.com`` and ``outlook.co`` stay squats.
+the list is still checked letter by letter, so ``gmaill.com``, ``outlook.co`` and, for the
+user's ``icloud.com``, ``cloud.com`` (a real site, but no mail provider on the list) stay
+squats: where the list does not vouch for both, the check fails closed.
 """
 
 from __future__ import annotations
