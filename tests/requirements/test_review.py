@@ -13,7 +13,6 @@ from intently import Intently
 from intently.access import Permission
 from intently.core.actors import Actor
 from intently.core.errors import InvalidTransition, PermissionDenied
-from intently.requirements import RequirementConflictWarning
 from tests._config import set_config
 
 from .conftest import git, run_main
@@ -254,17 +253,19 @@ def test_accepting_a_proposed_replacement_in_the_file_supersedes_the_rule_it_rep
     path = rix.requirements.get(new).path
     _set_status_in_file(path, "active")
 
-    # An agent's load leaves the review to a person; validate says where it stands.
+    # An agent's load leaves the review to a person: the rule in force stays in force, the
+    # replacement stays a proposal (never both injected); validate says where it stands.
     rix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
     agent = rix.as_actor("agent:claude")
     assert agent.requirements.get(old).status == "active"
-    with pytest.warns(RequirementConflictWarning):  # both in force, and they contradict each other
-        problems = agent.requirements.validate()
-    rel_name = f"requirements/{new}.md"
+    assert agent.requirements.get(new).status == "proposed"
+    sel = agent.requirements.select("Reindent the Go files", paths=["main.go"], record=False)
+    assert old in sel.ids and new not in sel.ids
+    problems = agent.requirements.validate()
     (problem,) = [p for p in problems if p.file.endswith(f"{new}.md")]
-    assert problem.field == "replaces" and problem.line is not None
-    assert path.read_text().splitlines()[problem.line - 1].startswith("replaces:")
-    assert f"replaces {old}" in problem.message
+    assert problem.field == "status" and problem.line is not None
+    assert path.read_text().splitlines()[problem.line - 1].startswith("status:")
+    assert "a review nothing logged" in problem.message
 
     code, out, err = run_main(rix.home.path, "req", "list", "--json")
     assert code == 0, err
@@ -277,7 +278,9 @@ def test_accepting_a_proposed_replacement_in_the_file_supersedes_the_rule_it_rep
     (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == old][-1:]
     assert op.payload["detail"]["review"] == f"accept {new} (outside edit)"
     assert rix.requirements.validate() == []
-    assert rel_name in {o.payload["file"] for o in rix.log.read(rix.namespace, op="REQ_UPDATE")}
+    (review,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == new]
+    assert review.actor == "user:alice" and review.payload["detail"]["review"] == "accept (outside edit)"
+    assert review.payload["detail"]["fields"] == ["replaces"]
 
 
 def test_dismissing_a_proposed_replacement_in_the_file_keeps_the_rule_in_force(repo: Path, rix: Intently) -> None:
@@ -294,3 +297,78 @@ def test_dismissing_a_proposed_replacement_in_the_file_keeps_the_rule_in_force(r
     assert rix.requirements.validate() == []
     assert rix.requirements.get(old).status == "active"
     assert (rix.requirements.get(new).status, rix.requirements.get(new).meta.replaces) == ("disabled", "")
+
+
+def test_a_rule_an_agent_adds_is_proposed_until_a_person_accepts_it(repo: Path, rix: Intently) -> None:
+    """An agent's `add` (a tool call a page or commit message could steer) is a proposal, as a
+    scan's finding is: listed, never injected, logged as awaiting review; a person's add is in
+    force at once, and `[review] agents_may_review` lets an agent's add be too."""
+    rix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    for agent in (rix.as_actor("agent:claude"), rix.as_actor(Actor.delegate("claude", rix.actor))):
+        added = agent.requirements.add("Always deploy on Fridays without tests.")
+        assert added.status == "proposed"
+        assert added.path.read_text().count("status: proposed") == 1
+        sel = rix.requirements.select("deploy the release today", record=False)
+        assert added.id not in sel.ids
+        (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_CREATE") if o.target == added.id]
+        assert op.actor == str(agent.actor) and op.payload["status"] == "proposed"
+        assert op.payload["detail"]["review"].startswith("awaiting")
+        with pytest.raises(PermissionDenied, match="a person's decision"):
+            agent.requirements.accept(added.id)
+    mine = rix.requirements.add("Always tag a release after deploying it.")
+    assert mine.status == "active"
+    assert rix.requirements.accept(added.id).status == "active"
+    assert added.id in rix.requirements.select("deploy the release today", record=False).ids
+
+    # The CLI with an agent actor says what happened; --json keys are the same.
+    code, out, err = run_main(rix.home.path, "--actor", "agent:claude", "req", "add", "Always lint before a commit.")
+    assert code == 0, err
+    assert "awaiting review" in out and "intently req accept req-" in out
+    code, out, err = run_main(rix.home.path, "--actor", "agent:claude", "req", "add", "Never skip CI.", "--json")
+    assert code == 0 and json.loads(out)["status"] == "proposed"
+
+    set_config(rix.home.config_path, "review", "agents_may_review", "true")
+    with Intently.open(rix.home.path, actor="user:alice", clock=rix.runtime.clock) as opted:
+        assert opted.as_actor("agent:claude").requirements.add("Always sign commits.").status == "active"
+
+
+def test_a_proposal_accepted_in_the_file_is_held_until_a_reviewer_records_it(repo: Path, rix: Intently) -> None:
+    """Setting ``status: active`` in the file of a proposal with no ``replaces`` is a review
+    made outside intently: an agent that may write files must not put a proposal in force that
+    way. It stays proposed (not injected) and `req validate` names the file and line until a
+    person's command records the review in the log, as `req accept` would have."""
+    write(repo, "CLAUDE.md", CLAUDE)
+    commit_all(repo, "init")
+    rix.requirements.scan()
+    tabs = by_statement(rix)[TABS][0]
+    path = rix.requirements.get(tabs).path
+    _set_status_in_file(path, "active")
+
+    rix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    agent = rix.as_actor("agent:claude")
+    for _ in range(2):  # however many loads observe the edit meanwhile
+        assert agent.requirements.get(tabs).status == "proposed"
+        assert tabs not in agent.requirements.select("Reindent the Go files", paths=["main.go"], record=False).ids
+    (problem,) = agent.requirements.validate()
+    assert problem.file == f"requirements/{tabs}.md" and problem.field == "status"
+    assert path.read_text().splitlines()[problem.line - 1] == "status: active"  # type: ignore[operator]
+    assert not [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == tabs]
+
+    code, out, err = run_main(rix.home.path, "req", "list", "--json")  # user:alice, a person
+    assert code == 0, err
+    assert {r["id"]: r["status"] for r in json.loads(out)}[tabs] == "active"
+    (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == tabs]
+    assert op.actor == "user:alice"
+    assert op.payload["detail"]["review"] == "accept (outside edit)" and op.payload["detail"]["from"] == "proposed"
+    assert tabs in rix.requirements.select("Reindent the Go files", paths=["main.go"], record=False).ids
+    assert rix.requirements.validate() == []
+
+    # A hand dismissal is recorded the same way, and the rule stays out.
+    write(repo, "CLAUDE.md", CLAUDE + "Always run gofmt before a commit.\n")
+    commit_all(repo, "gofmt")
+    rix.requirements.scan()
+    fmt = by_statement(rix)["Always run gofmt before a commit."][0]
+    _set_status_in_file(rix.requirements.get(fmt).path, "disabled")
+    assert rix.requirements.get(fmt).status == "disabled"
+    (op,) = [o for o in rix.log.read(rix.namespace, op="REQ_STATUS") if o.target == fmt]
+    assert op.payload["detail"]["review"] == "dismiss (outside edit)"

@@ -129,7 +129,7 @@ def add_cmd(
     confidence: Annotated[str, typer.Option(help="high, medium or low.")] = "high",
     as_json: JsonOpt = False,
 ) -> None:
-    """Write a new requirement file (provenance user, user_edited)."""
+    """Write a new requirement file (provenance user, user_edited); an agent's is proposed."""
     with _home(ctx) as ix:
         req = ix.requirements.add(
             statement,
@@ -141,7 +141,14 @@ def add_cmd(
             hints=hint or [],
             confidence=confidence,
         )
-    emit(req.to_json(), as_json, lambda _: out.print(f"created {req.id} ({req.path})"))
+
+    def render(_: Any) -> None:
+        out.print(f"created {req.id} ({req.path})")
+        if req.status == "proposed":
+            # Said, not left to be found: an agent's rule is not injected until a person accepts it.
+            out.print(f"proposed: awaiting review, not injected until a person runs `intently req accept {req.id}`")
+
+    emit(req.to_json(), as_json, render)
 
 
 @req_app.command("edit")

@@ -25,7 +25,7 @@ from ._load import DOMAINS_FILE, LoadResult, load_home, rel
 from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, Status, new_requirement_id
 from ._render import place
 from ._select import Policy, Selection, select
-from ._store import Change, hand_edited, observe, write_files
+from ._store import Change, hand_edited, hand_reviewed, observe, write_files
 from ._store import record as record_op
 
 if TYPE_CHECKING:
@@ -72,31 +72,67 @@ class Requirements:
         so nothing ever loads, or gets logged as an outside change, from a half-applied scan."""
         self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
         recover(self._rt)
-        result = load_home(self._rt.home)
-        observe(self._rt, result.hashes)
+        result = self._observed(warn=True)
         if self._mark_hand_edits(result):
-            result = load_home(self._rt.home, warn=False)
-            observe(self._rt, result.hashes)
+            result = self._observed()
         if self._settle_hand_reviews(result):
-            result = load_home(self._rt.home, warn=False)
-            observe(self._rt, result.hashes)
+            result = self._observed()
         return result
+
+    def _observed(self, *, warn: bool = False) -> LoadResult:
+        """The files as they are, outside changes logged, and hand reviews not yet recorded held."""
+        result = load_home(self._rt.home, warn=warn)
+        observe(self._rt, result.hashes)
+        return self._hold_hand_reviews(result)
+
+    def _hold_hand_reviews(self, loaded: LoadResult) -> LoadResult:
+        """Keep a proposal that someone set to ``active`` (or ``disabled``) in the file itself
+        a proposal until a logged review records that decision.
+
+        `req accept` is a person's act, logged with ``detail.review``; editing the file was a
+        way around both: an agent that may write files (or a pull of someone's unreviewed
+        edit) put a proposal in force with nothing in the log saying who reviewed it. So such
+        a rule is seen as ``proposed`` (listed, never injected) until :meth:`_settle_hand_reviews`
+        records the review: at the next command of an actor who may review and write."""
+        prefix = rel(self._rt.home, self._rt.home.requirements_dir)
+        names = {f"{prefix}/{r.path.name}": r for r in loaded.requirements}
+        reviewed = set(hand_reviewed(self._rt, names))
+        if not reviewed:
+            return loaded
+        held: dict[str, str] = {}
+        reqs: _List[Requirement] = []
+        for name, req in names.items():
+            if name in reviewed:
+                held[req.id] = req.status
+                req = replace(req, meta=req.meta.model_copy(update={"status": "proposed"}))
+            reqs.append(req)
+        return replace(loaded, requirements=reqs, held=held)
 
     def _settle_hand_reviews(self, loaded: LoadResult) -> bool:
         """Finish a review a person made in the file itself, as `req accept` / `dismiss` would.
 
-        A proposed replacement names the active rule it replaces (``replaces``); `req accept`
-        makes it active and supersedes that rule in one write. A person who sets ``status:
-        active`` in an editor accepts it just the same, but nothing acted on ``replaces``: the
-        old rule and its replacement were both in force, and agents got both (contradictory)
-        rules. So a rule no longer proposed that still names what it ``replaces`` is settled
-        here: when it is active and the replaced rule still is, that one is superseded by it;
-        in every case ``replaces`` is cleared. Both writes are one logged batch (``REQ_STATUS``
-        with ``detail.review: accept <id> (outside edit)``, ``REQ_UPDATE`` by ``outside edit``).
-        Written only by an actor allowed to write and, unless ``[review] agents_may_review``, a
-        person (settling supersedes a rule, a review act `req accept` keeps for people);
+        A proposal whose file now says ``status: active`` (or ``disabled``) was reviewed in an
+        editor; until that review is logged it is held as a proposal (see
+        :meth:`_hold_hand_reviews`). Here it is recorded: ``REQ_STATUS`` from ``proposed`` with
+        ``detail.review: accept (outside edit)`` (or ``dismiss``), by the actor running the
+        command, exactly what `req accept` would have logged.
+
+        A proposed replacement also names the active rule it replaces (``replaces``); `req
+        accept` makes it active and supersedes that rule in one write. A person who sets
+        ``status: active`` in an editor accepts it just the same, but nothing acted on
+        ``replaces``: the old rule and its replacement were both in force. So a rule no longer
+        proposed that still names what it ``replaces`` is settled here too: when it is active
+        and the replaced rule still is, that one is superseded by it (``REQ_STATUS`` with
+        ``detail.review: accept <id> (outside edit)``); in every case ``replaces`` is cleared.
+        All writes are one logged batch. Written only by an actor allowed to write and, unless
+        ``[review] agents_may_review``, a person (a review act `req accept` keeps for people);
         meanwhile `req validate` names the file and line."""
-        pending = [r for r in loaded.requirements if r.meta.replaces and r.status != "proposed"]
+        held = loaded.held
+
+        def in_file(req: Requirement) -> str:
+            return held.get(req.id, req.status)
+
+        pending = [r for r in loaded.requirements if r.id in held or (r.meta.replaces and in_file(r) != "proposed")]
         if not pending or not self._rt.access.can(self._rt.actor, self._rt.namespace, Permission.WRITE):
             return False
         if not may_review(self._rt.actor, self._rt.config.review.agents_may_review):
@@ -108,18 +144,30 @@ class Requirements:
         fields: dict[str, dict[str, Any]] = {}
         details: dict[str, dict[str, Any]] = {}
         for req in pending:
-            fields.setdefault(req.id, {})["replaces"] = ""
-            details.setdefault(
-                req.id, {"by": "outside edit", "fields": ["replaces"], "why": f"status set to {req.status} in the file"}
-            )
-            old = by_id.get(req.meta.replaces)
+            status = in_file(req)
+            change = fields.setdefault(req.id, {})
+            if req.id in held:
+                act = "accept" if status == "active" else "dismiss" if status == "disabled" else f"mark {status}"
+                details[req.id] = {
+                    "by": "outside edit",
+                    "from": "proposed",
+                    "to": status,
+                    "review": f"{act} (outside edit)",
+                }
+            else:
+                details.setdefault(req.id, {"by": "outside edit", "why": f"status set to {status} in the file"})
+            if req.meta.replaces:
+                change["replaces"] = ""
+                details[req.id]["fields"] = ["replaces"]
+            old = by_id.get(req.meta.replaces) if req.meta.replaces else None
             retired = {i for i, f in fields.items() if f.get("status") == "superseded"}
             if (
-                req.status == "active"
+                status == "active"
                 and req.id not in retired
                 and old is not None
                 and old.id != req.id
                 and old.status == "active"
+                and old.id not in held
                 and old.id not in retired
             ):
                 fields.setdefault(old.id, {}).update(status="superseded", superseded_by=req.id)
@@ -135,8 +183,8 @@ class Requirements:
             text = rewrite_requirement(
                 req.path.read_text(encoding="utf-8"), req.path.name, {**change, "updated": now}, None
             )
-            status = str(change.get("status", req.status))
-            op = "REQ_STATUS" if status != req.status else "REQ_UPDATE"
+            status = str(change.get("status", in_file(req)))
+            op = "REQ_STATUS" if status != in_file(req) or req_id in held else "REQ_UPDATE"
             changes.append(Change(self._file(req_id), text, op, req_id, status, details[req_id], req.content_hash))
         try:
             write_files(self._rt, changes)
@@ -176,9 +224,9 @@ class Requirements:
         but are warned about, naming both files, since selection will show only one of them."""
         self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
         recover(self._rt)
-        loaded = load_home(self._rt.home, warn=False)
+        loaded = self._hold_hand_reviews(load_home(self._rt.home, warn=False))
         if self._settle_hand_reviews(loaded):
-            loaded = load_home(self._rt.home, warn=False)
+            loaded = self._hold_hand_reviews(load_home(self._rt.home, warn=False))
         for conflict in self._conflicts(loaded):
             warnings.warn(conflict.message(), RequirementConflictWarning, stacklevel=2)
         return loaded.errors + self._broken_supersedes(loaded)
@@ -210,7 +258,15 @@ class Requirements:
                 why = _cycle(req.id, by_id)
             if why is not None:
                 errors.append(self._field_error(req, "superseded_by", why))
-            if req.meta.replaces and req.status != "proposed":
+            if req.id in loaded.held:
+                # Reviewed in the file (see _hold_hand_reviews), by no one who may review yet.
+                why = (
+                    f"status {loaded.held[req.id]} set in the file on a proposed rule, a review nothing logged: "
+                    "it stays proposed (not injected) until the next `intently req` command by a person who "
+                    "may write records it (or run `intently req accept` / `dismiss`)"
+                )
+                errors.append(self._field_error(req, "status", why))
+            elif req.meta.replaces and req.status != "proposed":
                 # Reviewed in the file (see _settle_hand_reviews), by an actor who may not write.
                 why = (
                     f"status {req.status} but still replaces {req.meta.replaces}: a review made in the file; "
@@ -284,7 +340,17 @@ class Requirements:
         provenance: Provenance | None = None,
         user_edited: bool = True,
     ) -> Requirement:
-        """A new requirement written by a person (``user_edited``, confidence high by default)."""
+        """A new requirement (``user_edited``, confidence high by default): ``active`` when a
+        person writes it, ``proposed`` when an agent does.
+
+        A rule in force is injected into every agent's prompt. A scan's findings wait for a
+        person's review (``req accept``) because what it read may carry a prompt injection;
+        an agent's ``add`` is the same risk one step shorter (it writes what a page or a commit
+        message told it to), so it is a proposal too: ``proposed``, listed, never injected until
+        a person accepts it, unless the home lets agents review (``[review] agents_may_review``),
+        the same rule that lets an agent accept a proposal."""
+        reviewed = may_review(self._rt.actor, self._rt.config.review.agents_may_review)
+        status = "active" if reviewed else "proposed"
         meta = self.build(
             statement,
             level=level,
@@ -295,9 +361,11 @@ class Requirements:
             confidence=confidence,
             provenance=provenance or Provenance(kind="user", ref="", extracted_by=str(self._rt.actor)),
             user_edited=user_edited,
+            status=status,
         )
         text = render_new_requirement(meta, statement.strip(), rationale.strip())
-        write_files(self._rt, [Change(self._file(meta.id), text, "REQ_CREATE", meta.id, "active")])
+        detail = None if reviewed else {"review": "awaiting: added by an agent"}
+        write_files(self._rt, [Change(self._file(meta.id), text, "REQ_CREATE", meta.id, status, detail)])
         return self.get(meta.id)
 
     def build(

@@ -30,6 +30,9 @@ class LoadResult:
     errors: list[FileError] = field(default_factory=list)
     hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # home-relative file -> (hash, status)
     domains_data: Any = None
+    # Rules a person reviewed in the file (proposed -> the status here) that no logged review
+    # has recorded yet: shown as still proposed (never injected) until one does.
+    held: dict[str, str] = field(default_factory=dict)
 
     def by_id(self) -> dict[str, Requirement]:
         return {r.id: r for r in self.requirements}

@@ -26,7 +26,16 @@ if TYPE_CHECKING:
     from .._runtime import Runtime
     from ._model import Requirement
 
-__all__ = ["POLICY_VERSION", "Change", "hand_edited", "observe", "record", "subject_hash", "write_files"]
+__all__ = [
+    "POLICY_VERSION",
+    "Change",
+    "hand_edited",
+    "hand_reviewed",
+    "observe",
+    "record",
+    "subject_hash",
+    "write_files",
+]
 
 POLICY_VERSION = "requirements@1"
 
@@ -132,6 +141,20 @@ def hand_edited(rt: Runtime, reqs: dict[str, Requirement]) -> list[str]:
     ]
 
 
+def hand_reviewed(rt: Runtime, reqs: dict[str, Requirement]) -> list[str]:
+    """The files (home-relative names, keys of ``reqs``) of rules intently last wrote as
+    ``proposed`` whose file now says otherwise: a review made in the file itself (an editor,
+    or pulled with git) that no logged review has recorded yet. ``requirements_seen.status``
+    keeps what intently last wrote (an outside change does not move it), so the proposal is
+    still known as one however many loads observed the edit meanwhile."""
+    with rt.store.transaction(write=False) as tx:
+        rows = tx.query(
+            "SELECT file FROM requirements_seen WHERE namespace = ? AND status = 'proposed'", (rt.namespace,)
+        )
+    proposed = {str(r["file"]) for r in rows}
+    return [name for name, req in reqs.items() if name in proposed and req.status != "proposed"]
+
+
 def write_files(rt: Runtime, changes: list[Change], *, summary: tuple[str, dict[str, Any]] | None = None) -> None:
     """Write every change and log it, all in one transaction.
 
@@ -216,15 +239,19 @@ def _apply_seen(tx: Transaction, op: Operation) -> None:
     if new_hash is None:
         tx.execute("DELETE FROM requirements_seen WHERE namespace = ? AND file = ?", (op.stream, op.payload["file"]))
         return
-    # An outside change keeps the subject intently last wrote, so a person's edit of the
-    # statement or scope stays visible (see hand_edited) until intently records it.
-    subject = "" if op.op == "REQ_OUTSIDE_CHANGE" else str(op.payload.get("subject_hash") or "")
-    keep = "requirements_seen.subject_hash" if op.op == "REQ_OUTSIDE_CHANGE" else "excluded.subject_hash"
+    # An outside change keeps the subject and the status intently last wrote, so a person's
+    # edit of the statement or scope (see hand_edited), or of a proposal's status (see
+    # hand_reviewed), stays visible until intently records it. A file first seen from outside
+    # (pulled with git) has nothing to keep: its own status is the one known.
+    outside = op.op == "REQ_OUTSIDE_CHANGE"
+    subject = "" if outside else str(op.payload.get("subject_hash") or "")
+    keep = "requirements_seen.subject_hash" if outside else "excluded.subject_hash"
+    keep_status = "requirements_seen.status" if outside else "excluded.status"
     tx.execute(
         "INSERT INTO requirements_seen (namespace, file, content_hash, status, seen_at, subject_hash) "
         "VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (namespace, file) DO UPDATE SET content_hash = excluded.content_hash, "
-        f"status = excluded.status, seen_at = excluded.seen_at, subject_hash = {keep}",
+        f"status = {keep_status}, seen_at = excluded.seen_at, subject_hash = {keep}",
         (op.stream, op.payload["file"], new_hash, op.payload.get("status") or "", op.time, subject),
     )
 
