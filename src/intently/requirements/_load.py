@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,15 +44,27 @@ def rel(home: Home, path: Path) -> str:
     return path.resolve().relative_to(home.path).as_posix()
 
 
-def _read(path: Path, name: str, errors: list[FileError]) -> bytes | None:
-    """The bytes of one file, or ``None`` with an error naming it. A folder or a symlink where
-    a file belongs, or a file that cannot be read, is one bad entry: it must not stop every
-    other rule from loading (it did: the whole command failed with an internal error). A
-    symlink is refused whatever its target: the file's name is its id, every write replaces
-    it in place, and one pointing outside the home has no home-relative name to log."""
-    if path.is_symlink() or not path.is_file():
-        kind = "a symlink" if path.is_symlink() else "not a regular file"
+def _stat(path: Path, name: str, errors: list[FileError]) -> os.stat_result | None:
+    """The stat of one plain file, or ``None`` with an error naming it. A folder or a symlink
+    where a file belongs is one bad entry: it must not stop every other rule from loading (it
+    did: the whole command failed with an internal error). A symlink is refused whatever its
+    target: the file's name is its id, every write replaces it in place, and one pointing
+    outside the home has no home-relative name to log."""
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        errors.append(FileError(name, None, None, f"cannot be read: {exc.strerror or exc}"))
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
         errors.append(FileError(name, None, None, f"{kind}; it must be a plain file inside the home"))
+        return None
+    return st
+
+
+def _read(path: Path, name: str, errors: list[FileError]) -> bytes | None:
+    """The bytes of one plain file, or ``None`` with an error naming it (see :func:`_stat`)."""
+    if _stat(path, name, errors) is None:
         return None
     try:
         return path.read_bytes()
@@ -69,16 +83,25 @@ def load_home(home: Home, *, warn: bool = True) -> LoadResult:
         cache = ParseCache(home.index_dir)
         for path in sorted(folder.glob("req-*.md")):
             name = f"{prefix}/{path.name}"
-            raw = _read(path, name, result.errors)
-            if raw is None:
+            st = _stat(path, name, result.errors)
+            if st is None:
                 continue
-            digest = file_hash(raw)
-            parsed = cache.get(name, digest, path) or parse_requirement(path, raw, display=name)
-            if isinstance(parsed, FileError):
-                result.errors.append(parsed)
-                result.hashes[name] = (digest, "invalid")
-                continue
+            # Unchanged since the last load (same stat): its parse, without reading it.
+            known = cache.known_hash(name, st)
+            parsed = cache.get(name, known, path) if known else None
+            if parsed is None:
+                raw = _read(path, name, result.errors)
+                if raw is None:
+                    continue
+                digest = file_hash(raw)
+                fresh = cache.get(name, digest, path) or parse_requirement(path, raw, display=name)
+                if isinstance(fresh, FileError):
+                    result.errors.append(fresh)
+                    result.hashes[name] = (digest, "invalid")
+                    continue
+                parsed = fresh
             cache.put(name, parsed)
+            cache.note(name, st, parsed.content_hash)
             loaded.append(parsed)
             result.hashes[name] = (parsed.content_hash, parsed.status)
         cache.save()
