@@ -4,12 +4,14 @@ process has its own memory, so the job's state is shared through the home's stat
 from __future__ import annotations
 
 import json
+import multiprocessing
 import re
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -110,3 +112,42 @@ def test_a_scan_whose_worker_died_is_reported_failed(tmp_path: Path) -> None:
     # ... and it does not block a new scan of the namespace.
     fresh = ScanJobs(folder).start("proj", "user:alice", lambda progress: ScanReport(), lambda: None)
     assert fresh.id != "abc123"
+
+
+def _press_scan_now(folder: str, release: str, barrier: Any, ids: Any) -> None:
+    """One worker process: wait for the others, press "Scan now", report the job it got."""
+    registry = ScanJobs(Path(folder))
+
+    def slow(progress: object) -> object:
+        while not Path(release).exists():
+            time.sleep(0.01)
+        raise RuntimeError("stopped by the test")
+
+    barrier.wait()
+    job = registry.start("proj", "user:alice", slow, lambda: None)
+    ids.put(job.id)
+    deadline = time.monotonic() + 30
+    while (registry.get("proj", job.id) or job).state == "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_workers_pressing_scan_now_at_the_same_instant_start_one_scan(tmp_path: Path) -> None:
+    """Each worker checked for a running scan, then wrote its own: two pressing at once both
+    found none and both scanned (two writers of the same files). Claiming is now atomic
+    across the processes of the home."""
+    context = multiprocessing.get_context("fork")
+    workers = 4
+    for round_ in range(6):
+        release = tmp_path / f"release-{round_}"
+        barrier, ids = context.Barrier(workers), context.Queue()
+        procs = [
+            context.Process(target=_press_scan_now, args=(str(tmp_path / SCAN_JOBS), str(release), barrier, ids))
+            for _ in range(workers)
+        ]
+        for proc in procs:
+            proc.start()
+        got = {ids.get(timeout=30) for _ in procs}
+        release.touch()
+        for proc in procs:
+            proc.join(30)
+        assert len(got) == 1, f"round {round_}: {len(got)} scans started at once"

@@ -11,12 +11,15 @@ the other workers received, and a second worker started a second scan. A registr
 folder (the console's: ``.intently/state/console-scans/``) therefore writes each job's state
 there as it changes (atomically, one small JSON file per job, progress at most a few times
 a second) and reads a job it does not hold from there; a job still marked running whose
-process is gone is reported failed, not running forever.
+process is gone is reported failed, not running forever. Looking for a running job and
+recording a new one happen under one lock file in that folder, so two workers pressed at
+the same instant start one scan, not two.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -24,7 +27,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ __all__ = ["SCAN_JOBS", "ScanJob", "ScanJobs"]
 
 _log = logging.getLogger("intently.console")
 SCAN_JOBS = "console-scans"  # the folder, under the home's git-ignored state/
+CLAIM_LOCK = ".claim.lock"  # in the folder: who starts the next scan is decided under it
 KEEP = 20  # finished jobs remembered, newest first out last
 SAVE_EVERY = 0.25  # seconds between two progress writes of a running job
 _ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
@@ -95,7 +99,7 @@ class ScanJobs:
     def start(self, namespace: str, actor: str, scan: Callable[[Progress], Any], after: Callable[[], Any]) -> ScanJob:
         """Start ``scan`` (then ``after``, e.g. a checkpoint) unless one already runs, here or
         in another process of this home: then that job is the answer."""
-        with self._lock:
+        with self._lock, self._claim():
             for job in self._jobs.values():
                 if job.namespace == namespace and job.state == "running":
                     return job
@@ -122,6 +126,23 @@ class ScanJobs:
         return job if job is not None and job.namespace == namespace else None
 
     # -- shared state ----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _claim(self) -> Iterator[None]:
+        """Hold the home's scan-claim lock: looking for a running job and recording a new one
+        is one step for every process of the home. Without it two workers pressed at the same
+        instant each found none and each started a scan. An exclusive ``flock`` on a file in
+        the shared folder, held only that long (released by the kernel if the process dies)."""
+        if self._folder is None:
+            yield
+            return
+        self._folder.mkdir(parents=True, exist_ok=True)
+        with open(self._folder / CLAIM_LOCK, "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _path(self, job_id: str) -> Path | None:
         if self._folder is None or not job_id or not set(job_id) <= _ID:
