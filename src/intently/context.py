@@ -16,7 +16,9 @@ frame alone) is refused. The rest is split by :data:`SHARES`: standing intents 2
 first) and what one section leaves unused flows to the next, so a quiet turn gives the
 requirements more room; what is still unused then goes to a section that left something
 out for the budget (:data:`GROW_ORDER`). The share of a section that is unavailable or
-opted out is handed to the others. Within a section, mandatory items (a CRITICAL risk, a
+opted out is handed to the others. When the budget cannot hold every section, they give way
+in :data:`PRIORITY` order (goals, then rules, then reminders): a section of higher priority
+that shows nothing takes the room of the lower ones that show something. Within a section, mandatory items (a CRITICAL risk, a
 project-level rule, or any item that says ``mandatory``) are placed before the rest; an
 item that does not fit is left out whole and reported, never cut mid-item. A section whose
 items apply but none of which fit is named in the block's "Not included" line with how
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from ._intently import Intently
 
 __all__ = [
+    "PRIORITY",
     "SHARES",
     "ContextItem",
     "ContextResult",
@@ -77,6 +80,14 @@ SHARES: Mapping[str, float] = {"standing_intents": 0.20, "active_goals": 0.35, "
 #: left unused: the goals first (their mandatory risks), then the reminders (small and
 #: time-bound), then the rules.
 GROW_ORDER: tuple[str, ...] = ("active_goals", "standing_intents", "requirements")
+#: Which section gives way to which when the budget cannot show them all: the goals first
+#: (a CRITICAL risk must be in every bundle of the namespace, RFC-0013 section 8; a HIGH risk
+#: once per session; a dependant blocked on a dropped prerequisite waits for its owner), then
+#: the rules (a project rule binds every step), then the reminders. A reminder is the one that
+#: can wait: one left out is not charged a fire (it stays armed and fires on the next matching
+#: turn with room), while a risk or a rule missed on this step can cost the step. A section of
+#: higher priority is never left empty for the budget while a lower one shows something.
+PRIORITY: tuple[str, ...] = ("active_goals", "requirements", "standing_intents")
 #: Order of the sections in the rendered block.
 RENDER_ORDER: tuple[str, ...] = ("requirements", "active_goals", "standing_intents")
 
@@ -623,6 +634,39 @@ def assemble(
             grown = ask(name, used(name, run) + slack)
             if grown.section.status is not SectionStatus.ERROR and used(name, grown) >= used(name, run):
                 runs[name] = grown
+        return by_priority(runs, room + extra)
+
+    def by_priority(runs: dict[str, _Run], room: int) -> dict[str, _Run]:
+        """The shares are fair when there is room; near the smallest budget they showed a
+        reminder (its 20 %) while the CRITICAL risk did not fit the goals' 35 %. Here a section
+        of higher :data:`PRIORITY` that shows nothing for the budget takes the room of the
+        lower ones that show something; they are then asked again with what it left."""
+        for rank, name in enumerate(PRIORITY):
+            run = runs.get(name)
+            if name not in calls or run is None or run.section.body or not run.section.over_budget:
+                continue
+            if run.section.status is SectionStatus.ERROR:
+                continue
+            lower = [n for n in PRIORITY[rank + 1 :] if n in calls and runs[n].section.body]
+            if not lower:
+                continue
+            trial = dict(runs)
+            for n in lower:
+                trial[n] = _Run(_leave_out(runs[n].section, "left out: a section of higher priority needed the room"))
+            # Each lower section keeps room for its "Not included" note, at the longest count.
+            notes = sum(count(f"; {n} ({_count_text(_HIDDEN_BOUND + 1)} over budget)") for n in lower)
+            keep = sum(used(n, r) for n, r in trial.items() if n in calls and n != name and n not in lower)
+            raised = ask(name, room - keep - notes)
+            if raised.section.status is SectionStatus.ERROR or not raised.section.body:
+                continue  # it does not fit even so: the lower sections keep what they showed
+            trial[name] = raised
+            for n in lower:
+                slack = room - sum(used(m, r) for m, r in trial.items() if m in calls and m != n)
+                if slack > frame.section[n]:
+                    again = ask(n, slack)
+                    if again.section.status is not SectionStatus.ERROR and used(n, again) <= slack:
+                        trial[n] = again
+            runs = trial
         return runs
 
     def decide(total: int) -> dict[str, _Run]:
@@ -640,9 +684,9 @@ def assemble(
         spare = total - _tokens(ix.namespace, runs, count)
         if spare > 0 and any(not r.section.body and r.section.over_budget for r in runs.values()):
             wider = preview(pool, extra=spare)
-            if _tokens(ix.namespace, wider, count) <= total and _shown(wider) > _shown(runs):
+            if _tokens(ix.namespace, wider, count) <= total and _rank(wider) > _rank(runs):
                 runs = wider
-        _enforce(ix.namespace, runs, total, count, order=("standing_intents", "requirements", "active_goals"))
+        _enforce(ix.namespace, runs, total, count, order=tuple(reversed(PRIORITY)))
         return runs
 
     runs = decide(total)
@@ -672,6 +716,12 @@ def assemble(
         sections=ordered,
         text=text,
     )
+
+
+def _rank(runs: Mapping[str, _Run]) -> tuple[tuple[bool, ...], int]:
+    """Which of two decided blocks is better: the one showing the sections of higher
+    :data:`PRIORITY`, then the one showing more items."""
+    return tuple(n in runs and bool(runs[n].section.body) for n in PRIORITY), _shown(runs)
 
 
 def _shown(runs: Mapping[str, _Run]) -> int:

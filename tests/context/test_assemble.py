@@ -11,6 +11,7 @@ import pytest
 
 from intently import Intently, InvalidInput, NotFound
 from intently.context import (
+    PRIORITY,
     SHARES,
     ContextSection,
     SectionStatus,
@@ -373,3 +374,46 @@ def test_goals_that_do_not_apply_are_not_announced_as_left_out(ix: Intently) -> 
     tight = assemble(ix, "billing API", budget=600, fire=False)
     left_out = tight.section("active_goals").over_budget
     assert left_out > 0 and f"({left_out} more not included here.)" in tight.text
+
+
+# -- which section gives way near the smallest budget ---------------------------------------
+
+
+def test_a_larger_budget_never_gives_up_a_risk_or_a_rule_for_a_reminder(ix: Intently) -> None:
+    """Between 254 and 303 tokens the shares showed the project rule (its 45 %) and left the
+    CRITICAL risk out, although the risk alone fitted from 204 on; from 198 to 203 they showed
+    the reminder (its 20 %) instead of the risk; and from 304 to 386 the rule came and went
+    with the reminder. A larger budget gave the agent less of what matters most. The goals
+    come first (``PRIORITY``: RFC-0013 puts a CRITICAL risk in every bundle), then the rules,
+    then the reminders, so from the first budget that shows a risk or a rule, every larger
+    one does."""
+    _stock(ix)
+    first: dict[str, int] = {}
+    for budget in range(min_budget("proj"), 420, 3):
+        result = assemble(ix, "prepare the launch of the billing API", budget=budget, fire=False)
+        assert result.tokens <= budget, budget
+        for name in PRIORITY[:2]:
+            shown = bool(result.section(name).body)
+            if shown:
+                first.setdefault(name, budget)
+            assert shown or name not in first, f"budget {budget}: {name} (shown from {first.get(name)}) gave way"
+        if result.section("standing_intents").body:
+            assert result.section("active_goals").body or first == {}, f"budget {budget}: a reminder before the risk"
+    assert set(first) == {"active_goals", "requirements"}
+    assert first["active_goals"] < first["requirements"]
+
+
+def test_a_reminder_that_gives_way_is_not_spent(ix: Intently) -> None:
+    """The reminder is the section that waits because waiting loses nothing: a block that
+    leaves it out does not charge it a fire, and the next turn with room delivers it."""
+    _stock(ix)
+    (reminder,) = ix.triggers.list()
+    tight = assemble(ix, "prepare the launch of the billing API", budget=220)
+    assert "Customer data must never leak" in tight.section("active_goals").body
+    assert not tight.section("standing_intents").body
+    assert "standing_intents (1 over budget)" in tight.text
+    assert ix.triggers.show(reminder.id).fire_count == 0
+    assert ix.log.read("proj", op="TRIGGER_FIRE") == []
+    roomy = assemble(ix, "prepare the launch of the billing API", budget=4000)
+    assert "rollback plan with Dana" in roomy.section("standing_intents").body
+    assert ix.triggers.show(reminder.id).fire_count == 1
