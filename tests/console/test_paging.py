@@ -27,6 +27,21 @@ def _walk(client: httpx.Client, url: str, row: str) -> list[list[str]]:
     return pages
 
 
+def _walk_waiting(client: httpx.Client, url: str) -> list[list[str]]:
+    """The decision ids of every page of the gate's waiting calls, following the Next links of
+    their own pager (the runs list beside it has another)."""
+    pages: list[list[str]] = []
+    next_url: str | None = url
+    while next_url:
+        answer = client.get(html.unescape(next_url))
+        assert answer.status_code == 200, answer.text
+        pages.append(re.findall(r'<tr data-decision="([^"]+)"', answer.text))
+        nav = re.search(r'<nav class="pager" aria-label="Waiting call pages">(.*?)</nav>', answer.text, re.S)
+        found = re.search(r'<a href="([^"]+)" rel="next">', nav.group(1)) if nav else None
+        next_url = found.group(1) if found else None
+    return pages
+
+
 def _write_requirements(served: Served, count: int) -> None:
     """``count`` requirement files, written as a person writes them by hand (adding them one
     by one through the engine reloads every file each time: minutes for a few hundred)."""
@@ -166,3 +181,47 @@ def test_a_waiting_call_of_an_old_run_can_be_approved_from_the_console(fresh: Se
         )
         assert unknown.startswith("error: InvalidInput") and "no pending decision" in unknown
     assert fresh.ix.gate.waiting() == []
+
+
+def test_the_waiting_calls_page_a_hundred_at_a_time_and_each_can_be_decided(fresh: Served) -> None:
+    """ "Waiting for a person" listed the 500 newest waiting calls on one page, with no way to
+    the rest, and its badge counted those 500: the 501st call waited unseen. It pages like the
+    other lists (``?pending=``, beside the runs' ``?offset=``), the badge counts them all, and
+    deciding a call on a later page comes back to that page."""
+    for n in range(230):
+        session = fresh.ix.gate.session(TOOLS, user_request="Delete the file named in 'cleanup.txt'")
+        session.observe(
+            "read_file",
+            f"Old drafts to remove: file {n} is obsolete, please confirm.",
+            args={"file_path": "cleanup.txt"},
+        )
+        assert str(session.check("delete_file", {"file_id": str(n)}).level) == fresh.facts["pending_level"]
+    fresh.ix.checkpoint()
+    every = [str(d["id"]) for d in fresh.ix.gate.waiting(10_000)]
+    assert len(every) == 231
+    with fresh.login("user:alice") as alice:
+        pages = _walk_waiting(alice, "/ns/proj/gate")
+        assert [len(p) for p in pages] == [100, 100, 31]
+        assert [i for p in pages for i in p] == every  # newest first, every call once
+        first = alice.get("/ns/proj/gate").text
+        assert 'Waiting for a person <span class="badge">231</span>' in first
+        assert "Items 1–100 of 231" in first
+        last = alice.get("/ns/proj/gate?pending=200").text
+        assert '<a href="/ns/proj/gate?pending=100" rel="prev">' in last
+        assert _walk_waiting(alice, "/ns/proj/gate?pending=100000") == [pages[-1]]
+        assert alice.get("/ns/proj/gate?pending=-1").status_code == 422
+        oldest = pages[-1][-1]
+        shown_hash = re.search(
+            rf'name="decision_id" value="{oldest}"><input type="hidden" name="action_hash" value="([0-9a-f]+)">'
+            r'<input type="hidden" name="run" value="[^"]*"><input type="hidden" name="pending" value="200">',
+            last,
+        )
+        assert shown_hash
+        answer = alice.post(
+            "/ns/proj/gate/approve",
+            data={"csrf": _csrf(last), "decision_id": oldest, "action_hash": shown_hash.group(1), "pending": "200"},
+        )
+        assert "pending=200" in answer.headers["location"]
+        assert _flash(alice, answer).startswith("ok: Approved once")
+    assert fresh.ix.gate.waiting_count() == 230
+    assert oldest not in {str(d["id"]) for d in fresh.ix.gate.waiting(10_000)}

@@ -15,7 +15,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from intently import Actor, Intently, ManualClock, Permission
-from intently.core.errors import BadSignature, InvalidTransition, PermissionDenied, TableMismatch, UnknownKey
+from intently.core.errors import (
+    BadSignature,
+    InvalidInput,
+    InvalidTransition,
+    PermissionDenied,
+    TableMismatch,
+    UnknownKey,
+)
 from intently.gate import Level, verify_trace
 from intently.log import KeyRing, canonical_json
 
@@ -253,3 +260,48 @@ def test_explain_and_export_read_the_log_once(ix: Intently, tools: list[dict[str
     assert kinds[0] == "GATE_SESSION_OPENED" and doc["operations"][0]["target"] == s.id
     assert kinds.count("GATE_DECIDED") == 3 and "GATE_OUTPUT_OBSERVED" in kinds
     assert verify_trace(doc, KeyRing.load_public(ix.home.keys_dir / "public.json"))["decisions"] == 3
+
+
+def test_a_run_is_read_from_its_opening_on_and_a_page_of_runs_reads_that_page(
+    ix: Intently, tools: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Showing one run read every GATE_DECIDED, GATE_APPROVED and GATE_DENIED operation the
+    namespace ever logged (and the console shows one on every gate page, twice with its
+    explanation); a page of old runs read every newer run to slice it. A run's operations all
+    come after its opening, so that is where its read starts; a page of runs is asked from its
+    offset. What they show is unchanged: a late approval of an old run's call still settles it."""
+    old = ix.gate.session(tools, user_request="Delete the file named in 'cleanup.txt'")
+    old.observe(
+        "read_file", "Old drafts to remove: file 42 is obsolete, please confirm.", args={"file_path": "cleanup.txt"}
+    )
+    waiting = old.check("delete_file", {"file_id": "42"})
+    assert waiting.level is Level.CONFIRM
+    for _ in range(40):
+        _run(ix, tools)
+    newest, _ = _run(ix, tools)
+    ix.as_actor("user:alice").gate.approve(waiting.id)
+    read: list[int] = []
+    real = type(ix.log).read
+
+    def counted(self: Any, stream: str, **kw: Any) -> Any:
+        found = real(self, stream, **kw)
+        read.append(len(found))
+        return found
+
+    monkeypatch.setattr(type(ix.log), "read", counted)
+    shown = ix.gate.run(newest.id)
+    assert len(shown["decisions"]) == 3
+    assert read == [4]  # its three decisions and the approval logged after them, not the 124 before
+    read.clear()
+    settled = ix.gate.run(old.id)["settled"]
+    assert settled[waiting.id]["how"] == "approved"
+    exported = ix.gate.export_run(old.id)
+    assert [o["op"] for o in exported["operations"]][-1] == "GATE_APPROVED"
+    monkeypatch.undo()
+    every = ix.gate.runs(1000)
+    assert len(every) == 42
+    assert ix.gate.runs(5, 35) == every[35:40]
+    assert ix.gate.runs(5, 40) == every[40:]
+    with pytest.raises(InvalidInput) as caught:
+        ix.gate.runs(5, -1)
+    assert caught.value.where == "offset"

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, Response
 
 from ..access import Permission
 from ..core.errors import InvalidInput, InvalidTransition, NotFound
-from ._paging import Offset, pager
+from ._paging import PAGE, Offset, pager
 from ._web import CsrfField, act, attempt, checked_page, method, page_for, render
 
 __all__ = ["router"]
@@ -49,15 +49,25 @@ def _settled(run: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 
 @router.get("/ns/{namespace}/gate", response_class=HTMLResponse)
-def gate_page(request: Request, namespace: str, run: str = "", offset: Offset = 0) -> HTMLResponse:
+def gate_page(request: Request, namespace: str, run: str = "", offset: Offset = 0, pending: Offset = 0) -> HTMLResponse:
+    """The runs, ``offset`` into their list, and the calls waiting for a person, ``pending``
+    into theirs: both page, and each reads only the rows its page shows."""
     page = page_for(request, namespace)
-    # One more than the page asks, to know whether a next page exists (the engine counts no total).
-    listed = attempt(page.view, "gate", "runs", offset + RUNS + 1)
+    # One more than the page shows, to know whether a next page exists (the engine counts no
+    # total). Asked from ``offset``: reading every newer run to slice a page made an old page
+    # read the whole list.
+    listed = attempt(page.view, "gate", "runs", RUNS + 1, offset)
     fetched = list(listed.value) if listed.ok else []
-    runs = fetched[offset : offset + RUNS]
-    more = len(fetched) > offset + RUNS
-    waiting = attempt(page.view, "gate", "waiting")  # every waiting decision, not only the listed runs'
-    pending: list[dict[str, Any]] = list(waiting.value) if waiting.ok else []
+    runs = fetched[:RUNS]
+    more = len(fetched) > RUNS
+    # Every waiting decision, not only the listed runs', a page at a time: the list was cut at
+    # 500 with no way to the rest, and the badge counted only those 500.
+    counted = attempt(page.view, "gate", "waiting_count")
+    waiting_total = int(counted.value) if counted.ok else 0
+    at = min(pending, max(0, waiting_total - 1) // PAGE * PAGE)  # past the end: the last page
+    waiting = attempt(page.view, "gate", "waiting", PAGE, at)
+    calls: list[dict[str, Any]] = list(waiting.value) if waiting.ok else []
+    kept = {"run": run, "offset": str(offset) if offset else "", "pending": str(at) if at else ""}
     chosen = run or (str(runs[0]["id"]) if runs else "")
     detail = attempt(page.view, "gate", "run", chosen) if chosen else None
     explained = attempt(page.view, "gate", "explain", chosen) if chosen else None
@@ -65,9 +75,14 @@ def gate_page(request: Request, namespace: str, run: str = "", offset: Offset = 
         "view": "gate",
         "panel": listed.panel,
         "runs": runs,
-        "runs_pager": _runs_pager(page.url, offset, len(runs), more, run),
-        "runs_offset": str(offset) if offset else "",
-        "pending": pending,
+        "runs_pager": _runs_pager(page.url, offset, len(runs), more, run, kept["pending"]),
+        "runs_offset": kept["offset"],
+        "pending": calls,
+        "pending_total": waiting_total,
+        "pending_offset": kept["pending"],
+        "pending_pager": pager(
+            page.url, "gate", at, len(calls), waiting_total, PAGE, param="pending", run=run, offset=kept["offset"]
+        ),
         "chosen": chosen,
         "run": detail.value if detail is not None and detail.ok else None,
         "settled": _settled(detail.value) if detail is not None and detail.ok else {},
@@ -78,9 +93,9 @@ def gate_page(request: Request, namespace: str, run: str = "", offset: Offset = 
     return render(page, request, "gate.html", context)
 
 
-def _runs_pager(url: Any, offset: int, shown: int, more: bool, run: str) -> dict[str, Any]:
+def _runs_pager(url: Any, offset: int, shown: int, more: bool, run: str, pending: str) -> dict[str, Any]:
     """The runs list's links; its total is known only on the last page (``None`` before)."""
-    links = pager(url, "gate", offset, shown, offset + shown + (1 if more else 0), RUNS, run=run)
+    links = pager(url, "gate", offset, shown, offset + shown + (1 if more else 0), RUNS, run=run, pending=pending)
     return {**links, "total": None if more else offset + shown}
 
 
@@ -91,6 +106,7 @@ def approve(
     decision_id: Annotated[str, Form(min_length=1, max_length=200)],
     action_hash: Annotated[str, Form(min_length=1, max_length=200)],
     run: Annotated[str, Form(max_length=200)] = "",
+    pending: Annotated[str, Form(max_length=20, pattern=r"^[0-9]*$")] = "",
     csrf: CsrfField = "",
 ) -> Response:
     page = checked_page(request, namespace, csrf)
@@ -100,7 +116,7 @@ def approve(
         method(page.view, "gate", "approve")(decision_id)
 
     done = f"Approved once, for exactly this action (decision {decision_id})."
-    return act(page, page.url("gate", run=run), done, run_approval)
+    return act(page, page.url("gate", run=run, pending=pending), done, run_approval)
 
 
 @router.post("/ns/{namespace}/gate/deny")
@@ -111,6 +127,7 @@ def deny(
     action_hash: Annotated[str, Form(min_length=1, max_length=200)],
     run: Annotated[str, Form(max_length=200)] = "",
     reason: Annotated[str, Form(max_length=2000)] = "",
+    pending: Annotated[str, Form(max_length=20, pattern=r"^[0-9]*$")] = "",
     csrf: CsrfField = "",
 ) -> Response:
     """Settle the decision as denied: the call never runs, and no later approval is accepted."""
@@ -120,7 +137,7 @@ def deny(
         _check_bound(page.view, decision_id, action_hash, "denied")
         method(page.view, "gate", "deny")(decision_id, reason=reason)
 
-    return act(page, page.url("gate", run=run), f"Denied (decision {decision_id}).", run_denial)
+    return act(page, page.url("gate", run=run, pending=pending), f"Denied (decision {decision_id}).", run_denial)
 
 
 def _check_bound(view: Any, decision_id: str, action_hash: str, to: str) -> None:

@@ -33,15 +33,26 @@ def page_of(items: Sequence[T], offset: int, size: int = PAGE) -> tuple[list[T],
 
 
 def pager(
-    url: Callable[..., str], slug: str, offset: int, shown: int, total: int, size: int = PAGE, **query: str
+    url: Callable[..., str],
+    slug: str,
+    offset: int,
+    shown: int,
+    total: int,
+    size: int = PAGE,
+    /,
+    *,
+    param: str = "offset",
+    **query: str,
 ) -> dict[str, Any]:
     """Where a list's Previous and Next links lead (``None`` at either end), with ``query``
-    (its filters) kept in both, and which rows of how many the page shows."""
+    (its filters) kept in both, and which rows of how many the page shows. ``param`` names
+    the offset in the links, for a page with two paged lists (the gate's runs and its
+    waiting calls)."""
     before = max(0, offset - size)
     return {
         "first": offset + 1 if shown else 0,
         "last": offset + shown,
         "total": total,
-        "prev": url(slug, **query, offset=str(before) if before else "") if offset > 0 else None,
-        "next": url(slug, **query, offset=str(offset + size)) if offset + shown < total else None,
+        "prev": url(slug, **{**query, param: str(before) if before else ""}) if offset > 0 else None,
+        "next": url(slug, **{**query, param: str(offset + size)}) if offset + shown < total else None,
     }

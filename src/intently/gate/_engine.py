@@ -325,33 +325,45 @@ class GateEngine:
 
     # -- reading --------------------------------------------------------------
 
-    def _read(self, sql: str, limit: int) -> list[Any]:
-        """Rows of one query over this namespace (``?`` namespace, then ``?`` limit), for a reader."""
+    def _read(self, sql: str, *params: Any) -> list[Any]:
+        """Rows of one query over this namespace (``?`` namespace, then ``params``), for a reader."""
         with self._rt.store.transaction(write=False) as tx:
             self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
-            return list(tx.query(sql, (self._rt.namespace, limit)))
+            return list(tx.query(sql, (self._rt.namespace, *params)))
 
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+    def runs(self, limit: int = 20, offset: int = 0) -> list[dict[str, Any]]:
+        """The newest runs, ``limit`` of them after skipping ``offset``: a page of an old list
+        reads that page, not every newer run before it."""
         rows = self._read(
             "SELECT s.id, s.request, s.started, "
             "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id) AS decisions, "
             "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id AND d.level = 'block') AS blocked "
-            "FROM gate_sessions s WHERE s.namespace = ? ORDER BY s.started DESC, s.id DESC LIMIT ?",
-            limit,
+            "FROM gate_sessions s WHERE s.namespace = ? ORDER BY s.started DESC, s.id DESC LIMIT ? OFFSET ?",
+            _count(limit, "limit"),
+            _count(offset, "offset"),
         )
         return [dict(r) for r in rows]
 
-    def waiting(self, limit: int = 500) -> list[dict[str, Any]]:
+    _WAITING_WHERE = (
+        "FROM gate_decisions d JOIN gate_sessions s ON s.id = d.session_id "
+        "LEFT JOIN gate_approvals a ON a.decision_id = d.id "
+        "WHERE d.namespace = ? AND d.level IN ('confirm', 'review') AND a.decision_id IS NULL"
+    )
+
+    def waiting(self, limit: int = 500, offset: int = 0) -> list[dict[str, Any]]:
         """Decisions that wait for a person (confirm or review, neither approved nor denied),
-        newest first, each with its run's request: every one, however many runs came after."""
+        newest first, each with its run's request: every one, however many runs came after,
+        ``limit`` at a time after skipping ``offset`` (:meth:`waiting_count` says how many)."""
         rows = self._read(
-            "SELECT d.payload, s.request FROM gate_decisions d JOIN gate_sessions s ON s.id = d.session_id "
-            "LEFT JOIN gate_approvals a ON a.decision_id = d.id "
-            "WHERE d.namespace = ? AND d.level IN ('confirm', 'review') AND a.decision_id IS NULL "
-            "ORDER BY d.decided_at DESC, d.id DESC LIMIT ?",
-            limit,
+            f"SELECT d.payload, s.request {self._WAITING_WHERE} ORDER BY d.decided_at DESC, d.id DESC LIMIT ? OFFSET ?",
+            _count(limit, "limit"),
+            _count(offset, "offset"),
         )
         return [{**json.loads(str(r["payload"])), "request": str(r["request"])} for r in rows]
+
+    def waiting_count(self) -> int:
+        """How many decisions wait for a person (what :meth:`waiting` pages through)."""
+        return int(self._read(f"SELECT COUNT(*) AS n {self._WAITING_WHERE}")[0]["n"])
 
     def run(self, run_id: str) -> dict[str, Any]:
         """The session, its observations and decisions, as stored. ``run_id`` may also be the id
@@ -387,11 +399,21 @@ class GateEngine:
                 "WHERE session_id = ? ORDER BY n",
                 (run_id,),
             )
+            # Every operation of the run (its opening, its decisions, their approvals and
+            # denials) comes after its opening in its stream: the read starts there, and the
+            # runs logged before it are not read at all (reading the whole stream decoded
+            # every decision the namespace ever logged, to show one run). A run whose opening
+            # is not in the log (a row written behind its back) is read against the whole
+            # stream, as before. One indexed row (log_ops_target), in this transaction.
+            opened = tx.scalar(
+                "SELECT MIN(seq) FROM log_ops WHERE stream = ? AND target = ? AND op = 'GATE_SESSION_OPENED'",
+                (str(row["namespace"]), run_id),
+            )
         session = dict(row)
         session["resolved"] = json.loads(str(session["resolved"]))
         decisions = [json.loads(str(d["payload"])) for d in decs]
         namespace = str(session["namespace"])
-        ops = self._rt.log.read(namespace, ops=kinds)
+        ops = self._rt.log.read(namespace, ops=kinds, after=int(opened) - 1 if opened is not None else 0)
         settled = self._settled_in_log(namespace, run_id, decisions, [dict(a) for a in approvals], ops)
         run = {
             "session": session,
@@ -535,7 +557,8 @@ class GateEngine:
         """The run, with its log operations, signed with this home's Ed25519 key.
 
         Its operations are every operation of the namespace on the run or one of its
-        decisions, whatever its kind: the whole stream is read, once (see :meth:`_run`)."""
+        decisions, whatever its kind: the stream is read once, from the run's opening on
+        (see :meth:`_run`)."""
         run, logged = self._run(run_id, ())
         targets = {str(run["session"]["id"]), *(d["id"] for d in run["decisions"])}
         ops = [op.to_json() for op in logged if op.target in targets]
@@ -619,6 +642,13 @@ def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
         "run": body["run"]["session"]["id"],
         "decisions": len(body["run"]["decisions"]),
     }
+
+
+def _count(value: object, where: str) -> int:
+    """A row count or offset a reader passed: a whole number of at least 0, or refused by name."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidInput(f"must be a whole number of at least 0, got {value!r}", where=where)
+    return value
 
 
 def _int_or(value: object, default: int) -> int:
