@@ -3,6 +3,10 @@
 Derived means disposable: a missing, corrupt or foreign-model file counts as empty and is
 rebuilt; vectors whose text vanished are dropped on the next save. Writes are atomic
 (temp file + rename) so a crash never leaves half a file.
+
+A file is parsed once per process for as long as it is unchanged (same path, size, mtime and
+inode: a rename by another process changes them): with 1,000 rules the file is a few MB of
+JSON, and parsing it again for each selection took longer than the selection.
 """
 
 from __future__ import annotations
@@ -20,6 +24,18 @@ from ._base import Embedder, Vector
 __all__ = ["VectorIndex", "content_hash"]
 
 _VERSION = 1
+
+#: The parsed files of this process: path -> (what the file was when read, its vectors).
+_PARSED: dict[Path, tuple[tuple[int, int, int], str, dict[str, Vector]]] = {}
+_PARSED_MAX = 16
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def content_hash(text: str) -> str:
@@ -40,6 +56,17 @@ class VectorIndex:
     def _read(self) -> dict[str, Vector]:
         if self.path is None or not self.path.is_file():
             return {}
+        stamp = _stamp(self.path)
+        cached = _PARSED.get(self.path)
+        if stamp is not None and cached is not None and cached[0] == stamp and cached[1] == self.embedder.model_id:
+            return dict(cached[2])  # a copy: this index adds and prunes its own
+        vectors = self._parse()
+        if stamp is not None and stamp == _stamp(self.path):  # not replaced while it was read
+            self._remember(stamp, vectors)
+        return vectors
+
+    def _parse(self) -> dict[str, Vector]:
+        assert self.path is not None
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("version") != _VERSION or data.get("model_id") != self.embedder.model_id:
@@ -52,6 +79,12 @@ class VectorIndex:
             }
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return {}  # corrupt: rebuild
+
+    def _remember(self, stamp: tuple[int, int, int], vectors: dict[str, Vector]) -> None:
+        assert self.path is not None
+        if len(_PARSED) >= _PARSED_MAX and self.path not in _PARSED:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[self.path] = (stamp, self.embedder.model_id, dict(vectors))
 
     def vectors(self, texts: Sequence[str], *, keep_only: bool = True) -> list[Vector]:
         """Vectors for ``texts``, embedding (in one batch) only those not cached yet.
@@ -88,7 +121,11 @@ class VectorIndex:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".vectors-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(payload, fh, separators=(",", ":"))
+                fh.flush()
+                written = os.fstat(fh.fileno())
             os.replace(tmp, self.path)
+            # What this process just wrote is what the next reader here would parse.
+            self._remember((written.st_mtime_ns, written.st_size, written.st_ino), self._vectors)
         except OSError:
             # A read-only checkout still selects; the cache is only an optimisation.
             return
