@@ -589,6 +589,8 @@ def assemble(
         else:
             calls[name] = fn
     known_missing = tuple(s for s in fixed.values() if s.status is SectionStatus.UNAVAILABLE)
+    if "requirements" in calls and (make := engine_method(ix, "requirements", "selector")) is not None:
+        calls["requirements"] = _scored_once(make, query, files)
 
     def ask(name: str, allowance: int) -> _Run:
         inner = max(allowance - frame.section[name] - frame.hidden, 0)
@@ -827,6 +829,23 @@ def _failed(sec: ContextSection, exc: Exception) -> ContextSection:
         else f"internal error: {type(exc).__name__}: {exc}"
     )
     return replace(_leave_out(sec, why), status=SectionStatus.ERROR)
+
+
+def _scored_once(make: Callable[..., Any], query: str, files: list[str]) -> Callable[..., Any]:
+    """The requirements' ``select`` for this block, ranking the rules once.
+
+    A block tries the rules under several allowances (their share, then the room the other
+    sections left, again when the frame's reserve is offered or ``max_chars`` shrinks it):
+    each try used to load, embed and rank every rule again. The first try ranks them (an
+    error is raised there, in the section, as before) and every try packs that ranking."""
+    memo: list[Callable[[int | None], Any]] = []
+
+    def select(task: str, *, paths: Sequence[str] = (), budget: int | None = None, record: bool = False) -> Any:
+        if not memo:
+            memo.append(make(query, paths=files))
+        return memo[0](budget)
+
+    return select
 
 
 def _invoke(

@@ -417,3 +417,59 @@ def test_a_reminder_that_gives_way_is_not_spent(ix: Intently) -> None:
     roomy = assemble(ix, "prepare the launch of the billing API", budget=4000)
     assert "rollback plan with Dana" in roomy.section("standing_intents").body
     assert ix.triggers.show(reminder.id).fire_count == 1
+
+
+def _write_rules(ix: Intently, count: int) -> None:
+    """``count`` rule files on one path, written as a person writes them (adding them through
+    the engine reloads every file each time)."""
+    from intently.requirements._files import render_new_requirement
+    from intently.requirements._model import Provenance
+
+    engine = ix.requirements
+    taken: set[str] = set()
+    for n in range(count):
+        statement = f"Every handler {n} in the billing export validates input field f{n} before use."
+        meta = engine.build(
+            statement,
+            level=None,
+            domains=(),
+            paths=("src/billing/**",),
+            languages=(),
+            hints=(),
+            confidence="high",
+            provenance=Provenance(kind="user", ref="", extracted_by="user:alice"),
+            user_edited=True,
+            existing=taken,
+        )
+        taken.add(meta.id)
+        path = ix.home.requirements_dir / f"{meta.id}.md"
+        path.write_text(render_new_requirement(meta, statement, ""), encoding="utf-8")
+
+
+def test_a_block_ranks_the_rules_once_however_many_allowances_it_tries(
+    ix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block whose rules did not all fit their share selected them again with the room the
+    other sections left: each selection loaded every rule file, opened and parsed the vector
+    cache and ranked everything anew (with 1,000 rules, 4.8 s a block instead of 1.7 s). The
+    rules are ranked once per block and packed into each allowance tried."""
+    import intently.requirements._engine as engine_module
+
+    _write_rules(ix, 60)
+    opened: list[object] = []
+    real = engine_module.VectorIndex
+
+    class Counted(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            opened.append(self)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "VectorIndex", Counted)
+    result = assemble(ix, "add retries to the billing export", paths=["src/billing/export.py"], budget=900)
+    rules = result.section("requirements")
+    assert rules.body and rules.over_budget > 0  # it left rules out, so it was offered more room
+    assert len(opened) == 1
+    assert result.tokens <= 900
+    # What was shown is what was logged as injected, once.
+    (injected,) = ix.log.read("proj", op="REQ_INJECTED")
+    assert all(i in rules.body for i in injected.payload["ids"])

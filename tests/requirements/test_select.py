@@ -163,3 +163,19 @@ def test_paths_and_domains_as_one_string_are_one_item(ix: Intently) -> None:
         ix.requirements.select("tidy", domains="billing", record=False).ids
         == ix.requirements.select("tidy", domains=["billing"], record=False).ids
     )
+
+
+def test_one_ranking_packs_into_any_budget_as_a_selection_of_its_own_would(ix: Intently, rules: dict[str, str]) -> None:
+    """``selector`` ranks the rules once for a task and packs them per budget (the context
+    block tries several): each packing must be what ``select`` gives for that budget, the
+    reasons included, whatever was packed before it (packing marks its decisions; a second
+    packing that saw the first one's marks would report rules cut that it kept)."""
+    task = "Fix a crash in the branches panel and note it in the changelog"
+    paths = ["pkg/gui/branches.go", "CHANGELOG.md", "pkg/i18n/english.go"]
+    pack = ix.requirements.selector(task, paths=paths, explain=True)
+    assert pack(60).omitted > 0 and pack(2000).omitted == 0
+    for budget in (60, 2000, 60, 120):
+        alone = ix.requirements.select(task, paths=paths, budget=budget, explain=True, record=False)
+        assert pack(budget).to_json() == alone.to_json(), budget
+    assert pack(None).to_json() == ix.requirements.select(task, paths=paths, explain=True, record=False).to_json()
+    assert ix.log.read("proj", op="REQ_INJECTED") == []  # ranking and packing record nothing

@@ -24,7 +24,7 @@ from ._files import FileError, parse_requirement, render_domains, render_new_req
 from ._load import DOMAINS_FILE, LoadResult, load_home, rel
 from ._model import Domain, Frontmatter, Provenance, Requirement, Scope, Status, new_requirement_id
 from ._render import place
-from ._select import Policy, Selection, select
+from ._select import Policy, Selection, scored
 from ._store import Change, hand_edited, hand_reviewed, observe, write_files
 from ._store import record as record_op
 
@@ -684,24 +684,44 @@ class Requirements:
         if not inject or not self.injection_enabled():
             self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
             return Selection(items=[], omitted=0, tokens=0, block="", explained=explain)
+        chosen = self.selector(task, paths=paths, domains=domains, explain=explain, policy=policy)(budget)
+        if record:
+            self.record_injected(chosen, task)
+        return chosen
+
+    def selector(
+        self,
+        task: str,
+        *,
+        paths: str | Sequence[str] = (),
+        domains: str | Sequence[str] = (),
+        explain: bool = False,
+        policy: Policy | None = None,
+    ) -> Callable[[int | None], Selection]:
+        """:meth:`select` for one task under any budget: the rules are loaded and ranked once,
+        here, and the function returned packs them into the budget it is given (``None``: the
+        configured one) without recording anything. The context assembler tries a section's
+        share, then the room the others left; selecting anew each time loaded, embedded and
+        ranked every rule again (twice per block with 1,000 rules: seconds)."""
+        if not self.injection_enabled():
+            self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
+            return lambda budget: Selection(items=[], omitted=0, tokens=0, block="", explained=explain)
         loaded = self.load()
         emb = self.embedder
         index = VectorIndex(self._rt.home.index_dir, emb, name="requirements") if emb is not None else None
-        chosen = select(
+        scoring = scored(
             loaded.requirements,
             task,
             paths=project_paths(str_list(paths), task, self._rt.home.project_root),
             domains=str_list(domains),
             domain_map=loaded.domains,
-            budget=budget if budget is not None else self._rt.config.requirements.budget,
             embedder=emb,
             index=index,
             policy=policy,
             explain=explain,
         )
-        if record:
-            self.record_injected(chosen, task)
-        return chosen
+        default = self._rt.config.requirements.budget
+        return lambda budget: scoring.pack(budget if budget is not None else default)
 
     def record_injected(self, chosen: Selection, task: str) -> bool:
         """Log (``REQ_INJECTED``) that ``chosen`` was injected for ``task``; False when it held

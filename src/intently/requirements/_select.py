@@ -12,7 +12,7 @@ order. Every requirement gets a :class:`Decision`; every candidate that is not s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -24,7 +24,7 @@ from ._model import Domain, Requirement
 from ._render import HEADER, bullet, omitted_marker, render_block
 from ._scope import canonical_language, glob_depth, language_of, matching_globs, mentioned_paths, overlaps
 
-__all__ = ["Decision", "Omission", "Policy", "Selection", "requirement_text", "select"]
+__all__ = ["Decision", "Omission", "Policy", "Scored", "Selection", "requirement_text", "scored", "select"]
 
 _CONFIDENCE = {"high": 0.03, "medium": 0.0, "low": -0.03}
 
@@ -217,6 +217,59 @@ def select(
     explain: bool = False,
 ) -> Selection:
     """Run the pipeline over already-loaded requirements (pure: no I/O beyond the index)."""
+    return scored(
+        requirements,
+        task,
+        paths=paths,
+        domains=domains,
+        domain_map=domain_map,
+        embedder=embedder,
+        index=index,
+        policy=policy,
+        counter=counter,
+        explain=explain,
+    ).pack(budget)
+
+
+@dataclass
+class Scored:
+    """The pipeline up to the budget: every stage but packing, which :meth:`pack` runs.
+
+    Only packing depends on the budget, so a caller that tries several budgets for one task
+    (the context assembler: a section's share, then the room the others left) scores once
+    (loading, embedding, BM25, scopes, conflicts) and packs as often as it needs."""
+
+    requirements: Sequence[Requirement]
+    decisions: dict[str, Decision]
+    candidates: list[tuple[float, Requirement, Decision]]
+    omissions: list[Omission]
+    conflicts: list[Conflict]
+    files: list[str]
+    model_id: str | None
+    counter: TokenCounting
+    explain: bool
+
+    def pack(self, budget: int) -> Selection:
+        """The selection within ``budget``; this scoring is left as it was, for the next."""
+        copies = {k: replace(d) for k, d in self.decisions.items()}
+        candidates = [(v, r, copies[d.id]) for v, r, d in self.candidates]
+        return _pack(self, copies, candidates, list(self.omissions), budget)
+
+
+def scored(
+    requirements: Sequence[Requirement],
+    task: str,
+    *,
+    paths: Sequence[str] = (),
+    domains: Sequence[str] = (),
+    domain_map: Sequence[Domain] = (),
+    embedder: Embedder | None = None,
+    index: VectorIndex | None = None,
+    policy: Policy | None = None,
+    counter: TokenCounting | None = None,
+    explain: bool = False,
+) -> Scored:
+    """Every stage of :func:`select` before the budget."""
     counter = counter or default_counter()
     pol = policy or Policy.for_model(embedder.model_id if embedder is not None else None)
     files = list(dict.fromkeys([p.strip() for p in paths if p.strip()] + mentioned_paths(task)))
@@ -304,9 +357,29 @@ def select(
             d.reason += f"; conflicts with [{c.kept}], which is kept ({c.why})"
             omissions.append(Omission(c.dropped, "conflict", d.reason, c.kept))
         candidates = [t for t in candidates if t[1].id in alive]
-
-    # Pack by value into the budget (the header and the marker count too).
     candidates.sort(key=lambda t: (-t[0], t[1].order, t[1].id))
+    return Scored(
+        requirements,
+        decisions,
+        candidates,
+        omissions,
+        conflicts,
+        files,
+        embedder.model_id if embedder is not None else None,
+        counter,
+        explain,
+    )
+
+
+def _pack(
+    scoring: Scored,
+    decisions: dict[str, Decision],
+    candidates: list[tuple[float, Requirement, Decision]],
+    omissions: list[Omission],
+    budget: int,
+) -> Selection:
+    """Pack by value into the budget (the header and the marker count too)."""
+    counter = scoring.counter
     header = counter.count(HEADER) + 2
     marker = counter.count(omitted_marker(len(candidates)))
     used = header
@@ -333,16 +406,16 @@ def select(
     items = [r for _, r, _ in kept]
     block = render_block([bullet(r) for r in items], omitted)
     tokens = counter.count(block) if block else 0
-    ordered = [decisions[r.id] for r in requirements if r.id in decisions]
+    ordered = [decisions[r.id] for r in scoring.requirements if r.id in decisions]
     return Selection(
         items=items,
         omitted=omitted,
         tokens=tokens,
         block=block,
         decisions=ordered,
-        explained=explain,
-        model_id=embedder.model_id if embedder is not None else None,
-        files=files,
+        explained=scoring.explain,
+        model_id=scoring.model_id,
+        files=list(scoring.files),
         omissions=omissions,
-        conflicts=conflicts,
+        conflicts=list(scoring.conflicts),
     )
