@@ -9,6 +9,7 @@ import pytest
 
 from intently import InvalidInput
 from intently.core.errors import StoreError
+from intently.core.extras import MissingExtra
 from intently.embed import (
     MINILM_SHA256,
     Embedder,
@@ -65,7 +66,7 @@ def test_minilm_refuses_weights_whose_sha256_differs(tmp_path: Path) -> None:
 
 def test_sentence_transformers_is_an_extra_that_never_downloads(tmp_path: Path) -> None:
     emb = SentenceTransformerEmbedder(tmp_path / "missing-model")
-    with pytest.raises(StoreError, match=r"intently\[st\]|no local sentence-transformers model"):
+    with pytest.raises((StoreError, MissingExtra), match=r"intently\[st\]|no local sentence-transformers model"):
         emb.embed(["x"])
 
 
