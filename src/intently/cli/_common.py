@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,7 +20,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from .._intently import Intently
+if TYPE_CHECKING:  # `intently --help` must not load the store, the log and the config models
+    from .._intently import Intently
 
 __all__ = [
     "Bar",
@@ -58,6 +59,8 @@ def state(ctx: typer.Context) -> State:
 @contextmanager
 def open_home(ctx: typer.Context) -> Iterator[Intently]:
     """Open the home named by the global options; checkpoint and close on the way out."""
+    from .._intently import Intently
+
     st = state(ctx)
     ix = Intently.open(st.home, actor=st.actor, namespace=st.namespace)
     try:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .._intently import Intently
 from ..access import Permission
 from ..core.actors import Actor
-from ..core.config import HOME_DIRNAME, Home, find_home
+from ..core.homedir import HOME_DIRNAME
 from ._common import JsonOpt, emit, open_home, out, state, table
+
+if TYPE_CHECKING:
+    from .._intently import Intently
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +36,9 @@ def init(
     Where PATH already holds a home (a fresh clone of a project whose .intently/ is in git),
     this machine joins it instead, as `intently join` does.
     """
+    from .._intently import Intently
+    from ..core.config import Home
+
     st = state(ctx)
     target = Path(st.home) if st.home else path
     home = Home(target if target.name == HOME_DIRNAME else target / HOME_DIRNAME)
@@ -63,6 +68,9 @@ def join(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     others) and its own database, records HOME_JOINED and signs what was unsigned. The
     owner stays the one in intently.toml. Commit keys/public.json and checkpoints.json.
     """
+    from .._intently import Intently
+    from ..core.config import find_home
+
     st = state(ctx)
     _join(Intently.join(find_home(None, st.home).path, actor=st.actor), as_json)
 

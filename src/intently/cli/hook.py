@@ -8,12 +8,14 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .._intently import Intently
 from ._common import JsonOpt, emit, open_home, out, state
+
+if TYPE_CHECKING:  # loaded by the commands that open a home, not by `intently --help`
+    from .._intently import Intently
 
 hook_app = typer.Typer(help="Put intently in front of coding agents (Claude Code hooks).", no_args_is_help=True)
 
@@ -26,6 +28,7 @@ def register(app: typer.Typer) -> None:
 @hook_app.command("claude")
 def claude(ctx: typer.Context) -> None:
     """Read one Claude Code hook event (JSON) on stdin and answer on stdout; errors block (exit 2)."""
+    from .._intently import Intently
     from ..hooks import handle_claude_event
 
     st = state(ctx)

@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .._intently import _load_engines
 from ..access import Permission
 from ..core.errors import InvalidInput, LogIntegrityError, NotFound, RootMismatch
-from ..log import (
-    NO_KEY_HINT,
-    Checkpoint,
-    KeyRing,
-    OperationLog,
-    RepairReport,
-    repair_log,
-    verify_anchored_proof,
-    verify_consistency_proof,
-    verify_inclusion_proof,
-)
-from ..log import replay as replay_log
 from ..store import open_store
 from ._common import JsonOpt, emit, open_home, out, progress_bar, table
+
+if TYPE_CHECKING:  # the log (and its cryptography) loads in the commands, not for `intently --help`
+    from ..log import KeyRing, RepairReport
 
 log_app = typer.Typer(help="The tamper-evident operation log.", no_args_is_help=True)
 
@@ -74,6 +64,8 @@ def verify(
 
     The owner verifies every stream; anyone else the streams they may read.
     """
+    from ..log import NO_KEY_HINT
+
     with open_home(ctx) as ix:
         streams = None if ix.access.is_owner(ix.actor) else ix.access.readable_namespaces(ix.actor)
         if streams is not None and not streams:
@@ -140,6 +132,8 @@ def proof(
     as_json: JsonOpt = False,
 ) -> None:
     """Inclusion proof of one operation in the signed tree; checked before it is printed."""
+    from ..log import verify_inclusion_proof
+
     with open_home(ctx) as ix:
         ix.require(Permission.READ)
         data = ix.log.inclusion_proof(ix.namespace, seq, size)
@@ -163,6 +157,8 @@ def consistency(
 
     Carries the signed checkpoints of both sizes where they exist, so that `intently log
     verify-proof` can check it with the public keyring alone."""
+    from ..log import verify_consistency_proof
+
     with open_home(ctx) as ix:
         ix.require(Permission.READ)
         data = ix.log.consistency_proof(ix.namespace, old_size, new_size)
@@ -213,6 +209,8 @@ def repair(
     the repair. Signed history is never touched: damage there is refused (exit 8). To vouch
     for operations that carry no signature instead, run `intently log checkpoint --adopt` first.
     """
+    from ..log import repair_log
+
     with open_home(ctx) as ix:
         if stream is not None:
             ix.require(Permission.ADMIN, stream)
@@ -261,6 +259,10 @@ def replay(
     as_json: JsonOpt = False,
 ) -> None:
     """Rebuild state from the log into a fresh store, verifying the log first."""
+    from .._intently import _load_engines
+    from ..log import OperationLog
+    from ..log import replay as replay_log
+
     with open_home(ctx) as ix:
         ix.require(Permission.ADMIN)
         url = to if "://" in to else f"sqlite:///{Path(to).resolve()}"
@@ -298,6 +300,8 @@ def verify_proof(
 ) -> None:
     """Check an inclusion or consistency proof with only the public keyring (no home needed):
     the proof itself, and that a valid signed checkpoint states every tree head it relates."""
+    from ..log import Checkpoint, verify_anchored_proof
+
     doc = _read_json_file(proof_file, "proof")
     held = []
     for path in checkpoint or []:
@@ -329,6 +333,8 @@ def _read_json_file(path: Path, what: str) -> Any:
 
 
 def _public_ring(keys: Path) -> KeyRing:
+    from ..log import KeyRing
+
     if not keys.is_file():  # else an empty keyring, reported as "no public keys": a typo'd path would not show
         raise InvalidInput("no such keyring file", where=str(keys))
     ring = KeyRing.load_public(keys)
@@ -344,6 +350,8 @@ def verify_checkpoint(
     as_json: JsonOpt = False,
 ) -> None:
     """Check a checkpoint's signature with only the public keyring (no home needed)."""
+    from ..log import Checkpoint
+
     try:
         cp = Checkpoint.from_json(json.loads(checkpoint_file.read_text(encoding="utf-8")))
     except OSError as exc:

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .._intently import Intently
 from ..core.extras import require
 from ._common import JsonOpt, emit, err, open_home, out, table
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+
+    from .._intently import Intently
 
 
 def register(app: typer.Typer) -> None:
@@ -154,6 +155,7 @@ def app_from_env() -> FastAPI:
     Every worker opens its own handle on the home (its own connection pool: nothing is shared
     across ``fork``), and closes it when uvicorn shuts the worker down.
     """
+    from .._intently import Intently
     from ..server import create_app
     from ..server._witness import DEFAULT_WITNESS_INTERVAL
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .._intently import Intently, _load_engines
 from ..access import Permission
-from ..core.config import find_home
 from ..core.errors import LogIntegrityError
-from ..log import OperationLog, VerifyReport
 from ..store import open_store
 from ..store._copy import copy_tables
 from ._common import JsonOpt, emit, err, open_home, out, state, table
+
+if TYPE_CHECKING:  # loaded by the commands that open a home, not by `intently --help`
+    from .._intently import Intently
+    from ..log import VerifyReport
 
 store_app = typer.Typer(help="The database behind the home.", no_args_is_help=True)
 
@@ -24,6 +25,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(ctx: typer.Context):  # type: ignore[no-untyped-def]
+    from .._intently import _load_engines
+    from ..core.config import find_home
+
     _load_engines()
     home = find_home(None, state(ctx).home)
     return open_store(home.database_url(home.load_config()))
@@ -90,6 +94,9 @@ def copy(
 
 def copy_home(ix: Intently, url: str) -> dict[str, Any]:
     """Verify the home's log, copy every table to ``url``, then verify the copy's log."""
+    from .._intently import _load_engines
+    from ..log import OperationLog
+
     _require_verified(ix.log.verify(), "the source")
     _load_engines()  # the target gets every component's tables
     target = open_store(url)

@@ -1320,3 +1320,10 @@ def _int_or_none(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+# The log's migration 4 (the table `intently log repair` sets operations aside in) is registered
+# by ``_repair``, which builds on this module. The package loads its names on first use, so
+# ``_repair`` is loaded here, with the log itself: every process that opens a log has the log's
+# whole migration registry, as when the package imported everything.
+from . import _repair  # noqa: E402, F401

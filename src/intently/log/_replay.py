@@ -9,11 +9,14 @@ log is proven to carry enough to rebuild state: an op type without an applier fa
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidInput, LogIntegrityError
 from ..store import Transaction
 from ._operation import Operation
-from ._oplog import OperationLog
+
+if TYPE_CHECKING:  # registering an applier must not load the log itself (signing keys, cryptography)
+    from ._oplog import OperationLog
 
 __all__ = ["Applier", "register_applier", "registered_appliers", "replay"]
 
