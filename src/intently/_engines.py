@@ -10,8 +10,13 @@ decides. ``tests/test_engines.py`` keeps this table equal to the registry.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ENGINES", "SCHEMA_VERSIONS", "load"]
+if TYPE_CHECKING:
+    from ._intently import Intently
+
+__all__ = ["ENGINES", "SCHEMA_VERSIONS", "engine_method", "load"]
 
 # The latest migration of every component, as the engines register them.
 SCHEMA_VERSIONS: dict[str, int] = {
@@ -37,3 +42,15 @@ ENGINES: tuple[str, ...] = (
 def load() -> None:
     for name in ENGINES:
         importlib.import_module(name)
+
+
+def engine_method(ix: Intently, engine: str, method: str) -> Callable[..., Any] | None:
+    """The bound method ``ix.<engine>.<method>``, or ``None`` while that engine is a placeholder.
+
+    This is the one place where the surfaces look for capabilities. It exists only while the
+    engines land: each caller turns ``None`` into an explicit "unavailable" answer (a section
+    status, an HTTP 501, an MCP tool error, a hook that denies), never a silent no-op.
+    """
+    facade = getattr(ix, engine)
+    found = getattr(facade, method, None)
+    return found if callable(found) else None

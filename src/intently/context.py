@@ -51,6 +51,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ._engines import engine_method
 from .access import Permission
 from .core.errors import IntentlyError, InvalidInput
 from .core.strings import quoted_line, str_list
@@ -211,18 +212,8 @@ class ContextResult:
 
 
 # -- the adapter layer: finding an engine's method ---------------------------------------
-
-
-def engine_method(ix: Intently, engine: str, method: str) -> Callable[..., Any] | None:
-    """The bound method ``ix.<engine>.<method>``, or ``None`` while that engine is a placeholder.
-
-    This is the one place where the surfaces look for capabilities. It exists only while the
-    engines land: each caller turns ``None`` into an explicit "unavailable" answer (a section
-    status, an HTTP 501, an MCP tool error, a hook that denies), never a silent no-op.
-    """
-    facade = getattr(ix, engine)
-    found = getattr(facade, method, None)
-    return found if callable(found) else None
+# ``engine_method`` lives in ``_engines`` (imported above): a hook answering a tool call asks
+# it whether the gate is there, and must not load this assembler to do so.
 
 
 class EngineUnavailable(IntentlyError):

@@ -35,16 +35,15 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._engines import engine_method
 from .._intently import Intently
-from ..context import ContextResult, assemble, engine_method, min_budget
 from ..core.clock import format_time
 from ..core.errors import IntentlyError, first_problem
 from ..core.shell import SHELL_OPERATOR
-from ._assent import is_bare_assent, last_agent_message
 from ._extract import MAX_EXTRACT_CHARS, extract_tool_output, tool_output_extraction
 from ._gate import (
     Observation,
@@ -56,10 +55,12 @@ from ._gate import (
     project_relative,
     project_relative_output,
 )
-from ._queue import ScanQueue
 from ._record import PendingAsk, clip, session_record
 from ._settings import hook_settings
 from ._watchdog import watchdog
+
+if TYPE_CHECKING:  # a tool call, the event on every call, needs neither the context assembler nor the others below
+    from ..context import ContextResult
 
 __all__ = ["MAX_CONTEXT_CHARS", "HookResult", "context_within_cap", "handle_claude_event"]
 
@@ -250,6 +251,8 @@ def context_within_cap(ix: Intently, query: str, *, session: str | None) -> Cont
     engine twice per prompt. The budget never goes below the smallest one the assembler
     accepts.
     """
+    from ..context import assemble, min_budget
+
     budget = max(int(ix.config.context.budget), min_budget(ix.namespace))
     # The prompt is the acting user's, typed in Claude Code: the turn says so (as extraction
     # reads it, on channel ``claude-code``), or a standing intent scoped to that user
@@ -348,6 +351,8 @@ def _user_prompt(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> Ho
             f"a prompt of {len(ev.prompt):,} characters: the context block and extraction read its first and last "
             f"{MAX_PROMPT_READ_CHARS // 2:,} characters, {skipped:,} in between were skipped (the gate reads it all)"
         )
+    from ._assent import is_bare_assent, last_agent_message
+
     proposal = None
     if ev.transcript_path and is_bare_assent(ev.prompt):
         proposal = last_agent_message(Path(ev.transcript_path))
@@ -608,6 +613,8 @@ def _record_approval(
 
 
 def _session_done(ix: Intently, ev: _Event) -> HookResult:
+    from ._queue import ScanQueue
+
     if not ev.transcript_path:
         return HookResult(0, "", f"intently: {ev.hook_event_name} without transcript_path; nothing queued\n")
     added = ScanQueue(ix.home.state_dir).enqueue(

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..context import engine_method
+from .._engines import engine_method
 from ..core.clock import format_time
 from ._settings import hook_settings
 

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..context import engine_method
+from .._engines import engine_method
 from ..core.errors import InvalidInput
 from ._settings import hook_settings
 

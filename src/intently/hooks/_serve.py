@@ -18,6 +18,7 @@ declining the event, when intently's installed files change under it (an upgrade
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import socket
@@ -46,6 +47,15 @@ from ._wire import (
 )
 
 __all__ = ["ServeReport", "serve_hooks"]
+
+
+def _load_handlers() -> None:
+    """Import now what the one-shot hook imports only for the events that use it (the context
+    assembler for a prompt, the assent reader, the scan queue for a session end): the server
+    exists to keep imports loaded, so none of them may land inside an event's deadline."""
+    for name in ("intently.context", "intently.hooks._assent", "intently.hooks._queue"):
+        importlib.import_module(name)
+
 
 ACCEPT_TICK_S = 1.0
 # A hook client writes its whole event at once; one that has not within this long is dropped
@@ -222,6 +232,7 @@ def serve_hooks(
     """
     if not hasattr(socket, "AF_UNIX"):
         raise InvalidInput("the hook server needs Unix sockets, which this platform lacks", where="hook serve")
+    _load_handlers()
     home = home.resolve()
     if not (home / CONFIG_FILE).is_file():
         raise InvalidInput("no intently.toml here; run `intently init` first", where=str(home))

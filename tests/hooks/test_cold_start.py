@@ -1,0 +1,76 @@
+"""A tool call through the installed hook command loads what deciding it needs, and no more.
+
+Claude Code starts ``python -m intently.hooks hook claude`` afresh before every tool call, so
+every module that process imports is paid on each one. ``PreToolUse`` opens the home and asks
+the gate; the context assembler and its token counter (a prompt's work), the assent reader
+(a prompt's), the scan queue (a session end's) and the engines the gate does not consult used
+to load as well. Checked by module name in the child process, never by timing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from intently import Intently
+from intently.hooks import ScanQueue
+
+from .conftest import event, run_command
+
+# Each of these is another event's work, or another engine's.
+NOT_FOR_A_TOOL_CALL = {
+    "intently.context",
+    "intently.core.tokens",
+    "intently.hooks._assent",
+    "intently.hooks._queue",
+    "intently.goals",
+    "intently.triggers",
+    "intently.requirements",
+    "intently.extract",
+    "intently.cli",
+}
+HEAVY = {"typer", "rich", "fastapi", "uvicorn", "numpy", "onnxruntime", "tokenizers", "mcp", "httpx"}
+
+DRIVER = """
+import json, sys
+from intently.hooks.__main__ import main
+code = main(["hook", "claude"])
+sys.stderr.write("\\n" + json.dumps(sorted(sys.modules)) + "\\n")
+sys.exit(code)
+"""
+
+
+def test_a_tool_call_loads_only_what_deciding_it_needs(ix: Intently, project: Path) -> None:
+    (project / "README.md").write_text("hello\n", encoding="utf-8")
+    payload = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "README.md")})
+    done = run_command([sys.executable, "-c", DRIVER], payload, cwd=project)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse"
+    assert answer.get("permissionDecision", "allow") == "allow"  # the gate decided (and logged it) ...
+    assert len(ix.log.read("proj", op="GATE_DECIDED")) == 1
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert "intently.gate" in loaded  # ... with the gate loaded, and nothing another event needs
+    assert not NOT_FOR_A_TOOL_CALL & loaded, sorted(NOT_FOR_A_TOOL_CALL & loaded)
+    assert not HEAVY & {name.partition(".")[0] for name in loaded}
+
+
+def test_a_prompt_still_gets_its_context_block(ix: Intently, project: Path) -> None:
+    """The imports moved into the prompt's path still run there: the block is assembled."""
+    ix.goals.add("Keep the parser green", priority="HIGH")
+    payload = event("UserPromptSubmit", project, prompt="fix the parser")
+    done = run_command([sys.executable, "-m", "intently.hooks", "hook", "claude"], payload, cwd=project)
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Keep the parser green" in context
+
+
+def test_a_session_end_still_queues_its_transcript(ix: Intently, project: Path) -> None:
+    (project / "transcript.jsonl").write_text("", encoding="utf-8")
+    done = run_command(
+        [sys.executable, "-m", "intently.hooks", "hook", "claude"], event("SessionEnd", project), cwd=project
+    )
+    assert done.returncode == 0, done.stderr
+    queued = ScanQueue(ix.home.state_dir).entries()
+    assert [(e["session_id"], e["event"]) for e in queued] == [("8a2f7c1e-5b0d-4f2a-9c3e-1d2b3c4d5e6f", "SessionEnd")]
