@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ._values import EMAIL, IBAN, URL, atoms_of, words
@@ -30,6 +31,7 @@ __all__ = [
     "ReadingAbandoned",
     "ResolvedRequest",
     "abandon_reading_when",
+    "read_parts",
     "read_prompt",
     "resolve",
     "resolve_parts",
@@ -70,9 +72,11 @@ _CLAUSE_SPLIT = re.compile(
 )
 # The pieces of :data:`_CLAUSE_SPLIT`, each tried where it can start. A match starts at a comma,
 # a newline, a digit, or a run of white space that follows a sentence mark or is followed by
-# more white space, a digit or a joint word's first letter; a lone space between two words
-# (most of a text) is skipped without a step of Python.
-_CANDIDATE = re.compile(r"[,\n\d]|(?<=[.!?;])\s|\s(?=[\s\dabt])")
+# more white space, a digit or a joint word (with the white space after it, as
+# :data:`_WORD_JOINT` needs); a lone space between two words (most of a text) is skipped
+# without a step of Python. (A joint word's first letter was looked at before, so every space
+# before "the", "to" or "a" was a step of Python for nothing: a third of a long prompt's reading.)
+_CANDIDATE = re.compile(r"[,\n\d]|(?<=[.!?;])\s|\s(?=[\s\d]|(?:and then|then|but|and also)\s)")
 _SPACE_RUN = re.compile(r"\s+")
 _NEWLINE_RUN = re.compile(r"\n+")
 _DIGIT_RUN = re.compile(r"\d+")
@@ -81,7 +85,7 @@ _WORD_JOINT = re.compile(r"(?:and then|then|but|and also)\s+")  # after a run of
 _NUMBERED = re.compile(r"\d+\.\s+")  # after white space, or none
 
 
-def _separators(text: str) -> list[tuple[int, int]]:
+def _separators(text: str, start: int = 0) -> list[tuple[int, int]]:
     """The (start, end) of every match of :data:`_CLAUSE_SPLIT` in ``text``, as ``finditer``
     finds them, in time linear in the text.
 
@@ -94,8 +98,12 @@ def _separators(text: str) -> list[tuple[int, int]]:
     depend on the run's end match at the first position they are tried.
     """
     spans: list[tuple[int, int]] = []
-    pos = 0
+    pos = start
+    steps = 0
     while pos < len(text):
+        steps += 1
+        if not steps % 65536:
+            _check_give_up()  # a pass over megabytes stops too once its reading is given up
         found = _CANDIDATE.search(text, pos)
         if found is None:
             break
@@ -146,13 +154,50 @@ def _separators(text: str) -> list[tuple[int, int]]:
 
 def _split(text: str) -> list[str]:
     """``_CLAUSE_SPLIT.split(text)``, from :func:`_separators`."""
+    return _pieces(text, _separators(text))
+
+
+def _pieces(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """``text`` cut at ``spans`` (its :func:`_separators`)."""
     pieces: list[str] = []
     last = 0
-    for start, end in _separators(text):
+    for start, end in spans:
         pieces.append(text[last:start])
         last = end
     pieces.append(text[last:])
     return pieces
+
+
+# A run of white space and the character that ends it: where every read of the scan stops.
+_GAP = re.compile(r"\s+(?=\S)")
+# How many of them must follow where a scan resumes (see :func:`_resume_at`), and how far from
+# the end they are looked for (a text without them there is scanned whole).
+_GAPS_AFTER = 3
+_RESUME_WINDOW = 4096
+
+
+def _resume_at(text: str, spans: Sequence[tuple[int, int]]) -> int:
+    """Where a scan of ``text`` followed by more text can pick up from ``text``'s own scan
+    (``spans``), to find only the separators near the joint (``clean_end``): before, the whole
+    prompt was scanned a second time for it.
+
+    The end of a separator followed by a character that is not white space is where
+    :func:`_separators` goes on from, and every match it tries reads at most up to the
+    character ending the second run of white space after its start (the joint words, "and
+    then", hold one). So from the end of a separator with three such runs after it, nothing the
+    scan decided up to there could change with text added after ``text``. 0 (scan it all) when
+    there is no such separator near the end."""
+    window = text[-_RESUME_WINDOW:]
+    gaps = [m.start() for m in _GAP.finditer(window)]
+    if len(gaps) <= _GAPS_AFTER:
+        return 0  # the first gap may be cut by the window: one more than needed
+    limit = len(text) - len(window) + gaps[-_GAPS_AFTER]
+    for _start, end in reversed(spans):
+        if end <= limit and end < len(text) and not text[end].isspace():
+            return end
+        if end < limit:
+            break
+    return 0
 
 
 @dataclass(frozen=True)
@@ -253,8 +298,12 @@ def _clause(text: str, vocab: Vocabulary) -> Clause:
     kinds: set[str] = set()
     negated: set[str] = set()
     neg_until = -1
+    heads = _clause_heads(vocab)
     i = 0
     while i < len(stems):
+        if heads is not None and stems[i] not in heads:
+            i += 1  # no negator and no action phrase starts at this word (most words of a pasted log)
+            continue
         neg = _negator_at(stems, i, vocab)
         if neg:
             after = i + neg
@@ -274,6 +323,36 @@ def _clause(text: str, vocab: Vocabulary) -> Clause:
         i += 1
     placed = bool(kinds or negated) or vocab.has_phrase(stems, vocab.read_verbs)
     return Clause(text, frozenset(kinds), frozenset(negated - kinds), frozenset(vocab.objects_in(stems)), placed)
+
+
+# The stems at which something can start, per vocabulary (by its fingerprint): a word that is
+# none of them is passed over at once. Most words of a pasted log or source file are such
+# words, and trying the negators and phrases at each of them was most of a long prompt's reading.
+_HEADS: dict[tuple[str, str], frozenset[str] | None] = {}
+
+
+def _clause_heads(vocab: Vocabulary) -> frozenset[str] | None:
+    """The first stems of the negators and action phrases: at any other word :func:`_clause`
+    finds nothing (an empty negator reads as none). ``None`` when a phrase may start anywhere
+    (empty, or opening with a gap): then every word is tried."""
+    key = ("clause", vocab.fingerprint)
+    if key not in _HEADS:
+        kinds, anywhere = vocab._phrases_by_head
+        negators, _ = vocab._negators_by_head
+        _HEADS[key] = None if anywhere else frozenset(kinds) | frozenset(negators)
+    return _HEADS[key]
+
+
+def _opener_heads(vocab: Vocabulary) -> frozenset[str] | None:
+    """The first stems of the exclusion phrases and the negators: at any other word no scope
+    opens (:func:`_scope_opener` is 0). ``None`` when an exclusion phrase is empty (it decides
+    at every word)."""
+    key = ("opener", vocab.fingerprint)
+    if key not in _HEADS:
+        negators, _ = vocab._negators_by_head
+        empty = any(not p for p in vocab.exclusions)
+        _HEADS[key] = None if empty else frozenset(p[0] for p in vocab.exclusions) | frozenset(negators)
+    return _HEADS[key]
 
 
 _COUNTED = re.compile(r"(?<![\w.:/-])(\d{1,3})\s+(?:[A-Za-z]+\s+)?[A-Za-z]+s\b")
@@ -324,6 +403,7 @@ def _scopes(raws: Sequence[str], vocab: Vocabulary) -> tuple[set[tuple[str, str]
     the request's :func:`_split`, made once by the caller)."""
     in_scope: set[tuple[str, str]] = set()
     outside: set[tuple[str, str]] = set()
+    heads = _opener_heads(vocab)
     for raw in raws:
         _check_give_up()
         if not raw or not raw.strip():
@@ -337,7 +417,7 @@ def _scopes(raws: Sequence[str], vocab: Vocabulary) -> tuple[set[tuple[str, str]
                 (i > open_at and _ends_scope(raw, tokens, i)) or tokens[i].group(0).lower() in _SCOPE_CLOSERS
             ):
                 open_at = None
-            opener = _scope_opener(raw, tokens, stems, i, vocab)
+            opener = _scope_opener(raw, tokens, stems, i, vocab) if heads is None or stems[i] in heads else 0
             if opener:
                 open_at = i + opener
                 i += opener
@@ -375,6 +455,7 @@ def _scope_opener(raw: str, tokens: list[re.Match[str]], stems: tuple[str, ...],
     return 0
 
 
+@lru_cache(maxsize=65536)  # a pasted log says the same words again and again
 def _mention(token: str) -> tuple[str, str] | None:
     """("value", atom) for an address, link or IBAN; ("name", lower case) for a capitalised word."""
     if EMAIL.fullmatch(token) or URL.fullmatch(token) or IBAN.fullmatch(token.upper()):
@@ -470,12 +551,15 @@ def reading_key(text: str, vocab: Vocabulary) -> str:
 
 def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
     """Read one prompt as :func:`resolve` would read it inside a conversation."""
-    raws = _split(text)
+    spans = _separators(text)
+    _check_give_up()  # between the passes over the whole text too, not only at each clause
+    raws = _pieces(text, spans)
     pieces = [raw.strip() for raw in raws if raw and raw.strip()]
     stems = stem_all(words(text))
+    _check_give_up()
     edge = _edge(vocab)
     excluded_in, excluded_out = _scopes(raws, vocab)
-    joined = _separators(text + _JOIN)
+    joined = _separators(text + _JOIN, _resume_at(text, spans))
     return PromptReading(
         clauses=tuple(_clause(p, vocab) for p in pieces),
         stems=frozenset(stems),
@@ -511,6 +595,14 @@ def _reading(text: str, vocab: Vocabulary, store: MutableMapping[str, Any] | Non
             _CACHE.pop(next(iter(_CACHE)))  # the oldest
         _CACHE[key] = found
     return found
+
+
+def read_parts(parts: Sequence[str], vocabulary: Vocabulary, store: MutableMapping[str, Any] | None = None) -> None:
+    """Read each of ``parts`` not read yet into the process cache and ``store``, as
+    :func:`resolve_parts` would, without combining them: what a hook does ahead of a decision,
+    so that the slow step for a very long prompt is done, and kept, before anything is logged."""
+    for part in parts:
+        _reading(part, vocabulary, store)
 
 
 def resolve_parts(

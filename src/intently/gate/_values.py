@@ -205,11 +205,20 @@ def atoms_of(text: str) -> set[str]:
     for m in ISO_DATE.finditer(text):
         found.add(m.group(0))
     for m in NUMBER.finditer(text):
-        try:
-            found.add(_number(_float(m.group(0))))
-        except ValueError:
-            continue
+        value = _number_atom(m.group(0))
+        if value is not None:
+            found.add(value)
     return found
+
+
+@lru_cache(maxsize=65536)
+def _number_atom(written: str) -> str | None:
+    """A written number normalised (``None`` if it is none): a pasted log writes the same few
+    hundred numbers tens of thousands of times, each parsed again at every check before."""
+    try:
+        return _number(_float(written))
+    except ValueError:
+        return None
 
 
 # Amounts as people and attackers write them, beyond plain digits: grouped by spaces, dots or
@@ -491,9 +500,18 @@ def words(text: str) -> list[str]:
     if not lowered.isascii():
         # Lower-cased again after NFKD: "𝐒𝐞𝐧𝐝" (mathematical bold) has no lower case of its
         # own and only becomes "Send" there.
-        lowered = "".join(c for c in unicodedata.normalize("NFKD", lowered) if not unicodedata.combining(c))
+        lowered = _NON_ASCII.sub(_without_accents, unicodedata.normalize("NFKD", lowered))
         lowered = lowered.lower().translate(_LOOKALIKES)
     return _WORD.findall(lowered)
+
+
+# A run of characters outside ASCII: only there can an accent (a combining mark) stand, so a
+# pasted file with a few curly quotes is not looked at character by character.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _without_accents(run: re.Match[str]) -> str:
+    return "".join(c for c in run.group(0) if not unicodedata.combining(c))
 
 
 def shingles(text: str, n: int) -> set[tuple[str, ...]]:

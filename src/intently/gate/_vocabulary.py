@@ -29,6 +29,23 @@ def stem_all(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(_stemmer().stemWords([t.replace("’", "'") for t in tokens]))
 
 
+@lru_cache(maxsize=256)
+def _by_first(
+    phrases: frozenset[tuple[str, ...]] | tuple[tuple[str, ...], ...],
+) -> tuple[bool, dict[str, list[tuple[str, ...]]]]:
+    """Whether ``phrases`` holds the empty phrase, and the others by their first stem: what
+    :meth:`Vocabulary.has_phrase` tries, built once per set of phrases instead of at each call
+    (once per clause, so tens of thousands of times for a pasted log)."""
+    firsts: dict[str, list[tuple[str, ...]]] = {}
+    empty = False
+    for p in phrases:
+        if not p:
+            empty = True
+            continue
+        firsts.setdefault(p[0], []).append(p)
+    return empty, firsts
+
+
 # Who an order inside a statement is addressed to ("wants you to send").
 _ADDRESSEES = frozenset({"you", "assistant", "agent", "ai", "bot", "model"})
 # Statements that oblige the reader without an imperative: "Kindly ensure the summary reaches
@@ -191,13 +208,14 @@ class Vocabulary:
     def has_phrase(self, stems: Sequence[str], phrases: Iterable[tuple[str, ...]]) -> bool:
         """Whether one of ``phrases`` (stems, no gaps) occurs anywhere in ``stems``: tried only
         where a phrase's first stem is, so a long request is one pass over its words."""
-        firsts: dict[str, list[tuple[str, ...]]] = {}
-        for p in phrases:
-            if not p:
-                if stems:
-                    return True  # the empty phrase occurs at every word (as the slice test said)
-                continue
-            firsts.setdefault(p[0], []).append(p)
+        if isinstance(phrases, frozenset | tuple):
+            empty, firsts = _by_first(phrases)  # the vocabulary's own sets: indexed once
+        else:
+            empty, firsts = _by_first(tuple(phrases))
+        if empty and stems:
+            return True  # the empty phrase occurs at every word (as the slice test said)
+        if firsts.keys().isdisjoint(stems):
+            return False
         for i, stem in enumerate(stems):
             for p in firsts.get(stem, ()):
                 if tuple(stems[i : i + len(p)]) == p:
@@ -329,6 +347,8 @@ class Vocabulary:
         # long request is one pass over its words rather than one per phrase.
         matches: list[tuple[int, int, int, int, str]] = []
         by_head, empty = self._objects_by_head
+        if not empty and by_head.keys().isdisjoint(stems):
+            return set()  # no phrase starts anywhere here (most clauses of a pasted log)
         for i, stem in enumerate(stems):
             for order, obj, p in by_head.get(stem, ()):
                 n = len(p)
