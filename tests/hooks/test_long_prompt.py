@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from intently import Intently
+from intently.gate import default_bundle
+from intently.gate._intent import reading_key
 from intently.hooks import session_record
 from intently.hooks._claude import MAX_PROMPT_READ_CHARS
 
@@ -83,7 +85,9 @@ def test_a_huge_prompt_is_answered_by_the_deadline_with_the_context_block(ix: In
     it) and says what it left undone; the prompt is recorded, so the tool calls still see it as
     the user's request."""
     ix.triggers.add("Confirm the rollback owner", when="launch checklist", expires="2099-01-01")
-    prompt = _long_prompt(4_000_000)
+    # Its reading takes over 20 s of CPU (so over 20 s of wall time on any machine): 4 MB did,
+    # before the reading got faster (now about 2 s of CPU per MB of such lines).
+    prompt = _long_prompt(12_000_000)
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
     env.update(INTENTLY_ACTOR="user:alice")
     payload: dict[str, Any] = event("UserPromptSubmit", project, prompt=prompt)
@@ -103,3 +107,55 @@ def test_a_huge_prompt_is_answered_by_the_deadline_with_the_context_block(ix: In
     assert "did not finish within 20 s" in done.stderr
     with session_record(ix.home.state_dir, payload["session_id"]) as record:
         assert record.requests == [prompt] and record.gate_session is None
+
+
+def _tool_call(project: Path, session: str) -> dict[str, Any]:
+    call = event(
+        "PreToolUse", project, tool_name="Write", tool_input={"file_path": str(project / "notes.md"), "content": "x"}
+    )
+    return {**call, "session_id": session}
+
+
+def test_after_a_big_prompt_each_tool_call_decides_from_its_kept_reading_as_for_the_short_prompt(
+    ix: Intently, project: Path
+) -> None:
+    """Real hook processes, as Claude Code runs them. The instruction at the head of a pasted
+    log of megabytes ("do not create or change any file") decides a tool call as it does alone:
+    the gate reads the prompt whole. It is read once (on arrival, or by the first tool call
+    when that did not finish) and every later call decides from the kept reading: the proof
+    is that a call follows the reading in the session record, not the prompt's text."""
+    instruction = "Look at the log below and tell me what broke. Do not create or change any file."
+    prompt = instruction + "\n" + _filler(1_000_000) + "\nThat was the log."
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update(INTENTLY_ACTOR="user:alice")
+
+    def hook(payload: dict[str, Any]) -> Any:
+        return subprocess.run(
+            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=90,
+        )  # fmt: skip
+
+    def decided(done: Any) -> tuple[str, str]:
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        return answer.get("permissionDecision", "allow"), answer.get("permissionDecisionReason", "")
+
+    short, big = "short-session", "big-session"
+    assert hook({**event("UserPromptSubmit", project, prompt=instruction), "session_id": short}).returncode == 0
+    expected = decided(hook(_tool_call(project, short)))
+    assert expected[0] == "deny" and "the request says not to" in expected[1], expected
+
+    assert hook({**event("UserPromptSubmit", project, prompt=prompt), "session_id": big}).returncode == 0
+    first = decided(hook(_tool_call(project, big)))
+    assert first[0] == expected[0] and "the request says not to" in first[1], first
+    key = reading_key(prompt, default_bundle().vocabulary)
+    with session_record(ix.home.state_dir, big) as record:
+        assert record.requests == [prompt] and key in record.readings
+        # A kept reading without the negation: a call that read the prompt again would still
+        # be refused; one that uses the kept reading is not refused for it.
+        record.readings[key] = {
+            **record.readings[key],
+            "clauses": [[t, k, [], o, p] for t, k, _, o, p in record.readings[key]["clauses"]],
+        }
+    second = decided(hook(_tool_call(project, big)))
+    assert "the request says not to" not in second[1], second

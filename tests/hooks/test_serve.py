@@ -387,7 +387,7 @@ def test_a_huge_prompt_is_answered_by_the_server_at_the_deadline_with_the_contex
     deadline = {"INTENTLY_HOOK_DEADLINE_S": "10"}  # the client's environment must equal the server's
     running = start_server(project, env_extra=deadline)
     try:
-        prompt = _long_prompt(5_000_000)  # its gate reading alone takes far over 10 s (~a minute of CPU)
+        prompt = _long_prompt(12_000_000)  # its gate reading alone takes over 20 s of CPU, so over 10 s
         payload = event("UserPromptSubmit", project, prompt=prompt)
         env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
         env.update(INTENTLY_ACTOR="user:alice", **deadline)
@@ -421,3 +421,47 @@ def test_a_huge_prompt_is_answered_by_the_server_at_the_deadline_with_the_contex
     with session_record(ix.home.state_dir, payload["session_id"]) as record:
         assert record.requests == [prompt] and record.gate_session is None and record.readings == {}
     assert ix.log.read(ix.namespace, op="GATE_SESSION_OPENED") == []
+
+
+def test_a_tool_call_the_server_cannot_decide_by_the_deadline_is_blocked_and_logs_nothing(
+    ix: Intently, project: Path
+) -> None:
+    """After a prompt whose reading the server gave up on, a tool call must read it for the
+    gate. The server gave that no deadline of its own: the client blocked at its 25 s wait
+    (or, for a reading that finished later, got an answer nobody then asked for), while the
+    server's thread read on and could still log a gate session and a decision nobody used.
+    Now the server answers a tool call by the one-shot hook's deadline, blocked with the same
+    reason; the check it gave up on stops reading and logs nothing."""
+    deadline = {"INTENTLY_HOOK_DEADLINE_S": "2"}  # the client's environment must equal the server's
+    running = start_server(project, env_extra=deadline)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update(INTENTLY_ACTOR="user:alice", **deadline)
+
+    def hook(payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=90,
+        )  # fmt: skip
+
+    try:
+        prompt = _long_prompt(5_000_000)  # its reading takes many times 2 s of CPU
+        asked = hook(event("UserPromptSubmit", project, prompt=prompt))
+        assert asked.returncode == 0 and "did not finish within 2 s" in asked.stdout, asked.stderr
+        call = event(
+            "PreToolUse",
+            project,
+            tool_name="Write",
+            tool_input={"file_path": str(project / "notes.md"), "content": "x"},
+        )
+        done = hook(call)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert "no decision within 2 s, blocked to fail closed" in done.stderr, done.stderr
+        assert "no answer" not in done.stderr  # the server's answer, not the client giving up at 25 s
+    finally:
+        running.process.terminate()
+        out, _ = running.process.communicate(timeout=180)  # it stops once the given-up work ends
+    assert "answered PreToolUse exit 2" in out, out
+    assert ix.log.read(ix.namespace, op="GATE_SESSION_OPENED") == []
+    assert ix.log.read(ix.namespace, op="GATE_DECIDED") == []
+    with session_record(ix.home.state_dir, call["session_id"]) as record:
+        assert record.requests == [prompt] and record.gate_session is None and record.readings == {}

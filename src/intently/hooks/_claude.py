@@ -57,7 +57,7 @@ from ._gate import (
 )
 from ._record import PendingAsk, clip, session_record
 from ._settings import hook_settings
-from ._watchdog import watchdog
+from ._watchdog import blocked, watchdog
 
 if TYPE_CHECKING:  # a tool call, the event on every call, needs neither the context assembler nor the others below
     from ..context import ContextResult
@@ -195,6 +195,8 @@ def _handle(raw: str, open_home: Opener, deadline: float | None, late: LateAnswe
             limit = watchdog(deadline)
         elif late is not None and event == "UserPromptSubmit":
             fn = functools.partial(_user_prompt, late=late)
+        elif late is not None and event == "PreToolUse":
+            fn = functools.partial(_pre_tool, late=late)
         elif deadline is not None and event == "UserPromptSubmit":
             late = LateAnswer()
             fn = functools.partial(_user_prompt, late=late)
@@ -317,6 +319,16 @@ class LateAnswer:
             self.abandoned = True
             return self.expired(seconds)
 
+    def claim(self) -> bool:
+        """The work is about to log what it did (a gate session, a decision): ``True`` if it may,
+        and from now on a deadline passing waits for this work's own answer; ``False`` if the
+        answer was already given without it (nothing may be logged then)."""
+        with self.lock:
+            if self.abandoned:
+                return False
+            self.finished = True
+            return True
+
     def expired(self, seconds: float) -> tuple[str, str, int]:
         note = (
             f"{self.undone} did not finish within {seconds:g} s (a very long prompt?), skipped so that Claude Code "
@@ -326,6 +338,16 @@ class LateAnswer:
         notes = [*self.notes, note]
         answer = {**self.answer, "systemMessage": "intently: " + "; ".join(notes)}
         return json.dumps(answer, ensure_ascii=False) + "\n", "".join(f"intently: {n}\n" for n in notes), 0
+
+
+class LateDecision(LateAnswer):
+    """What a PreToolUse answers if the hook server's deadline passes: blocked, with the reason,
+    as the one-shot hook's watchdog answers (:func:`._watchdog.blocked`). The work given up on
+    stops reading the prompt at its next clause and logs no gate session and no decision:
+    :func:`_pre_tool` claims the answer (:meth:`LateAnswer.claim`) before it logs anything."""
+
+    def expired(self, seconds: float) -> tuple[str, str, int]:
+        return blocked(seconds)
 
 
 def _read_bound(prompt: str) -> tuple[str, int]:
@@ -422,9 +444,9 @@ def _read_ahead(requests: list[str], readings: dict[str, Any]) -> None:
     gate session's opening would: the slow step for a very long prompt, done before anything
     is logged."""
     from ..gate import default_bundle
-    from ..gate._intent import resolve_parts
+    from ..gate._intent import read_parts
 
-    resolve_parts(requests, default_bundle().vocabulary, None, readings)
+    read_parts(requests, default_bundle().vocabulary, readings)
 
 
 def _read_ahead_unless(late: LateAnswer, requests: list[str], readings: dict[str, Any]) -> None:
@@ -447,7 +469,12 @@ def _current_readings(requests: list[str], readings: dict[str, Any]) -> dict[str
     return {k: v for k, v in readings.items() if k in keys}
 
 
-def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
+def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookResult:
+    """Decide a tool call. The prompts not read yet (their reading did not finish on arrival)
+    are read first and kept in the session record at once, before the decision: should the
+    deadline then pass, the next call finds them read instead of starting over. Under the hook
+    server (``late``) the reading stops once the server has answered without it, and nothing
+    is logged after that answer (:class:`LateDecision`)."""
     assert isinstance(ev, _ToolCall)
     with session_record(ix.home.state_dir, ev.session_id) as record:
         requests = list(record.requests)
@@ -457,6 +484,16 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         readings = dict(record.readings)
     root = Path(ev.cwd) if ev.cwd else ix.home.project_root
     args = project_relative(ev.tool_name, ev.tool_input, root)
+    if requests and gate_available(ix):
+        known = len(readings)
+        if late is not None:
+            _read_ahead_unless(late, requests, readings)
+        else:
+            _read_ahead(requests, readings)
+        if len(readings) > known:
+            _keep_readings(ix, ev.session_id, requests, readings)
+    if late is not None and not late.claim():
+        return _deny_exit("the hook server answered this call at its deadline (blocked); nothing more was done")
     known = len(readings)
     answer = gate_check(
         ix,
@@ -469,8 +506,7 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         readings=readings,
     )
     if len(readings) > known:  # prompts not read on arrival (no gate then): keep what this check read
-        with session_record(ix.home.state_dir, ev.session_id) as record:
-            record.readings = {**readings, **record.readings}
+        _keep_readings(ix, ev.session_id, requests, readings)
     mapping = {"allow": "allow", "warn": "allow", "confirm": "ask", "review": "ask", "block": "deny"}
     decision = mapping[answer.outcome]
     if decision == "ask" and ev.tool_use_id and answer.decision_id and answer.session_id:
@@ -509,6 +545,14 @@ def _pre_tool(ix: Intently, ev: _Event) -> HookResult:
         }
     }
     return _answer(out)
+
+
+def _keep_readings(ix: Intently, session_id: str, requests: list[str], readings: dict[str, Any]) -> None:
+    """Add the readings of this session's prompts to its record (those of an older vocabulary
+    or format left out), so the next tool call does not read those prompts again."""
+    current = _current_readings(requests, readings)
+    with session_record(ix.home.state_dir, session_id) as record:
+        record.readings = {**current, **record.readings}
 
 
 def _allowlist_hint(ix: Intently, command: Any) -> str:

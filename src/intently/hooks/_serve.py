@@ -33,7 +33,7 @@ from typing import Any
 from .. import __version__
 from ..core.errors import InvalidInput
 from ..core.homedir import CONFIG_FILE
-from ._claude import HookResult, LateAnswer, handle_claude_event, open_from_environment
+from ._claude import HookResult, LateAnswer, LateDecision, handle_claude_event, open_from_environment
 from ._watchdog import pre_tool_deadline
 from ._wire import (
     PROTOCOL,
@@ -156,14 +156,19 @@ def _answer(message: dict[str, Any], began: float | None = None) -> dict[str, An
     """Answer as ``python -m intently.hooks hook claude`` would in the client's directory.
 
     A prompt is answered by the one-shot hook's deadline (counted from ``began``, when the
-    event started to arrive), with what it has then: see :func:`_prompt_by_deadline`."""
+    event started to arrive), with what it has then, and a tool call by the same deadline,
+    blocked past it: see :func:`_by_deadline`."""
     cwd = Path(message["cwd"])
     raw = message["stdin"]
-    if _event_name(raw) == "UserPromptSubmit":
-        late = LateAnswer()
+    name = _event_name(raw)
+    if name in ("UserPromptSubmit", "PreToolUse"):
+        # A tool call gets the one-shot hook's deadline too: past it, it is blocked with the
+        # reason (the client's own wait, 25 s, would block it later and without one), and the
+        # check given up on logs nothing (:class:`LateDecision`).
+        late = LateAnswer() if name == "UserPromptSubmit" else LateDecision()
         seconds = pre_tool_deadline()
         left = seconds - (time.perf_counter() - began) if began is not None else seconds
-        result = _prompt_by_deadline(raw, cwd, late, seconds, max(left, 0.0))
+        result = _by_deadline(raw, cwd, late, seconds, max(left, 0.0))
     else:
         result = _handle_here(raw, cwd, None)
     return {"status": "answered", "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code}
@@ -180,10 +185,13 @@ def _handle_here(raw: str, cwd: Path, late: LateAnswer | None) -> HookResult:
         _THREAD.warned = None
 
 
-def _prompt_by_deadline(raw: str, cwd: Path, late: LateAnswer, seconds: float, left: float) -> HookResult:
-    """A UserPromptSubmit answered within ``left`` seconds, as the one-shot hook answers by its
-    deadline: a pasted prompt of megabytes kept the handler reading (the gate's reading of it)
-    past the client's wait, and the user got no context block at all.
+def _by_deadline(raw: str, cwd: Path, late: LateAnswer, seconds: float, left: float) -> HookResult:
+    """A UserPromptSubmit or a PreToolUse answered within ``left`` seconds, as the one-shot hook
+    answers by its deadline: a pasted prompt of megabytes kept the handler reading (the gate's
+    reading of it) past the client's wait, and the user got no context block at all; a tool
+    call after it waited for the client to give up at 25 s while the server's thread read on,
+    and could still log a gate session and a decision nobody used. A tool call past the
+    deadline is blocked with the reason (:class:`LateDecision`).
 
     The handler runs in a thread of its own; past the deadline the answer made so far (the
     context block once assembled) goes out with the note of the step left undone, and the
@@ -203,7 +211,7 @@ def _prompt_by_deadline(raw: str, cwd: Path, late: LateAnswer, seconds: float, l
         done.append(result)
         late.finish()
 
-    worker = threading.Thread(target=work, name="intently-hook-prompt")
+    worker = threading.Thread(target=work, name="intently-hook-deadline-work")
     worker.start()
     worker.join(left)
     expired = late.give_up(seconds)
