@@ -387,7 +387,7 @@ def test_a_huge_prompt_is_answered_by_the_server_at_the_deadline_with_the_contex
     deadline = {"INTENTLY_HOOK_DEADLINE_S": "10"}  # the client's environment must equal the server's
     running = start_server(project, env_extra=deadline)
     try:
-        prompt = _long_prompt(12_000_000)  # its gate reading alone takes over 20 s of CPU, so over 10 s
+        prompt = _long_prompt(8_000_000)  # its gate reading alone takes over 15 s of CPU, so over 10 s
         payload = event("UserPromptSubmit", project, prompt=prompt)
         env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
         env.update(INTENTLY_ACTOR="user:alice", **deadline)

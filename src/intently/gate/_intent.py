@@ -70,13 +70,16 @@ def _check_give_up() -> None:
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.!?;])\s+|\n+|,\s*(?:and|then|but)\s+|\s+(?:and then|then|but|and also)\s+|\s*\d+\.\s+"
 )
-# The pieces of :data:`_CLAUSE_SPLIT`, each tried where it can start. A match starts at a comma,
-# a newline, a digit, or a run of white space that follows a sentence mark or is followed by
-# more white space, a digit or a joint word (with the white space after it, as
-# :data:`_WORD_JOINT` needs); a lone space between two words (most of a text) is skipped
-# without a step of Python. (A joint word's first letter was looked at before, so every space
-# before "the", "to" or "a" was a step of Python for nothing: a third of a long prompt's reading.)
-_CANDIDATE = re.compile(r"[,\n\d]|(?<=[.!?;])\s|\s(?=[\s\d]|(?:and then|then|but|and also)\s)")
+# The pieces of :data:`_CLAUSE_SPLIT`, each tried where it can start. A match starts at a comma
+# before a joint word, a newline, a digit, or a run of white space that follows a sentence mark
+# or is followed by more white space, a digit or a joint word (with the white space after it, as
+# :data:`_WORD_JOINT` needs); a lone space between two words, or a comma (most of a text), is
+# skipped without a step of Python. (Every comma, and every space before a joint word's first
+# letter, "the", "to", "a", was a step of Python before, for nothing. A digit stays one step per
+# run of digits: looking ahead for "3. " from each digit would read a long run once per digit.)
+_CANDIDATE = re.compile(
+    r"[\n\d]|,(?=\s*(?:and|then|but)\s)|(?<=[.!?;])\s|\s(?=[\s\d]|(?:and then|then|but|and also)\s)"
+)
 _SPACE_RUN = re.compile(r"\s+")
 _NEWLINE_RUN = re.compile(r"\n+")
 _DIGIT_RUN = re.compile(r"\d+")
