@@ -25,6 +25,7 @@ from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
+from ._paths import command_paths, command_targets, matching_exclusion
 from ._payees import mismatch, payee_clauses
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._values import (
@@ -48,6 +49,9 @@ from ._vocabulary import stem_all
 __all__ = ["Gate", "Session", "action_hash"]
 
 _LEAVES_HOME = {SideEffect.EXTERNAL_COMM, SideEffect.EGRESS, SideEffect.FINANCIAL}
+# Calls that change the files their paths name (or, a command, whatever its words write).
+_CHANGES_FILES = {SideEffect.LOCAL_WRITE, SideEffect.DESTRUCTIVE, SideEffect.COMMAND}
+_FILE_KINDS = frozenset({"create", "update", "delete"})
 _SKIP_KEYS = {"type", "permission"}
 # Who sends, not where it goes: never traced as a destination.
 _SENDER_KEY = re.compile(r"(?:from|sender|author|reply_from|on_behalf_of)(?:_[a-z]+)?")
@@ -353,6 +357,14 @@ class Session:
                             f"{facts['lookalike_values']} but is another address: a look-alike of one "
                             "the user gave is an impersonation, never theirs"
                         )
+                    elif facts["path_excluded"]:
+                        # As for look-alikes: in code until a re-signed bundle carries the rule.
+                        # It outranks every allow and approval: the user said so about this path.
+                        why = facts["excluded_path_values"]
+                        if level is Level.BLOCK:
+                            rules, reason = (*rules, "excluded-path"), f"{reason}; and {why}"
+                        else:
+                            level, rules, reason = Level.BLOCK, ("excluded-path",), why
                     elif facts["payee_mismatch"] and level is not Level.BLOCK:
                         # As for look-alikes: in code until a re-signed bundle carries the rule.
                         level, rules = Level.BLOCK, ("payee-mismatch",)
@@ -560,6 +572,7 @@ class Session:
                             f"{address!r} in {arg} (from an instruction in {', '.join(sorted(srcs))})"
                         )
         commands = [str(v) for a, v in args.items() if contract.role_of(a) is Role.COMMAND]
+        excluded_paths = self._excluded_paths(contract, args)
         # Whatever leaves with the call: a search's query reaches the search engine.
         texts = [
             str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL, Role.QUERY)
@@ -596,6 +609,8 @@ class Session:
             "recipients_bound": recipients_bound,
             "recipient_excluded": bool(excluded),
             "excluded_values": "; ".join(excluded),
+            "path_excluded": bool(excluded_paths),
+            "excluded_path_values": "; ".join(excluded_paths),
             "destination_lookalike": bool(lookalikes),
             "lookalike_values": "; ".join(lookalikes),
             "payee_mismatch": bool(mixed),
@@ -625,6 +640,40 @@ class Session:
             facts[f"{g}_values"] = "; ".join(groups[g])
             facts[f"{g}_sources"] = ", ".join(sorted(sources[g]))
         return facts, provenance
+
+    def _excluded_paths(self, contract: Contract, args: Mapping[str, Any]) -> list[str]:
+        """The paths of this call the request ruled out ("do not edit src/app/config.py"), each
+        as ``arg 'value': the request says not to change <what the user named>``: any path a
+        change names (a file tool's path, a command's targets: ``rm``, ``mv``, ``sed -i``,
+        ``>``), or one a read names when the user said not even to read it. Reading a file the
+        user said not to edit stays allowed. Kinds alone cannot say this: "Fix tests/test_api.py.
+        Do not edit src/app/config.py." authorises ``update``, and so did the edit of config.py."""
+        req = self.request
+        if not (req.excluded_paths or req.excluded_reads):
+            return []
+        changes = contract.side_effect in _CHANGES_FILES or bool(contract.kinds & _FILE_KINDS)
+        protected = req.excluded_paths if changes else req.excluded_reads
+        found: list[str] = []
+
+        def hit(arg: str, value: str, among: frozenset[str]) -> None:
+            named = matching_exclusion(value, among)
+            if named is not None:
+                verb = "read or change" if named in req.excluded_reads else "change"
+                found.append(f"{arg} {value!r}: the request says not to {verb} {named}")
+
+        for arg, value in args.items():
+            role = contract.role_of(arg)
+            if role is Role.PATH:
+                for _, scalar in _scalars({arg: value}):
+                    if isinstance(scalar, str):
+                        hit(arg, scalar, protected)
+            elif role is Role.COMMAND and isinstance(value, str):
+                targets = command_targets(value)
+                for word in command_paths(value) if targets is None else targets:
+                    hit(arg, word, req.excluded_paths)
+                for word in command_paths(value) if req.excluded_reads else []:
+                    hit(arg, word, req.excluded_reads)
+        return list(dict.fromkeys(found))
 
     def _amount_made_up(self, value: Any) -> bool:
         """Whether a payment's amount is one nothing gave: seen nowhere in the session (not the

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from ._paths import READ, excluded_in_clause
 from ._values import EMAIL, IBAN, URL, atoms_of, words
 from ._vocabulary import Vocabulary, stem_all
 
@@ -194,11 +195,15 @@ def _resume_at(text: str, spans: Sequence[tuple[int, int]]) -> int:
     gaps = [m.start() for m in _GAP.finditer(window)]
     if len(gaps) <= _GAPS_AFTER:
         return 0  # the first gap may be cut by the window: one more than needed
-    limit = len(text) - len(window) + gaps[-_GAPS_AFTER]
+    start = len(text) - len(window)
+    limit = start + gaps[-_GAPS_AFTER]
     for _start, end in reversed(spans):
         if end <= limit and end < len(text) and not text[end].isspace():
             return end
-        if end < limit:
+        if end < start:
+            # Only the window is searched. (The search stopped at the last separator before
+            # ``limit`` before: in indented source every line break is followed by white
+            # space, so a pasted file read whole again whenever its cut ended in code.)
             break
     return 0
 
@@ -231,6 +236,10 @@ class ResolvedRequest:
     # addresses as normalised atoms, people by their names in lower case.
     excluded_values: frozenset[str] = field(default_factory=frozenset)
     excluded_names: frozenset[str] = field(default_factory=frozenset)
+    # Paths the user said not to change ("do not edit src/app/config.py", "don't touch src/lib/"),
+    # and those not even to read ("don't open .env"), as written (see ``_paths``).
+    excluded_paths: frozenset[str] = field(default_factory=frozenset)
+    excluded_reads: frozenset[str] = field(default_factory=frozenset)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -242,6 +251,8 @@ class ResolvedRequest:
             "proposed": sorted(self.proposed),
             "plural": self.plural,
             "excluded": sorted(self.excluded_values | self.excluded_names),
+            "excluded_paths": sorted(self.excluded_paths | self.excluded_reads),
+            "excluded_reads": sorted(self.excluded_reads),
             "vocabulary_version": self.vocabulary_version,
         }
 
@@ -277,6 +288,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
     negated = frozenset(k for c in clauses for k in c.negated) - positive
     proposed = _proposed(proposer, request, vocabulary) - positive - negated
     excluded_values, excluded_names = _excluded(request, vocabulary)
+    paths = _excluded_paths(_split(request), vocabulary)
     return ResolvedRequest(
         text=request,
         intents=positive,
@@ -291,6 +303,8 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
         plural=bool(set(all_stems) & vocabulary.quantifiers) or _counted_plural(request),
         excluded_values=excluded_values,
         excluded_names=excluded_names,
+        excluded_paths=frozenset(p for _, p in paths),
+        excluded_reads=frozenset(p for mode, p in paths if mode == READ),
     )
 
 
@@ -458,6 +472,18 @@ def _scope_opener(raw: str, tokens: list[re.Match[str]], stems: tuple[str, ...],
     return 0
 
 
+def _excluded_paths(raws: Sequence[str], vocab: Vocabulary) -> set[tuple[str, str]]:
+    """(mode, path) for every path a clause of the request rules out (``_paths``): ``change``
+    (not to be changed) or ``read`` (not even read). Unlike a recipient, a path named elsewhere
+    in the request stays ruled out: "look at config.py but do not edit config.py" names it twice."""
+    found: set[tuple[str, str]] = set()
+    for raw in raws:
+        _check_give_up()
+        if raw and raw.strip():
+            found |= excluded_in_clause(raw.strip(), vocab)
+    return found
+
+
 @lru_cache(maxsize=65536)  # a pasted log says the same words again and again
 def _mention(token: str) -> tuple[str, str] | None:
     """("value", atom) for an address, link or IBAN; ("name", lower case) for a capitalised word."""
@@ -482,7 +508,7 @@ def _mention(token: str) -> tuple[str, str] | None:
 
 #: Bump when what a reading holds, or how it is computed, changes: stored readings of another
 #: format are read again rather than trusted.
-READING_FORMAT = 1
+READING_FORMAT = 2  # 2: readings hold the paths a prompt rules out
 _JOIN = "\n\n"
 _MAX_CACHED = 512
 _CACHE: dict[str, PromptReading] = {}
@@ -504,6 +530,7 @@ class PromptReading:
     excluded_out: frozenset[tuple[str, str]]
     clean_start: bool  # joined after another prompt, it splits as it does alone
     clean_end: bool  # joined before another prompt, it splits as it does alone
+    excluded_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_excluded_paths``
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -519,6 +546,7 @@ class PromptReading:
             "excluded_in": sorted(map(list, self.excluded_in)),
             "excluded_out": sorted(map(list, self.excluded_out)),
             "clean": [self.clean_start, self.clean_end],
+            "excluded_paths": sorted(map(list, self.excluded_paths)),
         }
 
     @classmethod
@@ -538,6 +566,7 @@ class PromptReading:
             excluded_out=frozenset((str(a), str(b)) for a, b in data["excluded_out"]),
             clean_start=bool(start),
             clean_end=bool(end),
+            excluded_paths=frozenset((str(a), str(b)) for a, b in data["excluded_paths"]),
         )
 
 
@@ -577,6 +606,7 @@ def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
         # starts in this one and shows up as the last match of the text with the joint added.
         clean_start=bool(text) and not text[0].isspace(),
         clean_end=bool(text) and not text[-1].isspace() and bool(joined) and joined[-1][0] == len(text),
+        excluded_paths=frozenset(_excluded_paths(raws, vocab)),
     )
 
 
@@ -654,6 +684,8 @@ def resolve_parts(
         plural=any(r.plural for r in readings) or (len(parts) > 1 and _counted_plural(request)),
         excluded_values=frozenset(v for kind, v in ruled_out if kind == "value"),
         excluded_names=frozenset(v for kind, v in ruled_out if kind == "name"),
+        excluded_paths=frozenset(p for r in readings for _, p in r.excluded_paths),
+        excluded_reads=frozenset(p for r in readings for mode, p in r.excluded_paths if mode == READ),
     )
 
 

@@ -1,0 +1,134 @@
+""" "Do not edit X" stops an edit of X, even when another clause asks for edits (rule ``excluded-path``).
+
+Negation is read per kind of action, and "fix" authorises ``update``, which outranked the
+negated ``update``: the user's protected file was edited. The negation is now bound to the
+paths its clause names, as "don't send anything to Bob" is bound to Bob.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from intently import Intently
+from intently.gate import Level
+from intently.gate._bundle import default_bundle
+from intently.gate._intent import resolve, resolve_parts
+from intently.gate._paths import command_targets
+
+S = {"type": "string"}
+
+
+def _tool(name: str, description: str, props: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "description": description, "inputSchema": {"type": "object", "properties": props}}
+
+
+FILE_TOOLS = [
+    _tool("edit_file", "Edit a file of the project.", {"path": S, "old_text": S, "new_text": S}),
+    _tool("write_file", "Write a file of the project.", {"path": S, "content": S}),
+    _tool("read_file", "Read a file of the project.", {"path": S}),
+]
+PROMPT = "Fix tests/test_api.py. Do not edit src/app/config.py."
+
+
+def _edit(path: str) -> dict[str, str]:
+    return {"path": path, "old_text": "a = 1", "new_text": "a = 2"}
+
+
+def test_do_not_edit_a_file_blocks_its_edit_while_the_fix_goes_ahead(ix: Intently) -> None:
+    s = ix.gate.session(FILE_TOOLS, user_request=PROMPT)
+    blocked = s.check("edit_file", _edit("src/app/config.py"))
+    assert blocked.level is Level.BLOCK
+    assert blocked.rule_ids == ("excluded-path",)
+    assert "the request says not to change src/app/config.py" in blocked.reason
+    assert s.check("write_file", {"path": "./src/app/config.py", "content": "x"}).level is Level.BLOCK
+    assert s.check("edit_file", _edit("tests/test_api.py")).level is Level.ALLOW
+    # "do not edit" is not "do not read"
+    assert s.check("read_file", {"path": "src/app/config.py"}).level is Level.ALLOW
+    op = ix.log.read(ix.namespace, op="GATE_DECIDED")[0]
+    assert op.payload["decision"]["rule_ids"] == ["excluded-path"]  # the log says why
+
+
+@pytest.mark.parametrize(
+    ("prompt", "path"),
+    [
+        ("Do not touch src/intently/core/files.py", "src/intently/core/files.py"),
+        ("Refactor the parser. Do not touch src/lib/", "src/lib/a.py"),
+        ("Refactor the parser but never modify anything under src/lib", "src/lib/deep/b.py"),
+        ("Update the docs without altering 'README.md'.", "README.md"),
+        ("Fix the bug in src/new.py, not src/old.py", "src/old.py"),
+        ("Fix the tests. Don't edit config.py, edit main.py", "src/app/config.py"),
+        ("Fix tests/test_api.py. Do not edit src/app/config.py.", "/home/alice/proj/src/app/config.py"),
+    ],
+)
+def test_a_protected_path_is_not_changed_however_it_is_named(ix: Intently, prompt: str, path: str) -> None:
+    s = ix.gate.session(FILE_TOOLS, user_request=prompt)
+    d = s.check("write_file", {"path": path, "content": "x"})
+    assert d.level is Level.BLOCK and "excluded-path" in d.rule_ids, (d.rule_ids, d.reason)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "path"),
+    [
+        ("Fix tests/test_api.py. Don't forget to update src/app/config.py.", "src/app/config.py"),
+        ("Do not touch src/lib/", "src/library.py"),
+        ("Don't edit anything except tests/test_api.py", "tests/test_api.py"),
+        ("Fix the tests. Don't edit config.py, edit main.py", "main.py"),
+        ("Without breaking anything, refactor src/x.py", "src/x.py"),
+        ("Never mind, update src/app/config.py", "src/app/config.py"),
+        ("Don't run the tests, just update src/app/config.py", "src/app/config.py"),
+        ("I don't know where src/app/config.py is; fix it", "src/app/config.py"),
+    ],
+)
+def test_a_path_the_user_did_not_protect_stays_changeable(ix: Intently, prompt: str, path: str) -> None:
+    s = ix.gate.session(FILE_TOOLS, user_request=prompt)
+    assert "excluded-path" not in s.check("write_file", {"path": path, "content": "x"}).rule_ids
+
+
+def test_a_negated_read_protects_the_file_from_reads_too(ix: Intently) -> None:
+    s = ix.gate.session(FILE_TOOLS, user_request="Fix the login bug. Don't open .env or secrets/")
+    assert s.check("read_file", {"path": ".env"}).rule_ids == ("excluded-path",)
+    assert s.check("read_file", {"path": "secrets/prod.key"}).level is Level.BLOCK
+    assert s.check("read_file", {"path": "src/login.py"}).level is Level.ALLOW
+
+
+def test_do_not_edit_in_a_tool_output_is_not_the_users(ix: Intently) -> None:
+    """Only the user's request protects a path: a file saying "do not edit tests/test_api.py"
+    (a generated header, or an attacker's text) does not stop the fix the user asked for."""
+    s = ix.gate.session(FILE_TOOLS, user_request="Fix tests/test_api.py")
+    s.observe("read_file", "# Generated. Do not edit tests/test_api.py by hand.", args={"path": "tests/test_api.py"})
+    assert s.request.excluded_paths == frozenset()
+    assert s.check("edit_file", _edit("tests/test_api.py")).level is Level.ALLOW
+
+
+def test_a_conversation_read_prompt_by_prompt_keeps_the_protected_paths() -> None:
+    vocab = default_bundle().vocabulary
+    parts = ["Fix tests/test_api.py.", "Do not edit src/app/config.py", "Don't open .env"]
+    whole = resolve("\n\n".join(parts), vocab)
+    store: dict[str, Any] = {}
+    by_parts = resolve_parts(parts, vocab, store=store)
+    assert by_parts.excluded_paths == whole.excluded_paths == {"src/app/config.py", ".env"}
+    assert by_parts.excluded_reads == whole.excluded_reads == {".env"}
+    assert resolve_parts(parts, vocab, store=store).excluded_paths == whole.excluded_paths  # from the store
+    assert whole.to_json()["excluded_paths"] == [".env", "src/app/config.py"]
+
+
+@pytest.mark.parametrize(
+    ("command", "targets"),
+    [
+        ("rm -f src/app/config.py", ["src/app/config.py"]),
+        ("mv src/app/config.py /tmp/x", ["src/app/config.py", "/tmp/x"]),
+        ("sed -i 's/1/2/' src/app/config.py", ["src/app/config.py"]),
+        ("sed -i -e 's/1/2/' a.py b.py", ["a.py", "b.py"]),
+        ("echo x > src/app/config.py", ["src/app/config.py"]),
+        ("pytest -q 2>>log.txt && cat a >> src/app/config.py", ["log.txt", "src/app/config.py"]),
+        ("truncate --size=0 src/app/config.py", ["src/app/config.py"]),
+        ("cp /tmp/x src/app/config.py", ["src/app/config.py"]),
+        ("git checkout -- src/app/config.py", ["src/app/config.py"]),
+        ("pytest tests/test_api.py", []),
+        ("cat 'unbalanced", None),
+    ],
+)
+def test_the_files_a_command_changes(command: str, targets: list[str] | None) -> None:
+    assert command_targets(command) == targets
