@@ -52,8 +52,13 @@ def test_the_end_of_a_prompt_is_scanned_from_where_its_own_scan_can_resume() -> 
 
 
 def test_a_long_text_resumes_near_its_end() -> None:
-    text = _mixed_text(200_000)
-    assert intent._resume_at(text, _separators(text)) > len(text) - 2_000
+    """Almost any cut of real pasted text resumes within its last 2,000 characters (which cut
+    a prompt ends at is up to the user, and the package's own source, which this text is, moves
+    with every change, so one fixed cut would test whatever line it happens to land in)."""
+    full = _mixed_text(300_000)
+    cuts = range(100_000, 300_000, 997)
+    near = sum(intent._resume_at(t, _separators(t)) > len(t) - 2_000 for t in (full[:c] for c in cuts))
+    assert near >= 0.95 * len(cuts)
 
 
 @pytest.mark.parametrize("chars", [3_000, 60_000])
