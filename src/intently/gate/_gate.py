@@ -25,7 +25,7 @@ from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
-from ._paths import command_paths, command_targets, matching_exclusion
+from ._paths import CHANGE_KINDS, command_paths, command_targets, matching_exclusion
 from ._payees import mismatch, payee_clauses
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._values import (
@@ -51,7 +51,6 @@ __all__ = ["Gate", "Session", "action_hash"]
 _LEAVES_HOME = {SideEffect.EXTERNAL_COMM, SideEffect.EGRESS, SideEffect.FINANCIAL}
 # Calls that change the files their paths name (or, a command, whatever its words write).
 _CHANGES_FILES = {SideEffect.LOCAL_WRITE, SideEffect.DESTRUCTIVE, SideEffect.COMMAND}
-_FILE_KINDS = frozenset({"create", "update", "delete"})
 _SKIP_KEYS = {"type", "permission"}
 # Who sends, not where it goes: never traced as a destination.
 _SENDER_KEY = re.compile(r"(?:from|sender|author|reply_from|on_behalf_of)(?:_[a-z]+)?")
@@ -651,7 +650,7 @@ class Session:
         req = self.request
         if not (req.excluded_paths or req.excluded_reads):
             return []
-        changes = contract.side_effect in _CHANGES_FILES or bool(contract.kinds & _FILE_KINDS)
+        changes = contract.side_effect in _CHANGES_FILES or bool(contract.kinds & CHANGE_KINDS)
         protected = req.excluded_paths if changes else req.excluded_reads
         found: list[str] = []
 

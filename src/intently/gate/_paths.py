@@ -24,6 +24,7 @@ from ._vocabulary import Vocabulary, stem_all
 
 __all__ = [
     "CHANGE",
+    "CHANGE_KINDS",
     "READ",
     "command_paths",
     "command_targets",
@@ -36,8 +37,8 @@ CHANGE = "change"  # the path may not be changed (written, edited, deleted, move
 READ = "read"  # the path may not even be read
 
 # The kinds of action that change a file: a negated phrase of one of them protects the paths
-# its clause names.
-_CHANGE_KINDS = frozenset({"create", "update", "delete"})
+# its clause names, and a call of one of them is checked against the protected paths.
+CHANGE_KINDS = frozenset({"create", "update", "delete"})
 # Verbs that say "leave it as it is" without being an action anyone asks for: "don't touch X",
 # "don't alter X". As positive requests they authorise nothing (the signed vocabulary does not
 # list them), so they are read only here, as the verb of a negation (stems).
@@ -170,7 +171,7 @@ def _verb(
             return READ, j + 1
         if stems[j] in _LEAVE_ALONE:
             return CHANGE, j + 1
-        hits = [n for k, n in vocab.kinds_at(stems, j) if k in _CHANGE_KINDS and not vocab.is_noun_use(stems, j, n)]
+        hits = [n for k, n in vocab.kinds_at(stems, j) if k in CHANGE_KINDS and not vocab.is_noun_use(stems, j, n)]
         if hits:
             return CHANGE, j + max(hits)
         if vocab.kinds_at(stems, j):
