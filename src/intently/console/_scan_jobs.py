@@ -19,11 +19,11 @@ the same instant start one scan, not two.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import secrets
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import locks
 from ..core.errors import IntentlyError
 from ..core.files import atomic_write
 
@@ -131,18 +132,18 @@ class ScanJobs:
     def _claim(self) -> Iterator[None]:
         """Hold the home's scan-claim lock: looking for a running job and recording a new one
         is one step for every process of the home. Without it two workers pressed at the same
-        instant each found none and each started a scan. An exclusive ``flock`` on a file in
-        the shared folder, held only that long (released by the kernel if the process dies)."""
+        instant each found none and each started a scan. An exclusive lock (:mod:`..core.locks`) on a file
+        in the shared folder, held only that long (released by the system if the process dies)."""
         if self._folder is None:
             yield
             return
         self._folder.mkdir(parents=True, exist_ok=True)
         with open(self._folder / CLAIM_LOCK, "a+b") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            locks.lock(fh)
             try:
                 yield
             finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                locks.unlock(fh)
 
     def _path(self, job_id: str) -> Path | None:
         if self._folder is None or not job_id or not set(job_id) <= _ID:
@@ -240,6 +241,9 @@ class ScanJobs:
 
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` (on this machine: workers share it) still runs."""
+    if sys.platform == "win32":
+        # Never os.kill there: signal 0 is CTRL_C_EVENT, sent to every process of the console.
+        return _alive_windows(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -247,3 +251,23 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True  # exists, owned by someone else
     return True
+
+
+if sys.platform == "win32":
+
+    def _alive_windows(pid: int) -> bool:
+        """``pid`` runs: it opens for a query and has no exit code yet (not run here: no Windows CI)."""
+        import ctypes
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return ctypes.get_last_error() == 5  # ERROR_ACCESS_DENIED: it exists, someone else's
+        try:
+            code = wintypes.DWORD()
+            if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+                return True  # cannot tell: reported running, as for another user's process
+            return code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)

@@ -11,13 +11,13 @@ file grew after the scan read it) stays queued for the next one.
 
 from __future__ import annotations
 
-import fcntl
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import locks
 from ..core.errors import InvalidInput
 from ..core.files import atomic_write
 
@@ -44,7 +44,7 @@ class ScanQueue:
         """Add a transcript unless it is already waiting; returns whether it was added."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self._append_lock, "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            locks.lock(lock)
             waiting = any(e["transcript_path"] == transcript_path for e in self.entries())
             if waiting and not self._scanning():
                 return False
@@ -75,9 +75,7 @@ class ScanQueue:
         """Scan every waiting transcript, one scan per project at a time."""
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.lock_path, "a+") as lock:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not locks.try_lock(lock):
                 return DrainReport("busy", detail="another scan of this project is running")
             try:
                 taken = self.entries()
@@ -94,23 +92,21 @@ class ScanQueue:
                 self._remove_first(len(taken))
                 return DrainReport("scanned", tuple(waiting))
             finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+                locks.unlock(lock)
 
     def _scanning(self) -> bool:
         """Whether a drain holds the scan lock right now (in any process)."""
         if not self.lock_path.exists():
             return False
         with open(self.lock_path, "a+") as probe:
-            try:
-                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not locks.try_lock(probe):
                 return True
-            fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
+            locks.unlock(probe)
             return False
 
     def _remove_first(self, count: int) -> None:
         """Drop the entries a scan read: the first ``count`` (others only ever append)."""
         with open(self._append_lock, "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            locks.lock(lock)
             keep = self.entries()[count:]
             atomic_write(self.path, "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in keep))

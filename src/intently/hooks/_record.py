@@ -7,7 +7,6 @@ atomically and guarded by an exclusive lock so parallel tool calls never lose an
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import locks
 from ..core.errors import InvalidInput
 from ..core.files import atomic_write
 from ._gate import Observation
@@ -121,7 +121,7 @@ def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
     path = _file_for(state_dir, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "a+") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        locks.lock(lock)
         try:
             record = SessionRecord(session_id)
             if path.exists():
@@ -141,7 +141,7 @@ def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
             record.asks = dict(list(record.asks.items())[-_MAX_ASKS:])
             atomic_write(path, json.dumps(record.to_json(), ensure_ascii=False), durable=False)  # per hook call
         finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            locks.unlock(lock)
 
 
 def clip(output: Any) -> Any:

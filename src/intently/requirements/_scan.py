@@ -23,7 +23,6 @@ the log records the files only once they are in place. Only ``.intently/`` paths
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import io
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from ..core import locks
 from ..core.errors import ConflictError, IntentlyError, InvalidInput
 from ..embed import cosine
 from ._apply import apply_changes
@@ -231,27 +231,23 @@ def _scan_lock(state_dir: Path) -> Iterator[None]:
     every new rule and the second apply writes them all again under new ids (every rule
     twice). A scan therefore waits for a running one to finish (it then finds nothing new)
     and, after :data:`SCAN_LOCK_WAIT` seconds, fails naming the lock instead of hanging.
-    The kernel drops the lock when its process dies, so a killed scan never blocks the next.
+    The operating system drops the lock when its process dies, so a killed scan never blocks the next.
     """
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / SCAN_LOCK
     with open(path, "a+") as fh:
         deadline = time.monotonic() + SCAN_LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise ConflictError(
-                        f"{path}: another scan of this project is still running "
-                        f"after {SCAN_LOCK_WAIT:g}s; try again when it has finished"
-                    ) from None
-                time.sleep(0.05)
+        while not locks.try_lock(fh):
+            if time.monotonic() >= deadline:
+                raise ConflictError(
+                    f"{path}: another scan of this project is still running "
+                    f"after {SCAN_LOCK_WAIT:g}s; try again when it has finished"
+                )
+            time.sleep(0.05)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            locks.unlock(fh)
 
 
 def _one_at_a_time(
