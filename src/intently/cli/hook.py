@@ -105,6 +105,10 @@ def serve(
     """
     from ..core.config import find_home
     from ..core.errors import InvalidInput
+    from ..hooks._wire import SERVER_UNAVAILABLE, server_supported
+
+    if not server_supported():  # before importing the server or touching signals
+        raise InvalidInput(SERVER_UNAVAILABLE, where="hook serve")
     from ..hooks import serve_hooks
 
     st = state(ctx)
@@ -150,18 +154,31 @@ def serve(
 
 @hook_app.command("status")
 def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Say whether an `intently hook serve` answers this home's hooks (pid, events answered)."""
+    """Say whether an `intently hook serve` answers this home's hooks (pid, events answered).
+
+    On a platform without the server (Windows) it says so: `supported` is false, `socket` null.
+    """
     from ..core.config import find_home
-    from ..hooks._wire import ping, socket_path
+    from ..hooks._wire import SERVER_UNAVAILABLE, ping, server_supported, socket_path
 
     home = find_home(None, state(ctx).home).path.resolve()
-    alive = ping(home)
-    data: dict[str, Any] = {"home": str(home), "socket": str(socket_path(home)), "running": alive is not None}
+    supported = server_supported()
+    alive = ping(home) if supported else None
+    data: dict[str, Any] = {
+        "home": str(home),
+        "socket": str(socket_path(home)) if supported else None,
+        "running": alive is not None,
+        "supported": supported,
+    }
     if alive is not None:
         data |= {k: alive.get(k) for k in ("pid", "version", "answered", "declined", "reasons")}
+    if not supported:
+        data["detail"] = SERVER_UNAVAILABLE
 
     def render(d: dict[str, Any]) -> None:
-        if d["running"]:
+        if not d["supported"]:
+            out.print(f"No hook server for {d['home']}: {d['detail']}.", markup=False)
+        elif d["running"]:
             out.print(
                 f"A hook server answers for {d['home']} (pid {d['pid']}): {d['answered']} answered, "
                 f"{d['declined']} declined, on {d['socket']}",

@@ -3,7 +3,8 @@
 Every file intently rewrites in place (requirement files, the witness, the keyring, the trigger
 snapshot, the hook queue and session records, Claude Code's settings) goes through here: a
 uniquely named temporary file beside the target, so two processes never write the same one,
-removed again if anything fails; the target's permissions kept; then one rename.
+removed again if anything fails; the target's permissions kept (where the platform has POSIX
+modes); then one rename.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def atomic_write(path: Path, data: str | bytes | Iterable[bytes], *, durable: bo
         with os.fdopen(fd, "wb") as fh:
             for chunk in _chunks(data):
                 fh.write(chunk)
-            os.fchmod(fh.fileno(), mode)
+            if hasattr(os, "fchmod"):  # Windows before Python 3.13 has none, and no mode bits to keep
+                os.fchmod(fh.fileno(), mode)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

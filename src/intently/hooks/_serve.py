@@ -37,11 +37,13 @@ from ._claude import HookResult, LateAnswer, LateDecision, handle_claude_event, 
 from ._watchdog import pre_tool_deadline
 from ._wire import (
     PROTOCOL,
+    SERVER_UNAVAILABLE,
     connect,
     intently_env,
     package_dir,
     private_dir_ok,
     read_message,
+    server_supported,
     socket_path,
     write_message,
 )
@@ -238,8 +240,8 @@ def serve_hooks(
     ``should_stop`` says so). ``on_ready`` gets the socket path once clients can connect;
     ``on_event`` gets each outcome ("answered EVENT exit N" or "declined: why") and its seconds.
     """
-    if not hasattr(socket, "AF_UNIX"):
-        raise InvalidInput("the hook server needs Unix sockets, which this platform lacks", where="hook serve")
+    if not server_supported():
+        raise InvalidInput(SERVER_UNAVAILABLE, where="hook serve")
     _load_handlers()
     home = home.resolve()
     if not (home / CONFIG_FILE).is_file():

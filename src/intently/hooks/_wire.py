@@ -19,6 +19,9 @@ The rules that keep that safe:
 - **Only its owner can talk to it.** The socket lives in a per-user directory (mode 0700,
   owned by the user, checked on both sides) under ``$XDG_RUNTIME_DIR`` or the temp folder; its
   name is a hash of the home's path, so short enough for any socket path limit.
+- **Only where that holds.** Without Unix sockets or user ids (Windows' Python has neither)
+  there is no server (:func:`server_supported`): every event is answered in-process, and
+  ``hook serve`` and ``hook status`` say so.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "ping",
     "read_message",
     "runtime_dir",
+    "server_supported",
     "socket_path",
     "start_wanted",
     "write_message",
@@ -65,6 +69,20 @@ class Answer:
         self.stdout = stdout
         self.stderr = stderr
         self.exit_code = exit_code
+
+
+#: What ``hook serve`` and ``hook status`` say on a platform without the server.
+SERVER_UNAVAILABLE = (
+    "the hook server is not available on this platform: it needs Unix sockets and user ids, which "
+    "this Python lacks (Windows); every hook event is answered in-process instead, with the same decisions"
+)
+
+
+def server_supported() -> bool:
+    """Whether this platform can run ``intently hook serve``: a Unix socket to listen on, and a
+    user id to check that only its owner can reach it (``private_dir_ok``). Without them the
+    server would be unguarded, so there is none and the hooks answer in-process."""
+    return hasattr(socket, "AF_UNIX") and hasattr(os, "getuid")
 
 
 def package_dir() -> str:
@@ -153,9 +171,9 @@ def request(raw: str, home: Path, cwd: str) -> dict[str, Any]:
 
 def connect(home: Path) -> socket.socket | None:
     """A connection to the server for ``home``, its answer timeout set; ``None`` when there is
-    none to reach (no Unix sockets, no private folder or socket, or nobody listening: a stale
+    none to reach (no server on this platform, no private folder or socket, or nobody listening: a stale
     socket of a server that stopped)."""
-    if not hasattr(socket, "AF_UNIX"):
+    if not server_supported():
         return None
     path = socket_path(home)
     if not private_dir_ok(path.parent) or not path.exists():
@@ -239,8 +257,10 @@ def start_wanted(home: Path) -> bool:
     Returns whether one was started. The event at hand is still answered in-process; the next
     ones go to the server once it is up. Its output goes to ``state/hook-serve.log``.
     """
+    if not server_supported():
+        return False  # checked first: the socket's path needs a user id
     path = socket_path(home)
-    if path.exists() or not hasattr(socket, "AF_UNIX") or not _server_wanted(home):
+    if path.exists() or not _server_wanted(home):
         return False
     state = home / "state"
     marker = state / "hook-serve.started"
