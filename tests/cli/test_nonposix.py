@@ -265,3 +265,28 @@ def test_the_http_api_serves_without_posix_modules(project: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_scan_reads_git_as_utf8_whatever_the_locale(project: Path, database_url: str | None) -> None:
+    """Windows decodes a child process's output with its ANSI code page (cp1252), not UTF-8;
+    an ASCII locale stands in for that here. git writes commit messages and paths in UTF-8,
+    so a scan of a commit saying "Не коммитить секреты — never commit secrets" failed with
+    UnicodeDecodeError before git's output was decoded as UTF-8."""
+    git = ["git", "-c", "user.email=a@example.com", "-c", "user.name=A"]
+    subprocess.run(["git", "init", "-q", "."], cwd=project, check=True)
+    (project / "AGENTS.md").write_text("# Rules\n\n- Always run the tests before pushing.\n", encoding="utf-8")
+    subprocess.run([*git, "add", "."], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "Не коммитить секреты — never commit secrets"], cwd=project, check=True)
+    env = {"INTENTLY_DATABASE_URL": database_url} if database_url else {}
+    ok(nonposix("init", cwd=project, env=env))
+    ascii_locale = {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    scan = subprocess.run(
+        [str(Path(sys.executable).with_name("intently")), "req", "scan", "--json"],
+        cwd=project,
+        env={**os.environ, **ascii_locale, **env, "INTENTLY_ACTOR": "user:alice"},
+        capture_output=True,
+        timeout=180,
+    )
+    assert scan.returncode == 0, scan.stderr.decode("utf-8", "replace")
+    statements = [d["statement"] for d in json.loads(scan.stdout)["decisions"]]
+    assert "Не коммитить секреты — never commit secrets" in statements

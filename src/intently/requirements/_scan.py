@@ -562,7 +562,12 @@ def _git_commit(root: Path, home: Path, message: str, problems: list[str] | None
     """
     try:
         top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True, check=True
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -576,14 +581,20 @@ def _git_commit(root: Path, home: Path, message: str, problems: list[str] | None
         if (Path(top) / p).exists()
     ]
     try:
-        subprocess.run(["git", "add", "--", *paths], cwd=top, capture_output=True, text=True, check=True)
+        subprocess.run(
+            ["git", "add", "--", *paths], cwd=top, capture_output=True, text=True, encoding="utf-8", check=True
+        )
         proc = subprocess.run(
-            ["git", "commit", "--no-verify", "-q", "-m", message, "--", *paths], cwd=top, capture_output=True, text=True
+            ["git", "commit", "--no-verify", "-q", "-m", message, "--", *paths],
+            cwd=top,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
         )
         if proc.returncode != 0:
             raise subprocess.CalledProcessError(proc.returncode, proc.args, proc.stdout, proc.stderr)
         return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True, check=True
+            ["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True, encoding="utf-8", check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as exc:
         if problems is not None:

@@ -447,7 +447,7 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
     """
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, encoding="utf-8", check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return [], last_commit
@@ -456,7 +456,9 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         ok = subprocess.run(["git", "cat-file", "-e", f"{last_commit}^{{commit}}"], cwd=root, capture_output=True)
         if ok.returncode != 0:
             rng = [head]  # unreachable cursor (history rewritten): read everything, capped
-    prefix = subprocess.run(["git", "rev-parse", "--show-prefix"], cwd=root, capture_output=True, text=True)
+    prefix = subprocess.run(
+        ["git", "rev-parse", "--show-prefix"], cwd=root, capture_output=True, text=True, encoding="utf-8"
+    )
     if prefix.returncode == 0 and prefix.stdout.strip():
         # The project is a folder of a larger repository (a monorepo package): only the
         # commits that touch it are its history; another package's policy is not its rule.
@@ -467,8 +469,11 @@ def commit_sources(root: Path, last_commit: str | None, *, full: bool) -> tuple[
         cwd=root,
         capture_output=True,
         text=True,
+        encoding="utf-8",
     )
-    count = subprocess.run(["git", "rev-list", "--count", *rng], cwd=root, capture_output=True, text=True)
+    count = subprocess.run(
+        ["git", "rev-list", "--count", *rng], cwd=root, capture_output=True, text=True, encoding="utf-8"
+    )
     newest_first: list[Source] = []
     total = 0
     seen = 0
@@ -597,6 +602,7 @@ def rewritten_commits(root: Path, last_commit: str | None) -> list[Source]:
             cwd=root,
             capture_output=True,
             text=True,
+            encoding="utf-8",
         )
     except OSError:
         return []
