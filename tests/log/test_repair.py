@@ -282,3 +282,94 @@ def test_a_repair_while_other_processes_append_loses_none_of_their_operations(ho
         assert report.ok and report.streams[0].unsigned_tail == 0, report.to_json()
         granted = {op.payload["actor"] for op in ix.log.read(STREAM, op="GRANT")}
         assert {f"user:w{w}-{i}" for w in range(2) for i in range(20)} <= granted
+
+
+def _quarantined(home: Path) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(home / ".intently" / "state" / "intently.db")) as conn:
+        conn.text_factory = bytes  # the very bytes, whatever they are
+        return conn.execute("SELECT seq, typeof(seq), id, payload, typeof(payload) FROM log_quarantine").fetchall()
+
+
+@pytest.mark.parametrize(
+    ("value", "stored", "problem"),
+    [
+        # kept as a blob of its very bytes, as other text that is not UTF-8 is
+        ("CAST(X'31ff' AS TEXT)", (b"1\xff", b"blob"), "text that is not valid UTF-8"),
+        ("X'31ff'", (b"1\xff", b"blob"), "bytes (a blob)"),
+        ("'four'", (b"four", b"text"), "is text, not a number"),
+        ("3.5", (b"3.5", b"text"), "a real number"),
+    ],
+)
+def test_a_row_whose_seq_is_not_a_number_is_named_by_rowid_and_set_aside(
+    home: Path, clock: ManualClock, backend: str, value: str, stored: tuple[bytes, bytes], problem: str
+) -> None:
+    """Only on SQLite (PostgreSQL's seq is a bigint): a tail row whose seq was overwritten
+    with text, bytes or a real is at no place in the tree. Verify named nothing but crashed
+    (exit 70) on text and bytes, and so did repair and `log show`; now verify names the row by
+    its rowid, `log show` shows the log's places, and repair sets the row aside with its seq
+    kept as it was stored."""
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL's seq is a bigint: it holds only whole numbers")
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+    with attacker(home, None) as db:
+        db.change_one(f"UPDATE log_ops SET seq = {value} WHERE stream = ? AND seq = ?", (STREAM, forged))
+        (rowid,) = db.conn.execute("SELECT rowid FROM log_ops WHERE id = ?", (FORGED_ID,)).fetchone()
+    checked = run("log", "verify", "--json", cwd=home)
+    assert checked.code == 8, checked.stderr
+    (stream,) = json.loads(checked.stdout)["streams"]
+    assert stream["error_type"] == "SequenceGap" and stream["bad_seq"] == forged
+    assert [m["rowid"] for m in stream["misplaced"]] == [rowid]
+    assert problem in stream["misplaced"][0]["problem"]
+    assert f"rowid {rowid} " in stream["error"] and problem in stream["error"]
+    shown = run("log", "show", "--json", cwd=home)
+    assert shown.code == 0, shown.stderr
+    assert FORGED_ID not in shown.stdout and "HOME_INIT" in shown.stdout
+    done = run("log", "repair", "--json", cwd=home)
+    assert done.code == 0, done.stderr
+    (repaired,) = json.loads(done.stdout)
+    assert [v["id"] for v in repaired["voided"] if not v["missing"]] == [FORGED_ID]
+    assert [v["seq"] for v in repaired["voided"] if v["missing"]] == [forged]
+    assert run("log", "verify", "--strict", cwd=home).code == 0
+    ((seq, seq_type, op_id, _payload, _), *_) = _quarantined(home)
+    assert (seq, seq_type) == stored and op_id == FORGED_ID.encode()
+
+
+def test_a_row_added_at_no_place_fails_verification_by_rowid_and_is_set_aside(
+    home: Path, clock: ManualClock, backend: str
+) -> None:
+    """A row added with a seq that is no number leaves every place intact: verify still fails
+    (rows lie outside the stream), naming it, and repair sets it aside."""
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL's seq is a bigint: it holds only whole numbers")
+    with attacker(home, None) as db:
+        db.conn.execute(
+            "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf) "
+            "SELECT stream, X'ff', ?, time, actor, op, target, payload, policy_version, leaf FROM log_ops "
+            "WHERE stream = ? AND seq = 1",
+            (FORGED_ID, STREAM),
+        )
+        (rowid,) = db.conn.execute("SELECT rowid FROM log_ops WHERE id = ?", (FORGED_ID,)).fetchone()
+    checked = run("log", "verify", "--json", cwd=home)
+    assert checked.code == 8, checked.stderr
+    (stream,) = json.loads(checked.stdout)["streams"]
+    assert stream["error_type"] == "SequenceGap" and f"rowid {rowid} " in stream["error"]
+    assert stream["bad_seq"] == stream["size"] + 1
+    assert run("log", "repair", cwd=home).code == 0
+    assert run("log", "verify", "--strict", cwd=home).code == 0
+    assert [(seq, op_id) for seq, _, op_id, _, _ in _quarantined(home)] == [(b"\xff", FORGED_ID.encode())]
+
+
+def test_a_payload_of_bytes_is_kept_as_those_bytes(home: Path, clock: ManualClock, backend: str) -> None:
+    """A tail row whose payload was overwritten with a blob is set aside with that blob, not
+    with Python's picture of it (``"b'{}'"``, as before)."""
+    if backend != "sqlite":
+        pytest.skip("PostgreSQL's payload is text: it holds no bytes")
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+    with attacker(home, None) as db:
+        db.change_one("UPDATE log_ops SET payload = X'7b7d' WHERE stream = ? AND seq = ?", (STREAM, forged))
+    checked = run("log", "verify", "--json", cwd=home)
+    assert checked.code == 8 and json.loads(checked.stdout)["streams"][0]["error_type"] == "LeafMismatch"
+    assert run("log", "repair", cwd=home).code == 0
+    assert [(payload, kind) for *_, payload, kind in _quarantined(home)] == [(b"{}", b"blob")]

@@ -11,7 +11,7 @@ from typing import Any
 
 import rfc8785
 
-from ..core.errors import InvalidInput, LeafMismatch
+from ..core.errors import InvalidInput, LeafMismatch, SequenceGap
 
 __all__ = ["Operation", "canonical_json", "canonical_operation", "parse_payload", "policy_version"]
 
@@ -120,7 +120,15 @@ class Operation:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Operation:
         """An operation from its stored row. A payload that is no longer JSON can only come
-        from tampering, and is reported as :class:`LeafMismatch` at its place."""
+        from tampering, and is reported as :class:`LeafMismatch` at its place; so is a sequence
+        number that is not a whole number (SQLite keeps text or bytes there), as
+        :class:`SequenceGap`: the row is at no place in the stream."""
+        if not isinstance(row["seq"], int):
+            raise SequenceGap(
+                "a stored row's sequence number is not a whole number (written behind the log's back); "
+                "`intently log verify` names it, `intently log repair` sets it aside",
+                stream=str(row["stream"]),
+            )
         try:
             payload = parse_payload(str(row["payload"]))
         except json.JSONDecodeError as exc:

@@ -75,6 +75,12 @@ NO_KEY_HINT = (
 )
 
 _CHUNK = 5000
+#: Above any sequence number a stream reaches (SQLite sorts text and bytes above every number).
+_LAST_PLACE = 2**62
+#: Rows at a place in the stream: SQLite keeps text, bytes or a real in ``seq`` if tampering
+#: writes them, and such a row is at no place (``log verify`` names it by rowid; readers of
+#: the log's operations skip it). Always true on PostgreSQL, where ``seq`` is a bigint.
+_A_PLACE = "seq = CAST(seq AS {bigint})"
 #: ``log_meta`` key (plus the key id) a rotation sets, in its write transaction, for the key it retires.
 _RETIRED_META = "retired_key:"
 
@@ -97,6 +103,10 @@ class StreamReport:
     unattributed: int = 0
     #: ``LOG_REPAIRED`` operations in the stream: a repair passes verification, and says so.
     repairs: int = 0
+    #: Rows of the stream whose sequence number is not a whole number (text, bytes, a real:
+    #: only tampering writes them, and only SQLite keeps them), by rowid: no place in the tree
+    #: holds them, so the walk alone would see only the gap they left.
+    misplaced: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -116,6 +126,7 @@ class StreamReport:
             "bad_id": self.bad_id,
             "unattributed": self.unattributed,
             "repairs": self.repairs,
+            "misplaced": self.misplaced,
         }
 
 
@@ -877,7 +888,7 @@ class OperationLog:
     ) -> list[Operation]:
         """The stream's operations after ``after``, in order; ``op``, ``target`` and ``ops``
         (any of these kinds: one query where a reader needs several kinds) narrow them."""
-        sql = "SELECT * FROM log_ops WHERE stream = ? AND seq > ?"
+        sql = f"SELECT * FROM log_ops WHERE stream = ? AND seq > ? AND {_A_PLACE}"
         params: list[Any] = [stream, after]
         if op:
             sql += " AND op = ?"
@@ -903,7 +914,8 @@ class OperationLog:
         while True:
             with self.store.transaction(write=False) as tx:
                 rows = tx.query(
-                    "SELECT * FROM log_ops WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?", (stream, after, _CHUNK)
+                    f"SELECT * FROM log_ops WHERE stream = ? AND seq > ? AND {_A_PLACE} ORDER BY seq LIMIT ?",
+                    (stream, after, _CHUNK),
                 )
             if not rows:
                 return
@@ -1012,6 +1024,8 @@ class OperationLog:
                 rep.bad_id = self._id_at(stream, exc.seq)
                 if rep.bad_id is not None:
                     rep.error += f" (operation {rep.bad_id!r})"
+                if rep.misplaced:
+                    rep.error += "; " + _misplaced_note(rep.misplaced)
             report.streams.append(rep)
         return report
 
@@ -1059,7 +1073,7 @@ class OperationLog:
         chunk at a time: never the whole stream in memory, and no payload parsing. ``upto``
         stops at that seq: what others append while the walk runs is not part of it."""
         after = 0
-        last = upto if upto is not None else 2**62
+        last = upto if upto is not None else _LAST_PLACE
         while True:
             with self.store.transaction(write=False) as tx:
                 rows = tx.rows(
@@ -1093,7 +1107,10 @@ class OperationLog:
             recorded_size = int(header["size"]) if header is not None else 0
             # Header and last seq from one snapshot: an append commits both together, so they
             # differ only when rows were added or removed behind the log's back.
-            stored_last = int(tx.scalar("SELECT MAX(seq) FROM log_ops WHERE stream = ?", (stream,)) or 0)
+            stored_last = int(
+                tx.scalar(f"SELECT MAX(seq) FROM log_ops WHERE stream = ? AND {_A_PLACE}", (stream,)) or 0
+            )
+            rep.misplaced = misplaced_rows(tx, stream, dialect=self.store.dialect)
         rep.checkpoints = len(cps)
         rep.size = recorded_size
         if witnessed is not None:
@@ -1154,6 +1171,8 @@ class OperationLog:
                 stream=stream,
                 seq=min(recorded_size, size) + 1,
             )
+        if rep.misplaced:  # every place holds its operation, but rows lie outside them all
+            raise SequenceGap("rows are stored outside the stream's sequence", stream=stream, seq=size + 1)
         if header is not None and _json_or_none(header["frontier"]) != frontier.to_hex():
             # The next append and checkpoint build on the header: a rewritten one would have
             # them sign a tree its operations are not (the checkpoint refuses; say so here too).
@@ -1267,6 +1286,44 @@ def _chunked(tx: Transaction, sql: str, stream: str, after: int, upto: int) -> I
         if len(rows) < _CHUNK:
             return
         after = int(rows[-1][0])
+
+
+def misplaced_rows(tx: Transaction, stream: str, *, dialect: str) -> list[dict[str, Any]]:
+    """The rows of ``stream`` whose sequence number is not a whole number, with their rowid and
+    what is wrong, so a reader can find each one. Only SQLite can hold them (it keeps any value
+    in any column); PostgreSQL's ``seq`` is a ``bigint``, so there it is always empty."""
+    if dialect != "sqlite":
+        return []
+    found = tx.rows(
+        "SELECT rowid, seq FROM log_ops WHERE stream = ? AND typeof(seq) <> 'integer' ORDER BY rowid", (stream,)
+    )
+    return [{"rowid": int(rowid), "seq": _shown(seq), "problem": _not_a_place(seq)} for rowid, seq in found]
+
+
+def _not_a_place(value: Any) -> str:
+    if isinstance(value, bytes):
+        return "its sequence number is bytes (a blob), not a number"
+    if isinstance(value, float):
+        return "its sequence number is a real number, not a whole one"
+    try:
+        str(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return "its sequence number is text that is not valid UTF-8, not a number"
+    return "its sequence number is text, not a number"
+
+
+def _shown(value: Any) -> str:
+    """A stored value as printable, valid text: bounded (after tampering it is anyone's), bytes
+    as ``x'..'`` hex and text that was not UTF-8 with ``\\xNN`` escapes, so JSON can carry it."""
+    if isinstance(value, bytes):
+        return f"x'{value[:100].hex()}'"
+    return str(value).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")[:200]
+
+
+def _misplaced_note(misplaced: list[dict[str, Any]]) -> str:
+    shown = ", ".join(f"rowid {m['rowid']} (seq {m['seq']}: {m['problem']})" for m in misplaced[:5])
+    more = f" and {len(misplaced) - 5} more" if len(misplaced) > 5 else ""
+    return f"{len(misplaced)} row(s) stored at no place in the stream: {shown}{more}"
 
 
 def _content_leaf(stream: str, seq: Any, *fields: Any) -> str | None:

@@ -35,7 +35,7 @@ from ..core.ids import new_id
 from ..store import Transaction, register_migration
 from ._merkle import leaf_hash
 from ._operation import Operation, canonical_json
-from ._oplog import NO_KEY_HINT, OperationLog, _content_leaf
+from ._oplog import NO_KEY_HINT, OperationLog, _content_leaf, _not_a_place, _shown
 
 __all__ = ["QUARANTINED_OP", "REPAIRED_OP", "RepairReport", "VoidedPlace", "repair_log"]
 
@@ -172,14 +172,20 @@ def _repair_stream(
     header = tx.scalar("SELECT size FROM log_streams WHERE stream = ?", (stream,))
     header_size = int(header) if header is not None else 0
     rep = RepairReport(stream, dry_run, signed, header_size)
-    rows = tx.query(f"SELECT {_COLUMNS} FROM log_ops WHERE stream = ? AND seq > ? ORDER BY seq", (stream, signed))
+    # SQLite keeps any value in any column, and names a row by its rowid; a sequence number
+    # that is not a whole number (text, bytes, a real) is no place in the tree, so such a row
+    # is found, and later moved, by its rowid.
+    rowid = ", rowid AS rowid_" if log.store.dialect == "sqlite" else ""
+    rows = tx.query(
+        f"SELECT {_COLUMNS}{rowid} FROM log_ops WHERE stream = ? AND seq > ? ORDER BY seq", (stream, signed)
+    )
     by_seq: dict[int, dict[str, Any]] = {}
     for row in rows:
         seq = row["seq"]
         if isinstance(seq, int):
             by_seq[seq] = row
-        else:  # not a place in the tree at all (SQLite keeps what it is given): set aside
-            rep.voided.append(VoidedPlace(_short(seq) or "", "its sequence number is not a number", row))
+        else:  # not a place in the tree at all: set aside
+            rep.voided.append(VoidedPlace(_shown(seq), _not_a_place(seq), row))
     end = max([header_size, *by_seq])
     leaves: list[str | None] = []  # per place after the checkpoint; None: a placeholder goes there
     for seq in range(signed + 1, end + 1):
@@ -273,7 +279,10 @@ def _quarantine(tx: Transaction, stream: str, place: VoidedPlace, *, voided_by: 
     """Move a row from ``log_ops`` to ``log_quarantine``, exactly as it was stored."""
     row = place.row
     assert row is not None
-    moved = tx.execute("DELETE FROM log_ops WHERE stream = ? AND seq = ?", (stream, row["seq"]))
+    if isinstance(row["seq"], int):
+        moved = tx.execute("DELETE FROM log_ops WHERE stream = ? AND seq = ?", (stream, row["seq"]))
+    else:  # only SQLite holds such a row; its seq may not even bind back as text
+        moved = tx.execute("DELETE FROM log_ops WHERE stream = ? AND rowid = ?", (stream, row["rowid_"]))
     if moved != 1:
         raise ConflictError(f"stream {stream!r}: operation {place.seq} changed during the repair; nothing was changed")
     tx.execute(
@@ -281,7 +290,7 @@ def _quarantine(tx: Transaction, stream: str, place: VoidedPlace, *, voided_by: 
         "key_id, signature, reason, voided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             stream,
-            str(row["seq"]),
+            str(row["seq"]) if isinstance(row["seq"], int) else _text(row["seq"]),
             *(_text(row[c]) for c in ("id", "time", "actor", "op", "target", "payload", "policy_version")),
             *(_text(row[c]) for c in ("leaf", "key_id", "signature")),
             _clean(place.reason),
@@ -290,11 +299,12 @@ def _quarantine(tx: Transaction, stream: str, place: VoidedPlace, *, voided_by: 
     )
 
 
-def _text(value: Any) -> str | bytes | None:
+def _text(value: Any) -> str | bytes | int | float | None:
     """A stored value as it was stored. Text that was not valid UTF-8 (only tampering writes
-    it; SQLite reads it back with ``surrogateescape``) is kept as its very bytes."""
-    if value is None:
-        return None
+    it; SQLite reads it back with ``surrogateescape``) is kept as its very bytes, and so are
+    bytes; a number stays a number (SQLite keeps any value in any column)."""
+    if value is None or isinstance(value, bytes | int | float):
+        return value
     text = str(value)
     try:
         text.encode("utf-8")
