@@ -581,7 +581,7 @@ def assemble(
             calls[name] = fn
     known_missing = tuple(s for s in fixed.values() if s.status is SectionStatus.UNAVAILABLE)
     if "requirements" in calls and (make := engine_method(ix, "requirements", "selector")) is not None:
-        calls["requirements"] = _scored_once(make, query, files)
+        calls["requirements"] = _scored_once(make)
 
     def ask(name: str, allowance: int) -> _Run:
         inner = max(allowance - frame.section[name] - frame.hidden, 0)
@@ -822,19 +822,26 @@ def _failed(sec: ContextSection, exc: Exception) -> ContextSection:
     return replace(_leave_out(sec, why), status=SectionStatus.ERROR)
 
 
-def _scored_once(make: Callable[..., Any], query: str, files: list[str]) -> Callable[..., Any]:
-    """The requirements' ``select`` for this block, ranking the rules once.
+def _scored_once(make: Callable[..., Any]) -> Callable[..., Any]:
+    """The requirements' ``select`` for this block, ranking the rules once per task.
 
     A block tries the rules under several allowances (their share, then the room the other
     sections left, again when the frame's reserve is offered or ``max_chars`` shrinks it):
-    each try used to load, embed and rank every rule again. The first try ranks them (an
-    error is raised there, in the section, as before) and every try packs that ranking."""
-    memo: list[Callable[[int | None], Any]] = []
+    each try used to load, embed and rank every rule again. The first try for a task and its
+    paths ranks them (an error is raised there, in the section, as before) and every try for
+    the same task packs that ranking. The ranking is kept per (task, paths), what it depends
+    on: one kept for the first task alone answered any later task with the first task's rules.
+    It previews only: asked to record, it refuses rather than silently recording nothing."""
+    ranked: dict[tuple[str, tuple[str, ...]], Callable[[int | None], Any]] = {}
 
     def select(task: str, *, paths: Sequence[str] = (), budget: int | None = None, record: bool = False) -> Any:
-        if not memo:
-            memo.append(make(query, paths=files))
-        return memo[0](budget)
+        if record:
+            raise ValueError("the block's rule selector only previews; the block records what it shows itself")
+        where = tuple(str_list(paths))
+        key = (task, where)
+        if key not in ranked:
+            ranked[key] = make(task, paths=list(where))
+        return ranked[key](budget)
 
     return select
 

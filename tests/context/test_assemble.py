@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from intently.context import (
     _fit,
     _normalise,
     _render,
+    _scored_once,
     assemble,
     engine_method,
     min_budget,
@@ -473,3 +475,30 @@ def test_a_block_ranks_the_rules_once_however_many_allowances_it_tries(
     # What was shown is what was logged as injected, once.
     (injected,) = ix.log.read("proj", op="REQ_INJECTED")
     assert all(i in rules.body for i in injected.payload["ids"])
+
+
+def test_the_blocks_rule_selector_answers_each_task_with_its_own_rules(ix: Intently) -> None:
+    """The block's requirements selector kept the first ranking it made and packed it for
+    any later task and paths (it ignored both, and ``record``): a second caller of the same
+    selector, asking about billing, was given the payments rules. It ranks once per task and
+    paths, and only previews."""
+    pay = ix.requirements.add("Payments signing keys are rotated through the vault only", paths=("src/payments/**",))
+    bill = ix.requirements.add("Billing exports validate every CSV column before writing", paths=("src/billing/**",))
+    ranked: list[str] = []
+
+    def make(task: str, **kwargs: Any) -> Any:
+        ranked.append(task)
+        return ix.requirements.selector(task, **kwargs)
+
+    select = _scored_once(make)
+    assert select("rotate the payments keys", paths=["src/payments/keys.py"]).ids == [pay.id]
+    assert select("fix the billing export", paths=["src/billing/export.py"]).ids == [bill.id]
+    assert select("rotate the payments keys", paths="src/payments/keys.py", budget=400).ids == [pay.id]
+    assert ranked == ["rotate the payments keys", "fix the billing export"]  # once per task and paths
+    with pytest.raises(ValueError, match="only previews"):
+        select("rotate the payments keys", paths=["src/payments/keys.py"], record=True)
+    # Through the public API, in one process: each block carries its own task's rules.
+    first = assemble(ix, "rotate the payments keys", paths=["src/payments/keys.py"], fire=False)
+    second = assemble(ix, "fix the billing export", paths=["src/billing/export.py"], fire=False)
+    assert pay.id in first.section("requirements").body and bill.id not in first.section("requirements").body
+    assert bill.id in second.section("requirements").body and pay.id not in second.section("requirements").body
