@@ -19,7 +19,9 @@ out for the budget (:data:`GROW_ORDER`). The share of a section that is unavaila
 opted out is handed to the others. When the budget cannot hold every section, they give way
 in :data:`PRIORITY` order (goals, then rules, then reminders): a section of higher priority
 that shows nothing takes the room of the lower ones that show something. Within a section, mandatory items (a CRITICAL risk, a
-project-level rule, or any item that says ``mandatory``) are placed before the rest; an
+project-level rule, or any item that says ``mandatory``) are placed before the rest, and
+across sections a mandatory item comes before the others' other items (a project rule
+before a HIGH goal or a reminder; see ``mandatory_first`` in :func:`assemble`); an
 item that does not fit is left out whole and reported, never cut mid-item. A section whose
 items apply but none of which fit is named in the block's "Not included" line with how
 many were left out (:func:`_note`), so the agent never reads a tight budget as "nothing
@@ -662,6 +664,90 @@ def assemble(
             runs = trial
         return runs
 
+    def fits(runs: Mapping[str, _Run], total: int) -> bool:
+        return _tokens(ix.namespace, runs, count) <= total
+
+    def least(name: str, needed: frozenset[str], hi: int) -> _Run | None:
+        """``name`` asked with the least allowance up to ``hi`` whose answer shows a mandatory
+        item and every one in ``needed`` (showing more needs more room, so the search halves)."""
+        lo, found = frame.section[name], None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            probe = ask(name, mid)
+            shown = _mandatory(probe)
+            if probe.section.status is not SectionStatus.ERROR and shown and needed <= shown:
+                found, hi = probe, mid - 1
+            else:
+                lo = mid + 1
+        return found
+
+    def most(runs: dict[str, _Run], name: str, total: int) -> _Run | None:
+        """``name`` asked with the most room the rendered block leaves it within ``total``."""
+        lo, hi, found = frame.section[name], total, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            probe = ask(name, mid)
+            if probe.section.status is not SectionStatus.ERROR and fits({**runs, name: probe}, total):
+                found, lo = probe, mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+    def mandatory_first(runs: dict[str, _Run], total: int) -> dict[str, _Run]:
+        """Per item, a mandatory one (a CRITICAL risk, a project rule) comes before the others.
+
+        The sections give way whole in :data:`PRIORITY` order, and that left a hole: between
+        about 331 and 358 tokens a HIGH goal and a reminder held the room the project rule
+        needed, because the goals section (above the rules) showed its HIGH goal beside its
+        CRITICAL risk. Here a section that shows nothing for the budget is given room by
+        asking each section above it again with the least room that still shows every
+        mandatory item it showed, and by leaving the sections below it out; it is taken only
+        if it then shows a mandatory item and the rendered block fits. What is left goes back
+        to the items given up, higher sections first (a HIGH goal before a reminder). Nothing
+        given up is silent: a section that shows less says "(N more not included here.)", one
+        that shows nothing is named in the "Not included" line. Measured on the rendered block,
+        not the reserved frame, so the trade is made exactly where it fits."""
+        for rank, name in enumerate(PRIORITY):
+            run = runs.get(name)
+            if name not in calls or run is None or run.section.body or not run.section.over_budget:
+                continue
+            if run.section.status is SectionStatus.ERROR:
+                continue
+            if not _mandatory(ask(name, total)):
+                continue  # nothing mandatory in it (or not even alone in the budget): no trade
+            trial = dict(runs)
+            squeezed: list[str] = []
+            for higher in PRIORITY[:rank]:
+                held = trial.get(higher)
+                if higher not in calls or held is None or not held.section.body:
+                    continue
+                needed = _mandatory(held)
+                if not needed or all(i.mandatory for i in held.section.included):
+                    continue
+                less = least(higher, needed, used(higher, held) - 1)
+                if less is not None and used(higher, less) < used(higher, held):
+                    trial[higher] = less
+                    squeezed.append(higher)
+            lower = [n for n in PRIORITY[rank + 1 :] if n in calls and trial[n].section.body]
+            for n in lower:
+                trial[n] = _Run(_leave_out(trial[n].section, "left out: a mandatory item above needed the room"))
+            if not squeezed and not lower:
+                continue
+            raised = least(name, frozenset(), total)
+            if raised is None or not fits({**trial, name: raised}, total):
+                continue
+            trial[name] = raised
+            for n in [*squeezed, *lower, name]:  # what is left, in order of priority
+                again = most(trial, n, total)
+                if (
+                    again is not None
+                    and used(n, again) > used(n, trial[n])
+                    and _mandatory(trial[n]) <= _mandatory(again)
+                ):
+                    trial[n] = again
+            runs = trial
+        return runs
+
     def decide(total: int) -> dict[str, _Run]:
         pool = total - frame.base - frame.missing(ix.namespace, known_missing, count)
         runs = preview(pool)
@@ -679,6 +765,7 @@ def assemble(
             wider = preview(pool, extra=spare)
             if _tokens(ix.namespace, wider, count) <= total and _rank(wider) > _rank(runs):
                 runs = wider
+        runs = mandatory_first(runs, total)
         _enforce(ix.namespace, runs, total, count, order=tuple(reversed(PRIORITY)))
         return runs
 
@@ -709,6 +796,11 @@ def assemble(
         sections=ordered,
         text=text,
     )
+
+
+def _mandatory(run: _Run) -> frozenset[str]:
+    """The mandatory items a section shows (a CRITICAL risk, a project rule)."""
+    return frozenset(i.id for i in run.section.items if i.mandatory and i.included) if run.section.body else frozenset()
 
 
 def _rank(runs: Mapping[str, _Run]) -> tuple[tuple[bool, ...], int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -502,3 +503,47 @@ def test_the_blocks_rule_selector_answers_each_task_with_its_own_rules(ix: Inten
     second = assemble(ix, "fix the billing export", paths=["src/billing/export.py"], fire=False)
     assert pay.id in first.section("requirements").body and bill.id not in first.section("requirements").body
     assert bill.id in second.section("requirements").body and pay.id not in second.section("requirements").body
+
+
+def test_a_mandatory_rule_comes_before_a_high_goal_and_a_reminder(ix: Intently) -> None:
+    """Sections gave way whole, in ``PRIORITY`` order, so from the budget where the CRITICAL
+    risk and the project rule fitted together to about 30 tokens above it, the block showed
+    the risk with a HIGH goal and a reminder instead, and the rule (mandatory: it binds every
+    step) was left out. Per item, mandatory ones come first: from the first budget that holds
+    the risk and the rule, every block shows both; a HIGH goal or a reminder given up for
+    them is still named ("(N more not included here.)", the "Not included" line)."""
+    ix.goals.add("Customer data must never leak through application logs", type="RISK", priority="CRITICAL")
+    high = ix.goals.add("Ship the billing API v2", priority="HIGH")
+    ix.requirements.add("Never log request bodies of the payments service", level="project")
+    reminder = ix.triggers.add("Check the rollback plan with Dana before any launch", when=["launch"])
+    task = "prepare the launch of the billing API"
+    # What the risk and the rule alone cost, rendered with the very ids and dates of this home.
+    ix.goals.hold(high.id)
+    ix.triggers.snooze(reminder.id, timedelta(days=1))
+    alone = assemble(ix, task, budget=4000, fire=False)
+    assert [bool(s.body) for s in alone.sections] == [True, True, False]
+    ix.goals.resume(high.id)
+    ix.triggers.snooze(reminder.id, None)
+    assert all(s.body for s in assemble(ix, task, budget=4000, fire=False).sections)
+    first: int | None = None
+    tokens_at_first = 0
+    for budget in range(alone.tokens - 6, alone.tokens + 50):
+        result = assemble(ix, task, budget=budget, fire=False)
+        assert result.tokens <= budget, budget
+        rules, goals, reminders = (result.section(n) for n in ("requirements", "active_goals", "standing_intents"))
+        assert "Customer data must never leak" in goals.body, budget
+        if rules.body and first is None:
+            first, tokens_at_first = budget, result.tokens
+        assert bool(rules.body) or first is None, f"budget {budget}: the rule (shown from {first}) gave way"
+        # Nothing given up is silent.
+        header = next((line for line in result.text.splitlines() if line.startswith("Not included: ")), "")
+        if "Ship the billing API v2" not in goals.body:
+            assert "(1 more not included here.)" in result.text, budget
+        if not reminders.body:
+            assert "standing_intents (1 over budget)" in header, budget
+        if not rules.body:
+            assert "requirements (1 over budget)" in header, budget
+    # The rule is shown from the first budget that holds the risk, the rule and the lines
+    # naming what they left out (about 20 tokens), not ~60 tokens later.
+    assert first is not None and alone.tokens <= first <= alone.tokens + 30, (alone.tokens, first)
+    assert tokens_at_first == first  # there, the block fills the budget: not a token too late
