@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import itertools
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,8 +32,10 @@ __all__ = [
     "ReadingAbandoned",
     "ResolvedRequest",
     "abandon_reading_when",
+    "cut_prompt",
     "read_parts",
     "read_prompt",
+    "reading_keys",
     "resolve",
     "resolve_parts",
 ]
@@ -504,12 +506,31 @@ def _mention(token: str) -> tuple[str, str] | None:
 # a clause boundary, so each prompt can be read once and the readings combined: the result is
 # the same :class:`ResolvedRequest` as :func:`resolve` of the joined text. Where a boundary is
 # not clean (a prompt ending in whitespace or in a separator that would run on into the next,
-# "... step 3." or "... and then"), the whole text is read as before.
+# "... step 3." or "... and then"), the two sides are read together, as one text.
+#
+# A prompt of megabytes (a pasted log) is itself cut into chunks the same way (:func:`cut_prompt`),
+# at line breaks between two characters that are not white space: such a break is a clause
+# boundary too, whether it is one newline or a blank line, since the split takes a run of
+# newlines whole and nothing it tries tells one newline from two. Each chunk's reading is kept
+# under its own content hash, so a hook process that reaches its deadline in the middle of the
+# prompt leaves what it read for the next one (:func:`read_parts`' ``save``), instead of every
+# process starting over and every tool call being blocked (fail closed) until ``/clear``.
 
 #: Bump when what a reading holds, or how it is computed, changes: stored readings of another
 #: format are read again rather than trusted.
 READING_FORMAT = 2  # 2: readings hold the paths a prompt rules out
 _JOIN = "\n\n"
+#: A prompt longer than twice this is read in chunks of about this many characters.
+CHUNK_CHARS = 65_536
+#: How often, in seconds of reading, :func:`read_parts` hands what it read so far to ``save``.
+SAVE_EVERY_S = 2.0
+# Where a prompt may be cut: a run of newlines between two characters that are not white space
+# (a blank line preferred), and the line before it must not end in what a separator could run
+# on from ("step 3." + newline is one numbered-item separator; so is " and then" + newline, and
+# a comma before a line that starts with "and").
+_CUT = re.compile(r"(?<=\S)\n+(?=\S)")
+_BLANK_CUT = re.compile(r"(?<=\S)\n\n+(?=\S)")
+_RUNS_ON = re.compile(r"(?:\d\.|[\s,](?:and|then|but|also)|,)$")
 _MAX_CACHED = 512
 _CACHE: dict[str, PromptReading] = {}
 _CACHE_LOCK = threading.Lock()  # the hook server answers events on several threads
@@ -630,12 +651,77 @@ def _reading(text: str, vocab: Vocabulary, store: MutableMapping[str, Any] | Non
     return found
 
 
-def read_parts(parts: Sequence[str], vocabulary: Vocabulary, store: MutableMapping[str, Any] | None = None) -> None:
-    """Read each of ``parts`` not read yet into the process cache and ``store``, as
+def cut_prompt(text: str, size: int | None = None) -> tuple[list[str], list[str]]:
+    """``text`` cut into chunks of about ``size`` characters (:data:`CHUNK_CHARS`), and the line breaks between them:
+    ``chunks[0] + joints[0] + chunks[1] + ...`` is ``text``. A text of up to twice ``size``, or
+    one without a line break to cut at, is one chunk (its reading key is then the prompt's own,
+    as before chunks). Each cut is at a line break between two characters that are not white
+    space, a blank line when there is one within a quarter chunk, and never after a line that a
+    separator could run on from; so each chunk reads as it does inside the whole text, which
+    :func:`resolve_parts` checks all the same (``clean_end``) and, where not, reads the two
+    chunks together."""
+    size = size or CHUNK_CHARS
+    chunks: list[str] = []
+    joints: list[str] = []
+    start = 0
+    while len(text) - start > 2 * size:
+        target = start + size
+        cut = _BLANK_CUT.search(text, target, target + size // 4) or _CUT.search(text, target)
+        while cut is not None and _RUNS_ON.search(text, max(start, cut.start() - 8), cut.start()):
+            cut = _CUT.search(text, cut.end())
+        if cut is None or len(text) - cut.end() < size // 2:
+            break  # nowhere left to cut, or only a sliver after the cut: the rest is one chunk
+        chunks.append(text[start : cut.start()])
+        joints.append(cut.group())
+        start = cut.end()
+    chunks.append(text[start:])
+    return chunks, joints
+
+
+def _pieces_of(parts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The chunks of every part, in order, and the text between each two (a part's own line
+    break, or the blank line joining two parts): joined, they give ``"\\n\\n".join(parts)``."""
+    pieces: list[str] = []
+    joints: list[str] = []
+    for i, part in enumerate(parts):
+        chunks, inner = cut_prompt(part)
+        if i:
+            joints.append(_JOIN)
+        pieces += chunks
+        joints += inner
+    return pieces, joints
+
+
+def reading_keys(parts: Sequence[str], vocab: Vocabulary) -> set[str]:
+    """The keys under which the readings of ``parts`` (of each of their chunks) are kept."""
+    return {reading_key(piece, vocab) for piece in _pieces_of(parts)[0]}
+
+
+def read_parts(
+    parts: Sequence[str],
+    vocabulary: Vocabulary,
+    store: MutableMapping[str, Any] | None = None,
+    save: Callable[[], None] | None = None,
+) -> None:
+    """Read each chunk of ``parts`` not read yet into the process cache and ``store``, as
     :func:`resolve_parts` would, without combining them: what a hook does ahead of a decision,
-    so that the slow step for a very long prompt is done, and kept, before anything is logged."""
-    for part in parts:
-        _reading(part, vocabulary, store)
+    so that the slow step for a very long prompt is done, and kept, before anything is logged.
+
+    ``save`` (when given) is called after a chunk once :data:`SAVE_EVERY_S` seconds of reading
+    have passed since the last call, and at the end if anything was read since: a hook process
+    ended at its deadline in the middle of a prompt of megabytes has kept what it read, and the
+    next process goes on from there."""
+    last = time.monotonic()
+    unsaved = False
+    for piece in _pieces_of(parts)[0]:
+        known = store is not None and reading_key(piece, vocabulary) in store
+        _reading(piece, vocabulary, store)
+        unsaved = unsaved or not known
+        if save is not None and unsaved and time.monotonic() - last >= SAVE_EVERY_S:
+            save()
+            last, unsaved = time.monotonic(), False
+    if save is not None and unsaved:
+        save()
 
 
 def resolve_parts(
@@ -649,7 +735,9 @@ def resolve_parts(
     Each part's reading is kept in a process cache and, when ``store`` is given (a mapping the
     caller persists, such as a hook's session record), there too, keyed by the part's content
     hash; a later call reads only the parts it has not seen. The result equals the whole
-    text's: where two parts would not split apart as they do alone, the whole text is read.
+    text's: where two parts would not split apart as they do alone, they are read together.
+    A part of megabytes is read in chunks (:func:`cut_prompt`), each kept on its own, and
+    combined only once every chunk is read: nothing is decided on part of a prompt.
     """
     request = _JOIN.join(parts)
     if not parts:
@@ -657,9 +745,23 @@ def resolve_parts(
     # One part is read through its kept reading too: a session of one very long prompt (a
     # pasted log of megabytes) was read in full again at every tool check, which alone could
     # take longer than Claude Code waits for a hook.
-    readings = [_reading(p, vocabulary, store) for p in parts]
-    if not all(a.clean_end and b.clean_start for a, b in itertools.pairwise(readings)):
-        return resolve(request, vocabulary, proposer)
+    pieces, joints = _pieces_of(parts)
+    readings = [_reading(p, vocabulary, store) for p in pieces]
+    i = 0
+    while i < len(joints):
+        if (
+            readings[i].clean_end
+            and readings[i + 1].clean_start
+            and not _comma_joint(pieces[i], joints[i], pieces[i + 1])
+        ):
+            i += 1
+            continue
+        # Not a clean boundary: the two sides are one text (a merged piece starts as its first
+        # half does, so the boundary before it stays clean; the one after is checked next).
+        merged = pieces[i] + joints[i] + pieces[i + 1]
+        pieces[i : i + 2] = [merged]
+        del joints[i]
+        readings[i : i + 2] = [_reading(merged, vocabulary, None)]
     clauses = tuple(c for r in readings for c in r.clauses)
     positive = frozenset(k for c in clauses for k in c.kinds)
     negated = frozenset(k for c in clauses for k in c.negated) - positive
@@ -681,12 +783,19 @@ def resolve_parts(
         # A count and its noun may sit on either side of a joint ("3" / "files"): the whole
         # text decides, but only when no part is plural on its own (then the whole is too).
         # One part's own reading already counted it.
-        plural=any(r.plural for r in readings) or (len(parts) > 1 and _counted_plural(request)),
+        plural=any(r.plural for r in readings) or (len(pieces) > 1 and _counted_plural(request)),
         excluded_values=frozenset(v for kind, v in ruled_out if kind == "value"),
         excluded_names=frozenset(v for kind, v in ruled_out if kind == "name"),
         excluded_paths=frozenset(p for r in readings for _, p in r.excluded_paths),
         excluded_reads=frozenset(p for r in readings for mode, p in r.excluded_paths if mode == READ),
     )
+
+
+def _comma_joint(before: str, joint: str, after: str) -> bool:
+    """Whether a comma ending ``before`` and a joint word starting ``after`` make one separator
+    (``,\\s*and\\s+``) across the line break: neither side's own reading can see it, and the
+    split of the whole text takes it there, so the two sides are read together."""
+    return before.endswith(",") and _COMMA_JOINT.match("," + joint + after[:8]) is not None
 
 
 def _delegated_across(readings: Sequence[PromptReading], vocab: Vocabulary) -> bool:

@@ -75,8 +75,11 @@ def payee_clauses(request: str) -> tuple[PayeeClause, ...]:
     100") the clause types nothing: a guess could refuse the payment the user asked for."""
     names: dict[str, set[str]] = {}
     amounts: dict[str, set[str]] = {}
-    # (part, its names, the IBAN a pronoun in it refers to) for each part with no IBAN
-    loose: list[tuple[str, set[str], str | None]] = []
+    # (part, whether it opens its sentence, the IBAN a pronoun in it refers to) for each part
+    # with no IBAN. Its names are read only once two IBANs are found: a pasted log of megabytes
+    # has tens of thousands of such parts and, most often, no IBAN at all (a second of CPU at
+    # every check, for nothing).
+    loose: list[tuple[str, bool, str | None]] = []
     last_single: str | None = None  # the one IBAN of the last sentence that held any
     for sentence in _SENTENCE.split(request):
         here: list[str] = []  # the IBANs of this sentence so far, in order
@@ -88,7 +91,7 @@ def payee_clauses(request: str) -> tuple[PayeeClause, ...]:
             if not ibans:
                 # A pronoun's IBAN: the one IBAN of its sentence so far, or of the last that had any.
                 antecedent = (here[-1] if len(set(here)) == 1 else None) if here else last_single
-                loose.append((part, _names(part, i == 0), antecedent))
+                loose.append((part, i == 0, antecedent))
                 continue
             iban = next(iter(ibans))
             here.append(iban)
@@ -102,7 +105,8 @@ def payee_clauses(request: str) -> tuple[PayeeClause, ...]:
     for iban, written in names.items():
         for name in written:
             owners.setdefault(name, set()).add(iban)
-    for part, written, antecedent in loose:
+    for part, first, antecedent in loose:
+        written = _names(part, first)
         # A name an IBAN's clause gave counts even as the first word ("Alice gets 100").
         named = {iban for name in _names(part, False) for iban in owners.get(name, ())}
         target: str
