@@ -18,7 +18,7 @@ from typing import Any
 
 from intently import Intently
 from intently.gate import default_bundle
-from intently.gate._intent import reading_key
+from intently.gate._intent import cut_prompt, reading_key, reading_keys
 from intently.hooks import session_record
 from intently.hooks._claude import MAX_PROMPT_READ_CHARS
 
@@ -146,11 +146,19 @@ def test_after_a_big_prompt_each_tool_call_decides_from_its_kept_reading_as_for_
     assert expected[0] == "deny" and "the request says not to" in expected[1], expected
 
     assert hook({**event("UserPromptSubmit", project, prompt=prompt), "session_id": big}).returncode == 0
-    first = decided(hook(_tool_call(project, big)))
+    done = hook(_tool_call(project, big))
+    for _ in range(10):  # on a loaded machine a call may reach its deadline first: the next goes on from it
+        if done.returncode != 2 or "no decision within" not in done.stderr:
+            break
+        done = hook(_tool_call(project, big))
+    first = decided(done)
     assert first[0] == expected[0] and "the request says not to" in first[1], first
-    key = reading_key(prompt, default_bundle().vocabulary)
+    # The prompt is read in chunks, each kept on its own; the instruction is in the first.
+    key = reading_key(cut_prompt(prompt)[0][0], default_bundle().vocabulary)
     with session_record(ix.home.state_dir, big) as record:
-        assert record.requests == [prompt] and key in record.readings
+        assert record.requests == [prompt] and set(record.readings) == reading_keys(
+            [prompt], default_bundle().vocabulary
+        )
         # A kept reading without the negation: a call that read the prompt again would still
         # be refused; one that uses the kept reading is not refused for it.
         record.readings[key] = {
@@ -159,3 +167,131 @@ def test_after_a_big_prompt_each_tool_call_decides_from_its_kept_reading_as_for_
         }
     second = decided(hook(_tool_call(project, big)))
     assert "the request says not to" not in second[1], second
+
+
+def _kept(state_dir: Path, session: str, keys: set[str]) -> set[str]:
+    """The chunk readings the session record holds now, read as another process would see it."""
+    from intently.hooks._record import _file_for
+
+    path = _file_for(state_dir, session)
+    try:
+        return set(json.loads(path.read_text(encoding="utf-8"))["readings"]) & keys
+    except (FileNotFoundError, json.JSONDecodeError):
+        return set()
+
+
+def _killed_once_it_kept_part(
+    payload: dict[str, Any], env: dict[str, str], project: Path, state_dir: Path, keys: set[str], before: set[str]
+) -> set[str]:
+    """Run one hook process and end it (SIGKILL, as Claude Code or the watchdog would at the
+    deadline) as soon as its record shows more chunks read than ``before``, but not all:
+    the readings it kept, or what it kept when it ended on its own."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=project, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(payload))
+    proc.stdin.close()
+    try:
+        while proc.poll() is None:
+            kept = _kept(state_dir, payload["session_id"], keys)
+            if before < kept < keys:
+                proc.kill()
+                break
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+    return _kept(state_dir, payload["session_id"], keys)
+
+
+def test_a_prompt_read_across_killed_processes_is_decided_once_all_its_chunks_are_read(
+    ix: Intently, project: Path
+) -> None:
+    """Real hook processes, each ended in the middle of the gate's reading of a pasted log of
+    megabytes (a loaded machine gives a hook about 3 s of CPU in its 20 s): before, a process
+    kept nothing of a reading it did not finish, so every call started over and was blocked at
+    its deadline, for good. Now each keeps the chunks it read, the next goes on from there,
+    and the call after the last chunk is decided as for the instruction alone, from the kept
+    readings (a marker put in a kept reading shows up in what the gate logged). The prompt is
+    logged once: the later calls go to the session the first decided call opened."""
+    instruction = "Look at the log below and tell me what broke. Do not create or change any file."
+    prompt = instruction + "\n" + _filler(3_000_000) + "\nThat was the log."
+    vocab = default_bundle().vocabulary
+    keys = reading_keys([prompt], vocab)
+    assert len(keys) > 20
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    env.update(INTENTLY_ACTOR="user:alice", INTENTLY_HOOK_DEADLINE_S="300")  # the test ends the processes
+
+    def hook(payload: dict[str, Any]) -> Any:
+        return subprocess.run(
+            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=300,
+        )  # fmt: skip
+
+    def decided(done: Any) -> tuple[str, str]:
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        return answer.get("permissionDecision", "allow"), answer.get("permissionDecisionReason", "")
+
+    short, big = "short-session", "big-session"
+    assert hook({**event("UserPromptSubmit", project, prompt=instruction), "session_id": short}).returncode == 0
+    expected = decided(hook(_tool_call(project, short)))
+    assert expected[0] == "deny" and "the request says not to" in expected[1], expected
+    opened_before = len(ix.log.read(ix.namespace, op="GATE_SESSION_OPENED"))
+
+    state = ix.home.state_dir
+    prompted = {**event("UserPromptSubmit", project, prompt=prompt), "session_id": big}
+    first = _killed_once_it_kept_part(prompted, env, project, state, keys, set())
+    assert set() < first < keys  # the prompt's process ended midway and kept what it read
+    marker = "a marker in a kept reading"
+    with session_record(state, big) as record:
+        assert record.requests == [prompt] and record.gate_session is None
+        one = sorted(first)[0]
+        record.readings[one] = {
+            **record.readings[one],
+            "clauses": [*record.readings[one]["clauses"], [marker, [], [], [], False]],
+        }
+    second = _killed_once_it_kept_part(_tool_call(project, big), env, project, state, keys, first)
+    assert first < second < keys  # the next process went on from there: nothing lost, more read
+
+    call = decided(hook(_tool_call(project, big)))
+    assert call[0] == expected[0] and "the request says not to" in call[1], call
+    assert _kept(state, big, keys) == keys
+    opened = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[opened_before:]
+    assert len(opened) == 1 and opened[0].payload["request"] == prompt
+    assert marker in opened[0].payload["resolved"]["unplaced"]  # decided from the kept readings
+
+    again = decided(hook(_tool_call(project, big)))
+    assert again[0] == call[0] and again[1].split(" (decision")[0] == call[1].split(" (decision")[0]
+    assert len(ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")) == opened_before + 1  # not logged again
+    with session_record(state, big) as record:
+        assert record.gate_session == opened[0].target
+
+
+def test_after_a_prompt_not_read_on_arrival_the_request_is_logged_once(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """A prompt whose reading did not finish on arrival left the session without a gate
+    session, and every tool call after it opened and logged its own, the whole request in each
+    ``GATE_SESSION_OPENED`` (megabytes again at every call after a pasted log). The first
+    decided call's session is now the session's: the outputs seen and the later decisions go
+    there, and the request is logged once."""
+    prompt = "Look at the notes and tell me what broke. Do not create or change any file."
+    session = event("UserPromptSubmit", project)["session_id"]
+    with session_record(ix.home.state_dir, session) as record:
+        record.requests.append(prompt)  # as a UserPromptSubmit past its deadline leaves it
+    read = event("PreToolUse", project, tool_name="Read", tool_input={"file_path": str(project / "notes.md")})
+    write = _tool_call(project, session)
+    assert handle(read).exit_code == 0
+    handle({**read, "hook_event_name": "PostToolUse", "tool_response": {"content": "the build broke at step 3"}})
+    denied = json.loads(handle(write).stdout)["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny" and "the request says not to" in denied["permissionDecisionReason"]
+    handle(read)
+    opened = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")
+    assert [o.payload["request"] for o in opened] == [prompt]
+    sessions = {o.payload["decision"]["session_id"] for o in ix.log.read(ix.namespace, op="GATE_DECIDED")}
+    sessions |= {o.target for o in ix.log.read(ix.namespace, op="GATE_OUTPUT_OBSERVED")}
+    assert sessions == {opened[0].target}
+    assert len(ix.log.read(ix.namespace, op="GATE_DECIDED")) == 3

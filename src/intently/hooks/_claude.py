@@ -198,7 +198,7 @@ def _handle(raw: str, open_home: Opener, deadline: float | None, late: LateAnswe
         elif late is not None and event == "PreToolUse":
             fn = functools.partial(_pre_tool, late=late)
         elif deadline is not None and event == "UserPromptSubmit":
-            late = LateAnswer()
+            late = LateAnswer(ends_process=True)
             fn = functools.partial(_user_prompt, late=late)
             limit = watchdog(deadline, late.expired)
         try:
@@ -294,9 +294,16 @@ class LateAnswer:
     and its own answer is given, or never records a result after the late answer went out),
     and :func:`_user_prompt` then skips its remaining steps: the session record stays as the
     late answer describes it (the prompt recorded, no gate session), as after a one-shot
-    hook's deadline."""
+    hook's deadline.
 
-    def __init__(self) -> None:
+    ``ends_process`` says the one-shot hook's watchdog ends the whole process at the deadline:
+    the gate's reading then keeps each part of a long prompt in the session record as it goes
+    (every :data:`intently.gate._intent.SAVE_EVERY_S` seconds), or the next process would start
+    over. The hook server's process lives on and keeps every finished part in its own cache, so
+    there the record is written once, as the late answer describes it."""
+
+    def __init__(self, *, ends_process: bool = False) -> None:
+        self.ends_process = ends_process
         self.answer: dict[str, Any] = {}
         self.notes: list[str] = []
         self.undone = "reading the prompt"
@@ -332,8 +339,8 @@ class LateAnswer:
     def expired(self, seconds: float) -> tuple[str, str, int]:
         note = (
             f"{self.undone} did not finish within {seconds:g} s (a very long prompt?), skipped so that Claude Code "
-            "is not kept waiting; each tool call reads the prompt again for the gate and is blocked if that takes "
-            "as long: start a new session (/clear) and give long text as a file"
+            "is not kept waiting; the tool calls go on with the gate's reading where it stopped, and each is blocked "
+            "until it is done: should that last, start a new session (/clear) and give long text as a file"
         )
         notes = [*self.notes, note]
         answer = {**self.answer, "systemMessage": "intently: " + "; ".join(notes)}
@@ -417,7 +424,8 @@ def _user_prompt(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> Ho
         readings: dict[str, Any] = {}
         if gate_available(ix):
             readings = _current_readings(requests, kept)
-            _read_ahead_unless(late, requests, readings)
+            save = _saver(ix, ev.session_id, requests, readings) if late.ends_process else None
+            _read_ahead_unless(late, requests, readings, save)
         opened = None if late.abandoned else gate_open(
             ix,
             user_request="\n\n".join(requests),
@@ -439,33 +447,42 @@ def _user_prompt(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> Ho
     return _answer(answer, "".join(f"intently: {n}\n" for n in notes))
 
 
-def _read_ahead(requests: list[str], readings: dict[str, Any]) -> None:
+def _read_ahead(requests: list[str], readings: dict[str, Any], save: Callable[[], None] | None = None) -> None:
     """Read the prompts not read yet into ``readings`` (and the gate's process cache), as the
     gate session's opening would: the slow step for a very long prompt, done before anything
-    is logged."""
+    is logged. ``save`` keeps what was read so far, every few seconds of reading (a prompt of
+    megabytes is read chunk by chunk: :func:`intently.gate._intent.read_parts`)."""
     from ..gate import default_bundle
     from ..gate._intent import read_parts
 
-    read_parts(requests, default_bundle().vocabulary, readings)
+    read_parts(requests, default_bundle().vocabulary, readings, save)
 
 
-def _read_ahead_unless(late: LateAnswer, requests: list[str], readings: dict[str, Any]) -> None:
+def _read_ahead_unless(
+    late: LateAnswer, requests: list[str], readings: dict[str, Any], save: Callable[[], None] | None = None
+) -> None:
     """:func:`_read_ahead`, stopped as soon as the hook server gave up on this prompt (its
     thread would otherwise read on at full CPU, holding one of the server's slots)."""
     from ..gate._intent import abandon_reading_when
 
     with abandon_reading_when(lambda: late.abandoned):
-        _read_ahead(requests, readings)
+        _read_ahead(requests, readings, save)
+
+
+def _saver(ix: Intently, session_id: str, requests: list[str], readings: dict[str, Any]) -> Callable[[], None]:
+    """What keeps the readings made so far in the session record, for a one-shot hook process
+    that its deadline may end in the middle of a long prompt."""
+    return lambda: _keep_readings(ix, session_id, requests, readings)
 
 
 def _current_readings(requests: list[str], readings: dict[str, Any]) -> dict[str, Any]:
-    """The stored readings of the session's prompts (under the current vocabulary), without
-    those of an older vocabulary or format, so the record does not keep growing with them."""
+    """The stored readings of the session's prompts, of each chunk of a long one (under the
+    current vocabulary), without those of an older vocabulary or format, so the record does
+    not keep growing with them."""
     from ..gate import default_bundle
-    from ..gate._intent import reading_key
+    from ..gate._intent import reading_keys
 
-    vocab = default_bundle().vocabulary
-    keys = {reading_key(r, vocab) for r in requests}
+    keys = reading_keys(requests, default_bundle().vocabulary)
     return {k: v for k, v in readings.items() if k in keys}
 
 
@@ -488,8 +505,8 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
         known = len(readings)
         if late is not None:
             _read_ahead_unless(late, requests, readings)
-        else:
-            _read_ahead(requests, readings)
+        else:  # a one-shot process, which its deadline ends: keep each chunk's reading as it goes
+            _read_ahead(requests, readings, _saver(ix, ev.session_id, requests, readings))
         if len(readings) > known:
             _keep_readings(ix, ev.session_id, requests, readings)
     if late is not None and not late.claim():
@@ -507,6 +524,8 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
     )
     if len(readings) > known:  # prompts not read on arrival (no gate then): keep what this check read
         _keep_readings(ix, ev.session_id, requests, readings)
+    if opened is None and answer.session_id is not None:
+        _adopt_session(ix, ev.session_id, answer.session_id, requests, seen)
     mapping = {"allow": "allow", "warn": "allow", "confirm": "ask", "review": "ask", "block": "deny"}
     decision = mapping[answer.outcome]
     if decision == "ask" and ev.tool_use_id and answer.decision_id and answer.session_id:
@@ -545,6 +564,21 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
         }
     }
     return _answer(out)
+
+
+def _adopt_session(
+    ix: Intently, session_id: str, gate_session: str, requests: list[str], seen: list[Observation]
+) -> None:
+    """Keep the gate session a check opened (the prompt's reading did not finish on arrival, so
+    no session was opened then) as the session's own. Before, every later check opened and
+    logged one more, each with the whole request in its ``GATE_SESSION_OPENED``: megabytes
+    logged again at every tool call after a pasted log. Now the request is logged once and the
+    later checks and outputs go to that session, as after a prompt read on arrival. Only while
+    the record is as the check saw it: a new prompt, or an output that arrived meanwhile (it
+    was logged in no session), leaves the next check to open its own."""
+    with session_record(ix.home.state_dir, session_id) as record:
+        if record.gate_session is None and record.requests == requests and record.observations == seen:
+            record.gate_session = gate_session
 
 
 def _keep_readings(ix: Intently, session_id: str, requests: list[str], readings: dict[str, Any]) -> None:
