@@ -505,10 +505,10 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
         known = len(readings)
         if late is not None:
             _read_ahead_unless(late, requests, readings)
-        else:  # a one-shot process, which its deadline ends: keep each chunk's reading as it goes
+            if len(readings) > known:
+                _keep_readings(ix, ev.session_id, requests, readings)
+        else:  # a one-shot process, which its deadline ends: keep each chunk's reading as it goes (and at the end)
             _read_ahead(requests, readings, _saver(ix, ev.session_id, requests, readings))
-        if len(readings) > known:
-            _keep_readings(ix, ev.session_id, requests, readings)
     if late is not None and not late.claim():
         return _deny_exit("the hook server answered this call at its deadline (blocked); nothing more was done")
     known = len(readings)
