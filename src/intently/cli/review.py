@@ -56,6 +56,9 @@ def _render_queue(data: Any) -> None:
         [[d["id"][-8:], d["intent_type"], d["owner"] or "", (d["target_completion"] or "")[:10],
           ", ".join(d["evidence_ids"])[-12:], d["value"]] for d in data],
     )  # fmt: skip
+    for d in data:  # what the reviewer needs that no column holds: a stated due date, an answer given later
+        if d.get("context_note"):
+            out.print(f"{escape(d['id'][-8:])} note: {escape(d['context_note'])}")
 
 
 @review_app.callback()
@@ -121,6 +124,8 @@ def _review_one(goals: Goals, intent: Intent, counts: dict[str, int]) -> bool | 
         return False
     while True:
         table("Candidate", ["id", "type", "owner", "due", "evidence", "text"], [_row(current)])
+        if current.context_note:  # "answered by carol in message m-2 ...": shown before the decision
+            out.print(f"note: {escape(current.context_note)}")
         choice = Prompt.ask(
             escape("[c]onfirm / [d]ismiss / [e]dit / [s]kip / [q]uit"), choices=list(_CHOICES), default="s", console=out
         )
@@ -241,6 +246,12 @@ def _render_observed(data: Any) -> None:
         out.print(f"extractor answer rejected: {escape(data['rejected'])}")
     if data.get("unread"):
         out.print(f"{escape(data['unread'])} (the llm extractor reads other languages: docs/extraction.md)")
+    for a in data.get("answered", []):
+        decision = f", decision {escape(a['decision_id'])}" if a["decision_id"] else ""
+        out.print(
+            f"answers question {escape(a['intent_id'][-8:])} (from {escape(a['question_evidence_id'])}, "
+            f"{escape(a['signal'])}{decision}): {escape(a['span'])}; noted on it, still yours to review"
+        )
     if not data["proposals"]:
         out.print("no candidates")
         return

@@ -26,7 +26,16 @@ __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 # error. Their keys are listed here so a typo is refused when the home opens, by every command,
 # not only by the one that reads the table (the engines check the values when they use them).
 ENGINE_TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "extract": ("extractor", "model", "agent_channels", "dialogue_channels", "model_thresholds", "timeout"),
+    "extract": (
+        "extractor",
+        "model",
+        "agent_channels",
+        "dialogue_channels",
+        "model_thresholds",
+        "timeout",
+        "answer_window_turns",
+        "answer_window_minutes",
+    ),
     "hooks": (
         "shell_allowlist",
         "shell_trusted",
@@ -194,6 +203,12 @@ dialogue_channels = ["casual_dialogue", "dialogue", "dm", "direct_message"]
 model_thresholds = {{}}
 # Seconds for one call to the [llm] endpoint when extractor = "llm".
 timeout = 30.0
+# A person's turn that answers an open question awaiting review ("Should we drop Node 18?" /
+# "Yes, let's drop it.") notes the answer on it, when the question came from one of the same
+# channel's last N turns, said at most M minutes before. The question stays for you to decide.
+# 0 turns turns this off.
+answer_window_turns = 3
+answer_window_minutes = 60.0
 
 [hooks]
 # Command prefixes Claude Code's Bash may run, each only after you confirm it; any other

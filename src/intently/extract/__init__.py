@@ -9,6 +9,7 @@ OpenAI-compatible LLM extractor is optional and its replies are validated as unt
 
 from __future__ import annotations
 
+from ._answers import Answered, Reply
 from ._base import Extractor
 from ._dates import DueDate, find_due
 from ._engine import Extraction, ExtractionSettings, ObserveResult, Proposal, owner_actor
@@ -25,6 +26,7 @@ __all__ = [
     "EVAL_TYPES",
     "REPLY_SCHEMA",
     "RFC4_TYPES",
+    "Answered",
     "Candidate",
     "CandidateType",
     "DueDate",
@@ -37,6 +39,7 @@ __all__ = [
     "Lexicon",
     "ObserveResult",
     "Proposal",
+    "Reply",
     "RuleExtractor",
     "Score",
     "SentenceModel",

@@ -25,10 +25,12 @@ from ..core.actors import Actor, ActorKind
 from ..core.clock import format_time
 from ..core.errors import InvalidInput, first_problem
 from ..log import register_applier
+from ._answers import Answered, answer_pending
 from ._base import Extractor
+from ._lexicon import load_lexicon
 from ._llm import ExtractionRejected, LLMExtractor
 from ._models import Candidate, CandidateType, Turn
-from ._rules import AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor
+from ._rules import _AGENT_SPEAKERS, AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -60,6 +62,11 @@ class ExtractionSettings(BaseModel):
     model_thresholds: dict[str, Annotated[float, Field(gt=0.0, le=1.0)]] = Field(default_factory=dict)
     # Seconds for one call to the [llm] endpoint.
     timeout: float = Field(default=30.0, gt=0.0, le=3600.0)
+    # How far back a turn looks for the open questions it answers ("Should we drop Node 18?" /
+    # "Yes, let's drop it."): questions proposed from the channel's last N turns, said at most M
+    # minutes before it. 0 turns turns the look-back off (docs/extraction.md).
+    answer_window_turns: int = Field(default=3, ge=0, le=50, strict=True)
+    answer_window_minutes: float = Field(default=60.0, gt=0.0, le=10080.0)
 
 
 def _not_a_person(actor: Actor, speaker: str | None) -> str | None:
@@ -107,6 +114,7 @@ class ObserveResult:
     proposals: list[Proposal] = field(default_factory=list)
     rejected: str | None = None
     unread: str | None = None  # why the extractor could not read the turn (its language), if so
+    answered: list[Answered] = field(default_factory=list)  # earlier open questions this turn answers
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -121,6 +129,7 @@ class ObserveResult:
             "rejected": self.rejected,
             "unread": self.unread,
             "proposals": [p.to_json() for p in self.proposals],
+            "answered": [a.to_json() for a in self.answered],
         }
 
 
@@ -190,6 +199,7 @@ class Extraction:
         if not checked.text.strip():
             raise InvalidInput("the turn has no text: nothing was said to observe", where="turn.text")
         extractor = self.extractor
+        settings = self.settings
         unread = extractor.unread(checked)
         rejected: ExtractionRejected | None = None
         try:
@@ -250,6 +260,26 @@ class Extraction:
                     )
                 except InvalidInput as exc:  # raised before the candidate wrote: the rest of the turn goes on
                     proposals.append(Proposal(cand, "invalid", None, str(exc)))
+            answered: list[Answered] = []
+            if trusted and _not_a_person(rt.actor, checked.speaker) is None and not _agent_speaker(checked.speaker):
+                # Only a person's word, said as given, settles a person's question (as for decisions).
+                answered = answer_pending(
+                    rt,
+                    goals,
+                    tx,
+                    checked,
+                    evidence_id=evidence_id,
+                    op_id=op.id,
+                    digest=digest,
+                    decisions=[
+                        (p.candidate, p.object_id)
+                        for p in proposals
+                        if p.status == "recorded" and p.object_id is not None
+                    ],
+                    lex=load_lexicon(),
+                    turns=settings.answer_window_turns,
+                    minutes=settings.answer_window_minutes,
+                )
         return ObserveResult(
             evidence_id=evidence_id,
             operation_id=op.id,
@@ -258,6 +288,7 @@ class Extraction:
             proposals=proposals,
             rejected=str(rejected) if rejected else None,
             unread=unread,
+            answered=answered,
         )
 
     def _propose(
@@ -307,6 +338,11 @@ class Extraction:
             context_note=note,
         )
         return Proposal(cand, status, intent_id)
+
+
+def _agent_speaker(speaker: str | None) -> bool:
+    """A speaker an agent channel names for the agent itself ("assistant"): not a person."""
+    return speaker is not None and speaker.strip().lower() in _AGENT_SPEAKERS
 
 
 def owner_actor(name: str | None) -> str | None:

@@ -184,6 +184,7 @@ class _Question(_Section):
     deliberative: list[str]
     clarifying: list[str]
     answer_openers: list[str]
+    agreement_openers: list[str]
     decide_verbs: list[str]
     later_discussion: list[str]
 
@@ -257,6 +258,7 @@ class Lexicon:
         self.deliberative = Phrases(q.deliberative)
         self.clarifying = Phrases(q.clarifying)
         self.answer_openers = Phrases(q.answer_openers)
+        self.agreement_openers = Phrases(q.agreement_openers)
         self.decide_verbs = Phrases(q.decide_verbs)
         self.later_discussion = Phrases(q.later_discussion)
         self.risk_nouns = Phrases(r.nouns)

@@ -331,6 +331,32 @@ class Goals:
         )
         return "created", intent_id
 
+    def note_answer_in(
+        self, tx: Transaction, intent_id: str, note: str, *, answered_by: dict[str, Any], expected_version: int
+    ) -> None:
+        """Set the context note of a candidate awaiting review to say a later turn answered it
+        (extraction's look-back, ``extract/_answers.py``): one INTENT_UPDATE carrying
+        ``answered_by`` (the answering evidence, span and signal), in the caller's transaction.
+
+        Only the note changes and the candidate stays in the queue: a person still confirms or
+        dismisses it. Refused (:class:`InvalidTransition`) unless the intent is still an
+        INFERRED, ACTIVE candidate at ``expected_version``, so a reviewer's act is never overwritten."""
+        intent = load_for_write(self._rt, tx, intent_id, expected_version)
+        if intent.epistemic_type is not EpistemicType.INFERRED or intent.state is not IntentState.ACTIVE:
+            raise InvalidTransition(
+                f"review of {intent_label(intent.id)}",
+                intent.epistemic_type.value,
+                "noted as answered",
+                detail="only a candidate awaiting review is noted as answered",
+            )
+        emit(
+            self._rt,
+            tx,
+            "INTENT_UPDATE",
+            intent_id,
+            {"changes": {"context_note": note}, "version": intent.version + 1, "answered_by": answered_by},
+        )
+
     def review_queue(self) -> list[Intent]:
         """Candidates awaiting review (INFERRED, not dismissed), oldest first."""
         with self._read() as tx:

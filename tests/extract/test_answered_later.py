@@ -1,0 +1,245 @@
+"""A question proposed from one turn and answered by a later turn of the same channel.
+
+``observe`` notes the answer on the candidate (which stays in review for a person to decide),
+through the log, and only for a person's turn on the same channel within the window.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from intently import Intently, InvalidInput
+from intently.access import Permission
+from intently.cli._app import app
+from intently.core.actors import Actor
+from tests._config import set_config
+
+QUESTION = "Should we drop Node 18?"
+
+
+def _say(ix: Intently, text: str, message_id: str | None, minute: int, **kw: Any) -> Any:
+    turn = {
+        "speaker": kw.pop("speaker", "carol"),
+        "text": text,
+        "time": datetime(2026, 3, 4, 10, 0, tzinfo=UTC) + timedelta(minutes=minute),
+        "channel": kw.pop("channel", "tsc-chat"),
+        "message_id": message_id,
+    }
+    return ix.extraction.observe(turn, **kw)
+
+
+def _question(ix: Intently, text: str = QUESTION, message_id: str | None = "m-1", minute: int = 0, **kw: Any) -> str:
+    result = _say(ix, text, message_id, minute, speaker="bob", **kw)
+    (proposal,) = [p for p in result.proposals if p.candidate.type.value == "OPEN_QUESTION"]
+    assert proposal.status == "created" and proposal.object_id is not None
+    return proposal.object_id
+
+
+def _untouched(ix: Intently, intent_id: str) -> None:
+    intent = ix.goals.get(intent_id)
+    assert intent.context_note is None and intent.version == 1
+    assert ix.log.read(ix.namespace, op="INTENT_UPDATE", target=intent_id) == []
+
+
+def test_a_yes_in_the_next_turn_is_noted_on_the_waiting_question(ix: Intently) -> None:
+    qid = _question(ix)
+    result = _say(ix, "Yes, let's drop it. I'll update the CI matrix.", "m-2", 1)
+    (answered,) = result.answered
+    assert answered.intent_id == qid and answered.question_evidence_id == "m-1"
+    assert (answered.reply.signal, answered.reply.span) == ("answer", "Yes, let's drop it.")
+    intent = ix.goals.get(qid)
+    # still waiting for a person: annotated, not withdrawn
+    assert intent.epistemic_type.value == "INFERRED" and qid in {i.id for i in ix.goals.review_queue()}
+    assert intent.context_note is not None
+    assert "message m-2" in intent.context_note and '"Yes, let\'s drop it."' in intent.context_note
+    assert "chars 0..19" in intent.context_note and "carol" in intent.context_note
+    (update,) = ix.log.read(ix.namespace, op="INTENT_UPDATE", target=qid)  # through the log
+    assert update.payload["answered_by"]["evidence_id"] == "m-2"
+    assert update.payload["answered_by"]["span"] == "Yes, let's drop it."
+    assert result.to_json()["answered"][0]["intent_id"] == qid
+    ix.goals.dismiss(qid, expected_version=intent.version)  # the person decides, in one step
+    assert ix.goals.review_queue()[0].value.startswith("I'll update")
+
+
+def test_a_decision_naming_an_option_links_the_recorded_decision(ix: Intently) -> None:
+    qid = _question(ix, "Should we use Postgres or SQLite for the store?")
+    result = _say(ix, "Let's go with Postgres.", "m-2", 2)
+    (decided,) = [p for p in result.proposals if p.status == "recorded"]
+    (answered,) = result.answered
+    assert answered.reply.signal == "decision" and answered.reply.decision_id == decided.object_id
+    note = ix.goals.get(qid).context_note
+    assert note is not None and f"decision {decided.object_id} recorded" in note and "message m-2" in note
+
+
+def test_agreement_that_names_the_question_verb_is_an_answer(ix: Intently) -> None:
+    qid = _question(ix)
+    (answered,) = _say(ix, "Agreed, dropping it in 3.0", "m-2", 1).answered
+    assert answered.intent_id == qid and answered.reply.signal == "agreement"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I'll send the meeting notes by Friday.",  # unrelated
+        "Sounds good.",  # agrees with something, names nothing of the question
+        "Ok, but should we drop Node 20 too?",  # asks back
+        "No idea, ask Michael.",  # not an answer
+        "Let's go with the blue logo.",  # a decision about something else
+    ],
+)
+def test_a_next_turn_that_does_not_answer_changes_nothing(ix: Intently, reply: str) -> None:
+    qid = _question(ix)
+    assert _say(ix, reply, "m-2", 1).answered == []
+    _untouched(ix, qid)
+
+
+def test_an_answer_on_another_channel_changes_nothing(ix: Intently) -> None:
+    qid = _question(ix)
+    assert _say(ix, "Yes, let's drop Node 18.", "m-2", 1, channel="other-chat").answered == []
+    assert _say(ix, "Yes, let's drop Node 18.", "m-3", 1, channel="TSC-chat").answered == []
+    _untouched(ix, qid)
+
+
+def test_turns_with_no_channel_are_not_one_conversation(ix: Intently) -> None:
+    """A turn given without a channel (the API's default) is placed nowhere: two such turns may
+    come from anywhere, so one is not read as answering the other."""
+    qid = _question(ix, channel="")
+    assert _say(ix, "Yes, let's drop Node 18.", "m-2", 1, channel="").answered == []
+    _untouched(ix, qid)
+
+
+def test_a_reviewed_question_is_untouched(ix: Intently) -> None:
+    confirmed = _question(ix)
+    ix.goals.promote(confirmed)
+    assert _say(ix, "Yes, let's drop it.", "m-2", 1).answered == []
+    assert ix.goals.get(confirmed).context_note is None
+    edited = _question(ix, "Should we drop Node 16?", "m-3", 2)
+    ix.goals.edit(edited, text="Should we drop Node 16 in v4?", awaiting_review=True)  # still INFERRED
+    assert _say(ix, "Yes, let's drop Node 16.", "m-4", 3).answered == []
+    assert ix.goals.get(edited).context_note is None and ix.goals.get(edited).version == 2
+
+
+def test_out_of_the_window_is_untouched(ix: Intently) -> None:
+    late = _question(ix)
+    assert _say(ix, "Yes, let's drop Node 18.", "m-2", 59 + 2).answered == []  # 61 minutes later
+    _untouched(ix, late)
+    far = _question(ix, "Should we drop Node 16?", "m-3", 0, channel="c2")
+    for n, text in enumerate(["Hello all.", "Coffee is ready.", "The build is green."]):
+        _say(ix, text, f"m-4{n}", 1 + n, channel="c2")
+    assert _say(ix, "Yes, let's drop Node 16.", "m-5", 5, channel="c2").answered == []  # 4 turns later
+    _untouched(ix, far)
+
+
+def test_the_window_is_configured_and_validated(ix: Intently) -> None:
+    set_config(ix.home.config_path, "extract", "answer_window_turns", "0")
+    with Intently.open(ix.home.path, actor="user:alice", clock=ix.runtime.clock) as off:
+        qid = _question(off)
+        assert _say(off, "Yes, let's drop it.", "m-2", 1).answered == []
+        _untouched(off, qid)
+    set_config(ix.home.config_path, "extract", "answer_window_turns", "-1")
+    with (
+        Intently.open(ix.home.path, actor="user:alice") as bad,
+        pytest.raises(InvalidInput, match=r"extract\.answer_window_turns"),
+    ):
+        _say(bad, "Yes.", "m-9", 1)
+    set_config(ix.home.config_path, "extract", "answer_window_turns", "3")
+    set_config(ix.home.config_path, "extract", "answer_window_minutes", "0")
+    with (
+        Intently.open(ix.home.path, actor="user:alice") as bad,
+        pytest.raises(InvalidInput, match=r"extract\.answer_window_minutes"),
+    ):
+        _say(bad, "Yes.", "m-9", 1)
+
+
+@pytest.mark.parametrize("message_ids", [True, False])
+def test_observing_the_conversation_again_is_idempotent(ix: Intently, message_ids: bool) -> None:
+    for _ in range(2):
+        _say(ix, QUESTION, "m-1" if message_ids else None, 0, speaker="bob")
+        _say(ix, "Yes, let's drop it.", "m-2" if message_ids else None, 1)
+    (qid,) = [i.id for i in ix.goals.review_queue()]
+    assert len(ix.log.read(ix.namespace, op="INTENT_UPDATE", target=qid)) == 1
+    note = ix.goals.get(qid).context_note
+    assert note is not None and note.count("answered by") == 1
+
+
+def test_a_bare_yes_answers_only_the_one_question_just_asked(ix: Intently) -> None:
+    both = _say(ix, "Should we drop Node 18? Should we rename the CLI?", "m-1", 0, speaker="bob")
+    ids = {p.candidate.span: p.object_id for p in both.proposals}
+    assert len(ids) == 2
+    assert _say(ix, "Yes.", "m-2", 1).answered == []  # which one? a person reads it
+    (answered,) = _say(ix, "Yes, rename it to intently.", "m-3", 2).answered  # names one
+    assert answered.intent_id == ids["Should we rename the CLI?"]
+
+
+@pytest.mark.parametrize(
+    ("actor", "speaker", "trusted"),
+    [
+        ("user:alice", "carol", False),  # relayed over MCP / tool output: nobody vouches for it
+        ("user:alice", "agent:claude", True),
+        ("user:alice", "assistant", True),
+        ("agent:claude", "carol", True),  # an agent feeding turns with its own token
+    ],
+)
+def test_an_answer_no_person_vouches_for_changes_nothing(ix: Intently, actor: str, speaker: str, trusted: bool) -> None:
+    qid = _question(ix)
+    if actor != "user:alice":
+        ix.access.grant(Actor.parse(actor), Permission.WRITE)
+    with Intently.open(ix.home.path, actor=actor, clock=ix.runtime.clock) as other:
+        result = _say(other, "Yes, let's drop Node 18.", "m-2", 1, speaker=speaker, trusted=trusted)
+    assert result.answered == []
+    _untouched(ix, qid)
+
+
+def test_cli_observe_then_review_shows_the_answer(ix: Intently) -> None:
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        result = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    def observe(text: str, speaker: str, minute: int, message_id: str) -> Any:
+        when = f"2026-03-04T10:{minute:02d}:00Z"
+        return run("review", "observe", text, "--speaker", speaker, "--time", when, "--channel", "dm-7",
+                   "--message-id", message_id, "--json")  # fmt: skip
+
+    asked = observe("Should we drop Node 18 in the next release?", "bob", 0, "slack:D7/1")
+    assert asked["answered"] == [] and asked["proposals"][0]["status"] == "created"
+    answer = observe("Yep, drop it.", "carol", 1, "slack:D7/2")
+    assert [a["intent_id"] for a in answer["answered"]] == [asked["proposals"][0]["id"]]
+    assert answer["answered"][0]["span"] == "Yep, drop it." and answer["answered"][0]["signal"] == "answer"
+    (queued,) = run("review", "--json")
+    assert queued["epistemic_type"] == "INFERRED"
+    assert "message slack:D7/2" in queued["context_note"] and "'Yep, drop it.'" in queued["context_note"]
+    again = observe("Yep, drop it.", "carol", 1, "slack:D7/2")  # the same turn again: nothing new
+    assert again["answered"] == []
+    text = runner.invoke(
+        app,
+        ["--home", str(ix.home.path), "--actor", "user:alice", "review", "observe", "Yes, drop Node 18.",
+         "--speaker", "dave", "--time", "2026-03-04T10:02:00Z", "--channel", "dm-7", "--message-id", "slack:D7/3"],
+    )  # fmt: skip
+    assert text.exit_code == 0 and "answers question" in text.output
+    listing = runner.invoke(app, ["--home", str(ix.home.path), "--actor", "user:alice", "review"], input="s\n")
+    assert listing.exit_code == 0 and "note: answered by carol in message slack:D7/2" in listing.output
+
+
+def test_the_eval_reads_each_labelled_turn_alone(tmp_path: Any) -> None:
+    """Labelled turns are independent: a question followed by a row that would answer it in a live
+    channel is still scored as the open question it is (the look-back is observe's, not the eval's)."""
+    rows = [
+        {"id": "q", "speaker": "bob", "source_kind": "chat", "text": "Should we adopt a chalk-like API?",
+         "labels": [{"type": "OPEN_QUESTION"}]},
+        {"id": "a", "speaker": "carol", "source_kind": "chat", "text": "Yes, let's adopt it.", "labels": []},
+    ]  # fmt: skip
+    data = tmp_path / "pair.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "extraction", "--data", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["types"]["OPEN_QUESTION"] == {
+        "precision": 1.0, "recall": 1.0, "f1": 1.0, "tp": 1, "fp": 0, "fn": 0,
+    }  # fmt: skip
