@@ -89,6 +89,7 @@ def test_agreement_that_names_the_question_verb_is_an_answer(ix: Intently) -> No
         "Sounds good.",  # agrees with something, names nothing of the question
         "Ok, but should we drop Node 20 too?",  # asks back
         "No idea, ask Michael.",  # not an answer
+        "We don't know yet.",  # the matter stays open
         "Let's go with the blue logo.",  # a decision about something else
     ],
 )
@@ -96,6 +97,39 @@ def test_a_next_turn_that_does_not_answer_changes_nothing(ix: Intently, reply: s
     qid = _question(ix)
     assert _say(ix, reply, "m-2", 1).answered == []
     _untouched(ix, qid)
+
+
+def test_a_yes_to_alternatives_picks_neither(ix: Intently) -> None:
+    qid = _question(ix, "Should we use Postgres or SQLite for the store?")
+    assert _say(ix, "Yes.", "m-2", 1).answered == []
+    _untouched(ix, qid)
+    other = _question(ix, "Should we drop Node 18 or not?", "m-3", 2)
+    assert [a.intent_id for a in _say(ix, "Yes.", "m-4", 3).answered] == [other]
+
+
+def test_the_opener_itself_names_nothing(ix: Intently) -> None:
+    """ "Okay." after a question that says "okay" agrees with something, but names nothing of the
+    question: only the words after the opener can name its verb or alternative."""
+    qid = _question(ix, "Is it okay if we defer the vote, or should we hold it now?")
+    assert _say(ix, "Okay.", "m-2", 1).answered == []
+    _untouched(ix, qid)
+    (answered,) = _say(ix, "Okay, we hold it now.", "m-3", 2).answered
+    assert answered.intent_id == qid and answered.reply.signal == "agreement"
+
+
+def test_the_look_back_reads_a_bounded_part_of_the_log(ix: Intently, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The look-back costs the same however long the log grows: it reads only the namespace's last
+    SCAN_OPS operations, so a question further back in a busy namespace is not found."""
+    from intently.extract import _answers
+
+    monkeypatch.setattr(_answers, "SCAN_OPS", 3)
+    qid = _question(ix)
+    for n in range(3):
+        _say(ix, f"I will review PR {n} by Friday.", f"x-{n}", 1, channel="elsewhere")
+    assert _say(ix, "Yes, let's drop Node 18.", "m-2", 2).answered == []
+    _untouched(ix, qid)
+    monkeypatch.setattr(_answers, "SCAN_OPS", 20_000)
+    assert [a.intent_id for a in _say(ix, "Yes, let's drop Node 18 now.", "m-3", 3).answered] == [qid]
 
 
 def test_an_answer_on_another_channel_changes_nothing(ix: Intently) -> None:

@@ -41,8 +41,12 @@ if TYPE_CHECKING:
 __all__ = ["Answered", "Reply", "answer_pending", "reply_to"]
 
 #: How many of a channel's latest observed turns are read back to find its last distinct ones
-#: (a conversation observed again repeats them): the look-back costs the same however long the log grows.
+#: (a conversation observed again repeats them).
 SCAN_TURNS = 500
+#: How many of the namespace's latest log operations the look-back reads at most, whatever the
+#: channel: it costs the same however long the log grows (a turn with a few candidates writes a
+#: handful of operations, so this is thousands of turns, far more than a window of minutes holds).
+SCAN_OPS = 20_000
 #: The question types a reply can settle (DECISION_IN_PROGRESS is the LLM's finer open question).
 QUESTION_TYPES = ("OPEN_QUESTION", "DECISION_IN_PROGRESS")
 # A yes/no question opens with an auxiliary (after a lead-in such as "so" or a vocative "Bob,"),
@@ -52,8 +56,14 @@ _POLAR = re.compile(
     r"(?:should|shall|do|does|is|are|can|could|would|will|must|may|might|am|have|has|what about|how about)\b",
     re.IGNORECASE,
 )
-# Openers that do not say yes or no: "No idea", "not sure", "because ..." (an explanation).
-_NOT_AN_ANSWER = re.compile(r"^(?:no\s+(?:idea|clue)\b|not\s+sure\b|because\b)", re.IGNORECASE)
+# Openers that do not say yes or no: "No idea", "not sure", "we don't know" (the matter stays
+# open), "because ..." (an explanation).
+_NOT_AN_ANSWER = re.compile(
+    r"^(?:no\s+(?:idea|clue)\b|not\s+sure\b|because\b|(?:we|i)\s+(?:do\s+not|don't|don’t|dont)\s+know\b|dunno\b)",
+    re.IGNORECASE,
+)
+# Alternatives put as a question ("Postgres or SQLite?"): a yes or no picks neither ("or not" does).
+_ALTERNATIVES = re.compile(r"\bor\b(?!\s+not\b)", re.IGNORECASE)
 # The first sentence of a reply: up to a full stop, "!" or "?" before a space, or a line end.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _ADDRESS = re.compile(r"@[\w.-]+[,:]?\s+")
@@ -132,15 +142,19 @@ def reply_to(
     low = sentence.lower()
     if not sentence or sentence.endswith("?"):
         return None  # a reply that asks back answers nothing yet
-    names_it = bool(asked & _content(sentence))
+    answer = lex.answer_openers.match_at(low, 0)
+    agreement = lex.agreement_openers.match_at(low, 0)
+    opener = max((m.end() for m in (answer, agreement) if m is not None), default=0)
+    names_it = bool(asked & _content(sentence[opener:]))  # the opener's own words ("okay") name nothing
     if (
-        lex.answer_openers.match_at(low, 0) is not None
+        answer is not None
         and _NOT_AN_ANSWER.match(low) is None
         and _POLAR.match(question.strip()) is not None
+        and _ALTERNATIVES.search(question) is None
         and (names_it or bare_yes_allowed)
     ):
         return Reply("answer", sentence, start, end)
-    if lex.agreement_openers.match_at(low, 0) is not None and names_it:
+    if agreement is not None and names_it:
         return Reply("agreement", sentence, start, end)
     return None
 
@@ -163,10 +177,12 @@ def _earlier_turns(
     # written here; LIKE narrows the scan to the channel in SQL and the payload is checked below.
     channel = canonical_json({"channel": turn.channel}).decode("utf-8")[1:-1]
     pattern = "%" + channel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    size = tx.one("SELECT size FROM log_streams WHERE stream = ?", (namespace,))
+    floor = int(size["size"]) - SCAN_OPS if size is not None else 0
     rows = tx.query(
-        "SELECT id, payload FROM log_ops WHERE stream = ? AND op = 'TURN_OBSERVED' AND payload LIKE ? ESCAPE '\\' "
-        "ORDER BY seq DESC LIMIT ?",
-        (namespace, pattern, SCAN_TURNS),
+        "SELECT id, payload FROM log_ops WHERE stream = ? AND seq > ? AND op = 'TURN_OBSERVED' "
+        "AND payload LIKE ? ESCAPE '\\' ORDER BY seq DESC LIMIT ?",
+        (namespace, floor, pattern, SCAN_TURNS),
     )
     said = turn.time
     oldest = said - timedelta(minutes=minutes)
