@@ -9,6 +9,7 @@ each prompt read once however many checks follow.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from collections.abc import Sequence
@@ -116,7 +117,14 @@ def test_parts_read_as_the_joined_text_over_many_conversations() -> None:
     for _ in range(2500):
         parts = [_prompt(rng) for _ in range(rng.randint(1, 6))]
         expected = resolve("\n\n".join(parts), VOCAB)
-        assert resolve_parts(parts, VOCAB, store={}) == expected, parts
+        got = resolve_parts(parts, VOCAB, store={})
+        if got.lifted_paths:  # a later prompt allowed a change of a path an earlier one protected
+            lifted = {p for p, _, _ in got.lifted_paths}
+            assert got.excluded_paths == expected.excluded_paths - lifted, parts
+            got = dataclasses.replace(
+                got, excluded_paths=expected.excluded_paths, excluded_reads=expected.excluded_reads
+            )
+        assert got == expected, parts
         readings = [read_prompt(p, VOCAB) for p in parts]
         combined += len(parts) > 1 and all(a.clean_end and b.clean_start for a, b in itertools.pairwise(readings))
     assert combined > 300  # the combining path itself was tested, not only the fallback

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
@@ -295,10 +295,17 @@ class GateEngine:
         *,
         user_request: str,
         namespace: str | None = None,
+        request_parts: Sequence[str] | None = None,
         **options: Any,
     ) -> Session:
+        """A logged session on one request. ``request_parts``: the prompts of a conversation so
+        far, which ``user_request`` joins with blank lines (see :meth:`Gate.session`); read in
+        order, so a later prompt may lift a path an earlier one protected. A session holds one
+        request: a new prompt is declared by opening a new session on all the prompts so far."""
         gate = self.gate(tools, namespace=namespace, **options)
-        return gate.session(user_request=user_request, namespace=namespace or self._rt.namespace)
+        return gate.session(
+            user_request=user_request, namespace=namespace or self._rt.namespace, request_parts=request_parts
+        )
 
     def approve(self, decision_id: str) -> Decision:
         """Approve a waiting decision from anywhere (another process, the CLI): single-use, exact action."""
@@ -492,6 +499,16 @@ class GateEngine:
         lines.append(f"The request was read as asking to: {asked}.")
         if resolved.get("negated"):
             lines.append(f"It said not to: {', '.join(resolved['negated'])}.")
+        if resolved.get("excluded_paths"):
+            by = resolved.get("excluded_path_prompts", {})
+            named = [f"{p} (prompt {by[p]})" if p in by else p for p in resolved["excluded_paths"]]
+            lines.append(f"It said not to change: {', '.join(named)}.")
+        if resolved.get("lifted_paths"):
+            freed = [
+                f"{x['path']} (said in prompt {x['protected_by']}, lifted by prompt {x['lifted_by']})"
+                for x in resolved["lifted_paths"]
+            ]
+            lines.append(f"A later prompt allowed changing again: {', '.join(freed)}.")
         if resolved.get("delegated"):
             lines.append("It hands authority to a document the user pointed at (delegation).")
         if resolved.get("unplaced"):

@@ -209,8 +209,14 @@ class Gate:
         conversation so far): each prompt is then read once and its reading kept, in this
         process and in ``readings`` when given (a mapping the caller stores, keyed by content
         hash), so a long conversation does not make every later check read all of it again.
-        The request reads exactly as the joined text does; parts that do not join to
-        ``user_request`` are ignored."""
+        The request reads exactly as the joined text does, but for the paths it protects: the
+        prompts are read in order, and a later prompt that allows a change of a path an earlier
+        one protected ("Do not edit src/app/config.py", then "OK, now you may edit config.py")
+        lifts that protection, and a still later "don't touch config.py" imposes it again. Parts
+        that do not join to ``user_request`` are ignored. A session holds one request: a new
+        prompt is declared by opening a new session on all the prompts so far (what the Claude
+        Code hook does); ``user_request`` alone is one prompt, in which "do not edit X" holds
+        whatever else it says."""
         return Session(
             self,
             user_request,
@@ -364,6 +370,9 @@ class Session:
                             rules, reason = (*rules, "excluded-path"), f"{reason}; and {why}"
                         else:
                             level, rules, reason = Level.BLOCK, ("excluded-path",), why
+                    elif facts["path_lifted"]:
+                        # Say why a path the user once protected may be changed now.
+                        reason = f"{reason}; {facts['lifted_path_values']}"
                     elif facts["payee_mismatch"] and level is not Level.BLOCK:
                         # As for look-alikes: in code until a re-signed bundle carries the rule.
                         level, rules = Level.BLOCK, ("payee-mismatch",)
@@ -571,7 +580,7 @@ class Session:
                             f"{address!r} in {arg} (from an instruction in {', '.join(sorted(srcs))})"
                         )
         commands = [str(v) for a, v in args.items() if contract.role_of(a) is Role.COMMAND]
-        excluded_paths = self._excluded_paths(contract, args)
+        excluded_paths, lifted_paths = self._excluded_paths(contract, args)
         # Whatever leaves with the call: a search's query reaches the search engine.
         texts = [
             str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL, Role.QUERY)
@@ -610,6 +619,8 @@ class Session:
             "excluded_values": "; ".join(excluded),
             "path_excluded": bool(excluded_paths),
             "excluded_path_values": "; ".join(excluded_paths),
+            "path_lifted": bool(lifted_paths),
+            "lifted_path_values": "; ".join(lifted_paths),
             "destination_lookalike": bool(lookalikes),
             "lookalike_values": "; ".join(lookalikes),
             "payee_mismatch": bool(mixed),
@@ -640,39 +651,50 @@ class Session:
             facts[f"{g}_sources"] = ", ".join(sorted(sources[g]))
         return facts, provenance
 
-    def _excluded_paths(self, contract: Contract, args: Mapping[str, Any]) -> list[str]:
+    def _excluded_paths(self, contract: Contract, args: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         """The paths of this call the request ruled out ("do not edit src/app/config.py"), each
-        as ``arg 'value': the request says not to change <what the user named>``: any path a
-        change names (a file tool's path, a command's targets: ``rm``, ``mv``, ``sed -i``,
-        ``>``), or one a read names when the user said not even to read it. Reading a file the
-        user said not to edit stays allowed. Kinds alone cannot say this: "Fix tests/test_api.py.
-        Do not edit src/app/config.py." authorises ``update``, and so did the edit of config.py."""
+        as ``arg 'value': the request says not to change <what the user named>`` (and, in a
+        conversation of several prompts, which prompt said so): any path a change names (a file
+        tool's path, a command's targets: ``rm``, ``mv``, ``sed -i``, ``>``), or one a read names
+        when the user said not even to read it. Reading a file the user said not to edit stays
+        allowed. Kinds alone cannot say this: "Fix tests/test_api.py. Do not edit
+        src/app/config.py." authorises ``update``, and so did the edit of config.py.
+
+        Second, the paths of this call whose protection a later prompt lifted ("now you may
+        edit config.py"), saying which prompts: a decision on them names its grounds."""
         req = self.request
-        if not (req.excluded_paths or req.excluded_reads):
-            return []
+        if not (req.excluded_paths or req.excluded_reads or req.lifted_paths):
+            return [], []
         changes = contract.side_effect in _CHANGES_FILES or bool(contract.kinds & CHANGE_KINDS)
         protected = req.excluded_paths if changes else req.excluded_reads
+        by = dict(req.excluded_by)
+        lifted = {p: (a, b) for p, a, b in req.lifted_paths}
         found: list[str] = []
+        freed: list[str] = []
 
-        def hit(arg: str, value: str, among: frozenset[str]) -> None:
+        def hit(arg: str, value: str, among: frozenset[str], change: bool) -> None:
             named = matching_exclusion(value, among)
             if named is not None:
                 verb = "read or change" if named in req.excluded_reads else "change"
-                found.append(f"{arg} {value!r}: the request says not to {verb} {named}")
+                said = f" (prompt {by[named]} of {req.prompts})" if req.prompts > 1 and named in by else ""
+                found.append(f"{arg} {value!r}: the request says not to {verb} {named}{said}")
+            elif change and (was := matching_exclusion(value, lifted)) is not None:
+                a, b = lifted[was]
+                freed.append(f"{arg} {value!r}: prompt {b} allowed changing {was} again (prompt {a} had said not to)")
 
         for arg, value in args.items():
             role = contract.role_of(arg)
             if role is Role.PATH:
                 for _, scalar in _scalars({arg: value}):
                     if isinstance(scalar, str):
-                        hit(arg, scalar, protected)
+                        hit(arg, scalar, protected, changes)
             elif role is Role.COMMAND and isinstance(value, str):
                 targets = command_targets(value)
                 for word in command_paths(value) if targets is None else targets:
-                    hit(arg, word, req.excluded_paths)
+                    hit(arg, word, req.excluded_paths, True)
                 for word in command_paths(value) if req.excluded_reads else []:
-                    hit(arg, word, req.excluded_reads)
-        return list(dict.fromkeys(found))
+                    hit(arg, word, req.excluded_reads, False)
+        return list(dict.fromkeys(found)), list(dict.fromkeys(freed))
 
     def _amount_made_up(self, value: Any) -> bool:
         """Whether a payment's amount is one nothing gave: seen nowhere in the session (not the

@@ -11,17 +11,18 @@ vocabulary and never authorise anything on their own.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import hashlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from ._paths import READ, excluded_in_clause
+from ._paths import CHANGE, READ, authorised_in_clause, excluded_in_clause, same_file
 from ._values import EMAIL, IBAN, URL, atoms_of, words
 from ._vocabulary import Vocabulary, stem_all
 
@@ -242,6 +243,13 @@ class ResolvedRequest:
     # and those not even to read ("don't open .env"), as written (see ``_paths``).
     excluded_paths: frozenset[str] = field(default_factory=frozenset)
     excluded_reads: frozenset[str] = field(default_factory=frozenset)
+    # Which prompt of the conversation protects each of them (1 for a request of one prompt),
+    # and the protections a later prompt lifted ("now you may edit config.py"): (path, the
+    # prompt that protected it, the prompt that lifted it). What a decision and `gate explain`
+    # name; not compared, since a request read whole knows no prompts.
+    excluded_by: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    lifted_paths: tuple[tuple[str, int, int], ...] = field(default=(), compare=False)
+    prompts: int = field(default=1, compare=False)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -255,6 +263,8 @@ class ResolvedRequest:
             "excluded": sorted(self.excluded_values | self.excluded_names),
             "excluded_paths": sorted(self.excluded_paths | self.excluded_reads),
             "excluded_reads": sorted(self.excluded_reads),
+            "excluded_path_prompts": {p: n for p, n in self.excluded_by},
+            "lifted_paths": [{"path": p, "protected_by": a, "lifted_by": b} for p, a, b in self.lifted_paths],
             "vocabulary_version": self.vocabulary_version,
         }
 
@@ -290,7 +300,8 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
     negated = frozenset(k for c in clauses for k in c.negated) - positive
     proposed = _proposed(proposer, request, vocabulary) - positive - negated
     excluded_values, excluded_names = _excluded(request, vocabulary)
-    paths = _excluded_paths(_split(request), vocabulary)
+    raws = _split(request)
+    paths = fold_paths([(_excluded_paths(raws, vocabulary), set())])
     return ResolvedRequest(
         text=request,
         intents=positive,
@@ -305,8 +316,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
         plural=bool(set(all_stems) & vocabulary.quantifiers) or _counted_plural(request),
         excluded_values=excluded_values,
         excluded_names=excluded_names,
-        excluded_paths=frozenset(p for _, p in paths),
-        excluded_reads=frozenset(p for mode, p in paths if mode == READ),
+        **paths.fields(1),
     )
 
 
@@ -474,6 +484,66 @@ def _scope_opener(raw: str, tokens: list[re.Match[str]], stems: tuple[str, ...],
     return 0
 
 
+@dataclass(frozen=True)
+class PathWords:
+    """The paths a conversation protects after its prompts were read in order (``fold_paths``)."""
+
+    active: dict[tuple[str, str], int]  # (mode, path): the prompt that protects it
+    lifted: dict[str, tuple[int, int]]  # path: (the prompt that protected it, the one that lifted it)
+
+    def fields(self, prompts: int) -> dict[str, Any]:
+        """The :class:`ResolvedRequest` fields they make."""
+        by: dict[str, int] = {}
+        for (_, p), n in self.active.items():
+            by[p] = max(by.get(p, 0), n)
+        return {
+            "excluded_paths": frozenset(p for _, p in self.active),
+            "excluded_reads": frozenset(p for mode, p in self.active if mode == READ),
+            "excluded_by": tuple(sorted(by.items())),
+            "lifted_paths": tuple(sorted((p, a, b) for p, (a, b) in self.lifted.items())),
+            "prompts": prompts,
+        }
+
+
+def fold_paths(prompts: Sequence[tuple[Iterable[tuple[str, str]], Iterable[tuple[str, str]]]]) -> PathWords:
+    """The paths protected after the user's prompts, in order, each (what it rules out, what it
+    allows): the latest word of the user on a path wins. A prompt that allows a change of a
+    path an earlier prompt protected ("OK, now you may edit src/app/config.py too", or its bare
+    name) lifts that protection from then on; a later "do not edit" imposes it again. Allowing a
+    read lifts only a protection from reading (the path stays protected from change). Within
+    one prompt the negation wins ("Update config.py. No, don't touch config.py."): a single
+    request is one word of the user, and what it rules out holds throughout (fail closed).
+    Only the user's prompts are read here: a tool output or the agent's own message lifts nothing."""
+    active: dict[tuple[str, str], int] = {}
+    lifted: dict[str, tuple[int, int]] = {}
+    for n, (ruled_out, allowed) in enumerate(prompts, 1):
+        for mode, a in allowed:
+            for (was, e), by in list(active.items()):
+                if not same_file(a, e):
+                    continue
+                if mode == CHANGE:
+                    del active[(was, e)]
+                    lifted[e] = (by, n)
+                elif was == READ:
+                    del active[(was, e)]
+                    active.setdefault((CHANGE, e), by)
+        for mode, p in ruled_out:
+            active[(mode, p)] = n
+            for e in [e for e in lifted if same_file(p, e) or same_file(e, p)]:
+                del lifted[e]  # imposed again: no longer lifted
+    return PathWords(active, lifted)
+
+
+def _authorised_paths(raws: Sequence[str], vocab: Vocabulary) -> set[tuple[str, str]]:
+    """(mode, path) for every path a clause of a prompt allows (``_paths.authorised_in_clause``)."""
+    found: set[tuple[str, str]] = set()
+    for raw in raws:
+        _check_give_up()
+        if raw and raw.strip():
+            found |= authorised_in_clause(raw.strip(), vocab)
+    return found
+
+
 def _excluded_paths(raws: Sequence[str], vocab: Vocabulary) -> set[tuple[str, str]]:
     """(mode, path) for every path a clause of the request rules out (``_paths``): ``change``
     (not to be changed) or ``read`` (not even read). Unlike a recipient, a path named elsewhere
@@ -518,7 +588,7 @@ def _mention(token: str) -> tuple[str, str] | None:
 
 #: Bump when what a reading holds, or how it is computed, changes: stored readings of another
 #: format are read again rather than trusted.
-READING_FORMAT = 2  # 2: readings hold the paths a prompt rules out
+READING_FORMAT = 3  # 2: readings hold the paths a prompt rules out; 3: and those it allows
 _JOIN = "\n\n"
 #: A prompt longer than twice this is read in chunks of about this many characters.
 CHUNK_CHARS = 65_536
@@ -552,6 +622,7 @@ class PromptReading:
     clean_start: bool  # joined after another prompt, it splits as it does alone
     clean_end: bool  # joined before another prompt, it splits as it does alone
     excluded_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_excluded_paths``
+    allowed_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_authorised_paths``
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -568,6 +639,7 @@ class PromptReading:
             "excluded_out": sorted(map(list, self.excluded_out)),
             "clean": [self.clean_start, self.clean_end],
             "excluded_paths": sorted(map(list, self.excluded_paths)),
+            "allowed_paths": sorted(map(list, self.allowed_paths)),
         }
 
     @classmethod
@@ -588,6 +660,7 @@ class PromptReading:
             clean_start=bool(start),
             clean_end=bool(end),
             excluded_paths=frozenset((str(a), str(b)) for a, b in data["excluded_paths"]),
+            allowed_paths=frozenset((str(a), str(b)) for a, b in data["allowed_paths"]),
         )
 
 
@@ -628,6 +701,7 @@ def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
         clean_start=bool(text) and not text[0].isspace(),
         clean_end=bool(text) and not text[-1].isspace() and bool(joined) and joined[-1][0] == len(text),
         excluded_paths=frozenset(_excluded_paths(raws, vocab)),
+        allowed_paths=frozenset(_authorised_paths(raws, vocab)),
     )
 
 
@@ -678,18 +752,21 @@ def cut_prompt(text: str, size: int | None = None) -> tuple[list[str], list[str]
     return chunks, joints
 
 
-def _pieces_of(parts: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The chunks of every part, in order, and the text between each two (a part's own line
-    break, or the blank line joining two parts): joined, they give ``"\\n\\n".join(parts)``."""
+def _pieces_of(parts: Sequence[str]) -> tuple[list[str], list[str], list[int]]:
+    """The chunks of every part, in order, the text between each two (a part's own line
+    break, or the blank line joining two parts): joined, they give ``"\\n\\n".join(parts)``;
+    and the part each chunk comes from."""
     pieces: list[str] = []
     joints: list[str] = []
+    owners: list[int] = []
     for i, part in enumerate(parts):
         chunks, inner = cut_prompt(part)
         if i:
             joints.append(_JOIN)
         pieces += chunks
         joints += inner
-    return pieces, joints
+        owners += [i] * len(chunks)
+    return pieces, joints, owners
 
 
 def reading_keys(parts: Sequence[str], vocab: Vocabulary) -> set[str]:
@@ -738,6 +815,9 @@ def resolve_parts(
     text's: where two parts would not split apart as they do alone, they are read together.
     A part of megabytes is read in chunks (:func:`cut_prompt`), each kept on its own, and
     combined only once every chunk is read: nothing is decided on part of a prompt.
+    One thing differs, on purpose: the paths protected, which follow the parts in order
+    (:func:`fold_paths`): a later prompt that allows a change of a path an earlier one
+    protected lifts that protection, while the whole text read as one request keeps it.
     """
     request = _JOIN.join(parts)
     if not parts:
@@ -745,8 +825,10 @@ def resolve_parts(
     # One part is read through its kept reading too: a session of one very long prompt (a
     # pasted log of megabytes) was read in full again at every tool check, which alone could
     # take longer than Claude Code waits for a hook.
-    pieces, joints = _pieces_of(parts)
-    readings = [_reading(p, vocabulary, store) for p in pieces]
+    pieces, joints, owners = _pieces_of(parts)
+    chunk_readings = [_reading(p, vocabulary, store) for p in pieces]
+    readings = list(chunk_readings)
+    held = [[c] for c in range(len(pieces))]  # the chunks each piece is made of
     i = 0
     while i < len(joints):
         if (
@@ -762,6 +844,19 @@ def resolve_parts(
         pieces[i : i + 2] = [merged]
         del joints[i]
         readings[i : i + 2] = [_reading(merged, vocabulary, None)]
+        held[i : i + 2] = [held[i] + held[i + 1]]
+    # What each prompt protects or allows is read per prompt, in order, however they join: a
+    # piece within one prompt speaks for that prompt, one read across prompts by its chunks.
+    said: list[tuple[set[tuple[str, str]], set[tuple[str, str]]]] = [(set(), set()) for _ in parts]
+    for reading, chunks in zip(readings, held, strict=True):
+        prompts = {owners[c] for c in chunks}
+        by_prompt = (
+            [(owners[chunks[0]], reading)] if len(prompts) == 1 else [(owners[c], chunk_readings[c]) for c in chunks]
+        )
+        for n, r in by_prompt:
+            said[n][0].update(r.excluded_paths)
+            said[n][1].update(r.allowed_paths)
+    paths = fold_paths(said).fields(len(parts))
     clauses = tuple(c for r in readings for c in r.clauses)
     positive = frozenset(k for c in clauses for k in c.kinds)
     negated = frozenset(k for c in clauses for k in c.negated) - positive
@@ -786,8 +881,7 @@ def resolve_parts(
         plural=any(r.plural for r in readings) or (len(pieces) > 1 and _counted_plural(request)),
         excluded_values=frozenset(v for kind, v in ruled_out if kind == "value"),
         excluded_names=frozenset(v for kind, v in ruled_out if kind == "name"),
-        excluded_paths=frozenset(p for r in readings for _, p in r.excluded_paths),
-        excluded_reads=frozenset(p for r in readings for mode, p in r.excluded_paths if mode == READ),
+        **paths,
     )
 
 

@@ -26,11 +26,13 @@ __all__ = [
     "CHANGE",
     "CHANGE_KINDS",
     "READ",
+    "authorised_in_clause",
     "command_paths",
     "command_targets",
     "excluded_in_clause",
     "matching_exclusion",
     "normalise_path",
+    "same_file",
 ]
 
 CHANGE = "change"  # the path may not be changed (written, edited, deleted, moved)
@@ -150,6 +152,69 @@ def excluded_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
         else:
             i = after
     return found
+
+
+def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
+    """The (mode, path) pairs one clause of a prompt positively allows: the paths it names when
+    it has an un-negated change verb (``change``: "OK, now you may edit src/app/config.py too",
+    "go ahead and update config.py", "don't forget to edit config.py") or, failing one, a read
+    verb (``read``: "you can open .env now"), named after that verb. A later prompt's allowance lifts an earlier
+    prompt's protection of the same path (see ``_intent.fold_paths``), so this reads narrowly
+    and, where unsure, allows nothing: a question ("did you edit config.py?"), a verb in the
+    past ("you edited config.py"), a path before the verb ("config.py: edit it") or a verb within a negation's reach allow nothing, and a path
+    the same clause rules out ("edit main.py, not config.py") is not allowed."""
+    if ("/" not in raw and "." not in raw) or raw.rstrip().endswith("?"):
+        return set()
+    tokens = _tokens(raw)
+    if not any(kind == "path" for kind, *_ in tokens):
+        return set()
+    stems = stem_all(["\0" if kind == "path" else text for kind, text, *_ in tokens])
+    found: dict[str, str] = {}
+    mode: str | None = None
+    negated_until = -1
+    i = 0
+    while i < len(tokens):
+        kind, text, _, _ = tokens[i]
+        if kind == "path":
+            if mode is not None and found.get(text) != CHANGE:
+                found[text] = mode  # after the verb: what it allows
+            i += 1
+            continue
+        neg = _negator(stems, i, vocab)
+        if neg:
+            after = i + neg
+            if after < len(stems) and stems[after] in vocab.cancellers:
+                i = after + 1  # "don't forget to edit X" asks for the edit
+                continue
+            negated_until = after + _VERB_REACH
+            i = after
+            continue
+        if i < negated_until or (text.endswith("ed") and stems[i] != text):
+            i += 1  # a negated verb, a verb in the past
+            continue
+        hits = [n for k, n in vocab.kinds_at(stems, i) if k in CHANGE_KINDS and not vocab.is_noun_use(stems, i, n)]
+        if hits or stems[i] in _LEAVE_ALONE:
+            mode = CHANGE
+        elif stems[i] in _READ_VERBS and mode is None:
+            mode = READ
+        i += max(hits, default=1)
+    if not found:
+        return set()
+    ruled_out = {p for _, p in excluded_in_clause(raw, vocab)}
+    return {(m, p) for p, m in found.items() if p not in ruled_out}
+
+
+def same_file(allowed: str, excluded: str) -> bool:
+    """Whether an allowance names the path a protection named: the same path (normalised; an
+    absolute one matched by its end), or the bare file name of it ("config.py" for
+    src/app/config.py). A path under a protected folder does not lift the folder's protection,
+    and a longer path does not lift a bare name's (which covers a file of that name anywhere)."""
+    a, e = normalise_path(allowed), normalise_path(excluded)
+    if not a or not e:
+        return False
+    if a == e or ("/" not in a and posixpath.basename(e) == a):
+        return True
+    return (e.startswith("/") and e.endswith("/" + a)) or (a.startswith("/") and "/" in e and a.endswith("/" + e))
 
 
 def _negator(stems: Sequence[str], i: int, vocab: Vocabulary) -> int:
