@@ -15,7 +15,7 @@ from intently import Intently
 from intently.gate import Level
 from intently.gate._bundle import default_bundle
 from intently.gate._intent import resolve, resolve_parts
-from intently.gate._paths import command_targets
+from intently.gate._paths import command_targets, read_command, sweep_covers
 
 S = {"type": "string"}
 
@@ -208,3 +208,52 @@ def test_explain_names_the_prompt_that_protected_and_the_one_that_lifted(ix: Int
     text = ix.gate.explain(s.id)["text"]
     assert "It said not to change: .env (prompt 3)." in text
     assert "A later prompt allowed changing again: src/app/config.py (said in prompt 1, lifted by prompt 2)." in text
+
+
+@pytest.mark.parametrize(
+    ("command", "targets", "sweeps", "opaque"),
+    [
+        ("find src/app -name config.py -delete", [], [("src/app", "config.py")], False),
+        ("find . -name config.py -exec rm {} +", [], [(".", "config.py")], False),
+        ("find src -name '*.py' | xargs -0 rm -f", [], [("src", "*.py")], False),
+        ("echo src/app/config.py | xargs rm", [], [("src/app/config.py", None)], False),
+        ("perl -0pi -e 's/a/b/' src/app/config.py", ["src/app/config.py"], [], False),
+        ("perl -i.bak -pe 's/a/b/' a.py b.py", ["a.py", "b.py"], [], False),
+        ("awk -i inplace -v x=1 '{print}' src/app/config.py", ["src/app/config.py"], [], False),
+        ("patch -p0 src/app/config.py fix.patch", ["src/app/config.py"], [], False),
+        ("rm -rf src/app build", ["src/app", "build"], [("src/app", None), ("build", None)], False),
+        ("git restore .", ["."], [(".", None)], False),
+        ("patch -p1 < fix.patch", [], [], True),  # the patch says which files change
+        ("git apply fix.patch", [], [], True),
+        ("python fix.py src/app/config.py", [], [], True),
+        ("make", [], [], True),
+        ("find src -name config.py -exec sh -c 'echo > {}' \\;", [], [], True),
+        ("git diff --output=src/app/config.py", [], [], True),
+        ("cat src/app/config.py | grep DEBUG", [], [], False),  # reads only
+        ("find src -name config.py", [], [], False),
+    ],
+)
+def test_what_a_command_changes_folders_and_programs_included(
+    command: str, targets: list[str], sweeps: list[tuple[str, str | None]], opaque: bool
+) -> None:
+    read = read_command(command)
+    assert read is not None
+    assert (read.targets, read.sweeps, bool(read.opaque)) == (targets, sweeps, opaque)
+
+
+@pytest.mark.parametrize(
+    ("folder", "pattern", "protected", "covers"),
+    [
+        ("src", None, "src/app/config.py", True),
+        (".", None, "src/app/config.py", True),
+        ("src/app", "config.py", "src/app/config.py", True),
+        ("src", "*.py", "config.py", True),  # a bare name: a file of that name anywhere
+        ("src", "*.md", "src/app/config.py", False),
+        ("build", None, "src/app/config.py", False),
+        ("src/lib/deep", None, "src/lib", True),  # inside a protected folder
+        ("/home/alice/proj/src", None, "src/app/config.py", True),  # Claude Code's absolute paths
+        ("build", None, "config.py", False),  # a folder's removal says nothing of a bare name
+    ],
+)
+def test_what_changing_a_folder_covers(folder: str, pattern: str | None, protected: str, covers: bool) -> None:
+    assert sweep_covers(folder, pattern, protected) is covers

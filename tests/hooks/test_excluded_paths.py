@@ -140,3 +140,83 @@ def test_a_later_prompt_lifts_the_protection_through_real_hook_processes(
     decision, reason = _answer(run_hook(_tool(project, "Edit", edit)))
     assert decision == "deny"
     assert "the request says not to change config.py (prompt 3 of 3)" in reason
+
+
+# -- writers the gate could not trace --------------------------------------------------------
+
+TRACED_WRITERS = [
+    "find src/app -name config.py -delete",
+    "find . -name config.py -exec rm {} \\;",
+    "echo src/app/config.py | xargs rm",
+    "find src -name '*.py' | xargs rm -f",
+    "perl -lpi -e 's/False/True/' src/app/config.py",
+    "awk -i inplace '{sub(/False/, \"True\")} 1' src/app/config.py",
+    "patch src/app/config.py fix.patch",
+    "rm -rf src/app",
+    "git checkout .",
+]
+
+
+@pytest.mark.parametrize("command", TRACED_WRITERS)
+def test_writers_traced_to_the_protected_file_are_denied(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """Each ran with the user's confirmation (or, trusted, without one) though it changes the
+    file the user protected: find -delete, xargs rm, perl -i, awk -i inplace, patch FILE and
+    a folder removed or reverted whole were not read as changing it."""
+    _files(project)
+    programs = '["find", "echo", "xargs", "perl", "awk", "patch", "rm", "git"]'
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", programs)
+    set_config(ix.home.config_path, "hooks", "shell_trusted", programs)
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert decision == "deny", reason
+    assert "the request says not to change src/app/config.py" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -c \"open('src/app/config.py', 'w').write('DEBUG = True')\"",
+        "python fix.py src/app/config.py",
+        "python3 tools/fix.py --target=config.py",
+    ],
+)
+def test_an_opaque_program_naming_the_protected_file_needs_a_person(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """Trusted ("python" on shell_trusted), such a command ran without anyone asked: the gate
+    cannot tell what it writes, and it names the file the user protected."""
+    _files(project)
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["python", "python3"]')
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["python", "python3"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert decision == "ask", reason
+    assert "may change src/app/config.py, which the request says not to change" in reason
+    # The same program on another file is decided as before: trusted, or asked (python -c) as allow-listed.
+    other = command.replace("src/app/config.py", "tests/test_api.py").replace("config.py", "test_api.py")
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": other})))
+    assert "may change" not in reason
+    assert decision == ("ask" if " -c " in command else "defer"), reason
+
+
+def test_untraced_writers_through_real_hook_processes(ix: Intently, project: Path, run_hook: HookRunner) -> None:
+    _files(project)
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["find", "python"]')
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["find", "python"]')
+    assert run_hook(event("UserPromptSubmit", project, prompt=PROMPT)).returncode == 0
+    decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": "find src/app -name config.py -delete"})))
+    assert decision == "deny" and "not to change src/app/config.py" in reason
+    decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": "python fix.py src/app/config.py"})))
+    assert decision == "ask" and "may change src/app/config.py" in reason
+
+
+@pytest.mark.parametrize("command", ["cat src/app/config.py", "grep -n DEBUG src/app/config.py"])
+def test_reading_the_protected_file_in_a_trusted_command_stays_allowed(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    _files(project)
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["cat", "grep"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    assert _answer(handle(_tool(project, "Bash", {"command": command})))[0] == "defer"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["SHELL_OPERATOR", "allowlisted", "harmless"]
+__all__ = ["SHELL_OPERATOR", "allowlisted", "harmless", "writes_or_runs"]
 
 #: A pipe, a sequence, a redirection, a substitution or an escape. An allow-listed prefix
 #: says which program runs; any of these would let the rest of the line run something else.
@@ -48,3 +48,10 @@ def harmless(command: str, prefixes: Iterable[str]) -> bool:
     if not allowlisted(command, prefixes) or _SHELL_REWRITES.search(command):
         return False
     return not any(_WRITES_OR_RUNS.fullmatch(word) for word in command.split()) and not _GUARDED.search(command)
+
+
+def writes_or_runs(word: str) -> bool:
+    """Whether one argument makes a reading program write a file or run another one
+    (``--output=F``, ``-exec``, ``-delete``, ``-c``): the gate's reading of which files a
+    command changes treats such a program as one it cannot trace."""
+    return bool(_WRITES_OR_RUNS.fullmatch(word))

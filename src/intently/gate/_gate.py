@@ -25,7 +25,7 @@ from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
-from ._paths import CHANGE_KINDS, command_paths, command_targets, matching_exclusion
+from ._paths import CHANGE_KINDS, command_paths, matching_exclusion, named_in, read_command, sweep_covers
 from ._payees import mismatch, payee_clauses
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._values import (
@@ -370,6 +370,14 @@ class Session:
                             rules, reason = (*rules, "excluded-path"), f"{reason}; and {why}"
                         else:
                             level, rules, reason = Level.BLOCK, ("excluded-path",), why
+                    elif facts["path_named"]:
+                        # A program the gate cannot trace names a protected path: a person
+                        # decides, whatever an allow-list or a trusted entry would say.
+                        why = facts["named_path_values"]
+                        if level in (Level.ALLOW, Level.WARN):
+                            level, rules, reason = Level.CONFIRM, ("excluded-path-named",), why
+                        else:
+                            rules, reason = (*rules, "excluded-path-named"), f"{reason}; and {why}"
                     elif facts["path_lifted"]:
                         # Say why a path the user once protected may be changed now.
                         reason = f"{reason}; {facts['lifted_path_values']}"
@@ -580,7 +588,7 @@ class Session:
                             f"{address!r} in {arg} (from an instruction in {', '.join(sorted(srcs))})"
                         )
         commands = [str(v) for a, v in args.items() if contract.role_of(a) is Role.COMMAND]
-        excluded_paths, lifted_paths = self._excluded_paths(contract, args)
+        excluded_paths, lifted_paths, named_paths = self._excluded_paths(contract, args)
         # Whatever leaves with the call: a search's query reaches the search engine.
         texts = [
             str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL, Role.QUERY)
@@ -619,6 +627,8 @@ class Session:
             "excluded_values": "; ".join(excluded),
             "path_excluded": bool(excluded_paths),
             "excluded_path_values": "; ".join(excluded_paths),
+            "path_named": bool(named_paths),
+            "named_path_values": "; ".join(named_paths),
             "path_lifted": bool(lifted_paths),
             "lifted_path_values": "; ".join(lifted_paths),
             "destination_lookalike": bool(lookalikes),
@@ -651,7 +661,7 @@ class Session:
             facts[f"{g}_sources"] = ", ".join(sorted(sources[g]))
         return facts, provenance
 
-    def _excluded_paths(self, contract: Contract, args: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    def _excluded_paths(self, contract: Contract, args: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
         """The paths of this call the request ruled out ("do not edit src/app/config.py"), each
         as ``arg 'value': the request says not to change <what the user named>`` (and, in a
         conversation of several prompts, which prompt said so): any path a change names (a file
@@ -660,24 +670,34 @@ class Session:
         allowed. Kinds alone cannot say this: "Fix tests/test_api.py. Do not edit
         src/app/config.py." authorises ``update``, and so did the edit of config.py.
 
+        A command is read with ``_paths.read_command``: a folder it changes whole (``rm -rf
+        src``, ``git checkout .``, ``find src -name config.py -delete``, ``find ... | xargs rm``)
+        counts as changing every protected path under it.
+
         Second, the paths of this call whose protection a later prompt lifted ("now you may
-        edit config.py"), saying which prompts: a decision on them names its grounds."""
+        edit config.py"), saying which prompts: a decision on them names its grounds. Third,
+        the protected paths a command names for a program whose writes cannot be traced
+        (``python fix.py src/app/config.py``, ``python -c "open('src/app/config.py', 'w')"``):
+        such a call is never allowed silently, whatever the allow-list says."""
         req = self.request
         if not (req.excluded_paths or req.excluded_reads or req.lifted_paths):
-            return [], []
+            return [], [], []
         changes = contract.side_effect in _CHANGES_FILES or bool(contract.kinds & CHANGE_KINDS)
         protected = req.excluded_paths if changes else req.excluded_reads
         by = dict(req.excluded_by)
         lifted = {p: (a, b) for p, a, b in req.lifted_paths}
         found: list[str] = []
         freed: list[str] = []
+        opaque: list[str] = []
+
+        def said_in(named: str) -> str:
+            return f" (prompt {by[named]} of {req.prompts})" if req.prompts > 1 and named in by else ""
 
         def hit(arg: str, value: str, among: frozenset[str], change: bool) -> None:
             named = matching_exclusion(value, among)
             if named is not None:
                 verb = "read or change" if named in req.excluded_reads else "change"
-                said = f" (prompt {by[named]} of {req.prompts})" if req.prompts > 1 and named in by else ""
-                found.append(f"{arg} {value!r}: the request says not to {verb} {named}{said}")
+                found.append(f"{arg} {value!r}: the request says not to {verb} {named}{said_in(named)}")
             elif change and (was := matching_exclusion(value, lifted)) is not None:
                 a, b = lifted[was]
                 freed.append(f"{arg} {value!r}: prompt {b} allowed changing {was} again (prompt {a} had said not to)")
@@ -689,12 +709,28 @@ class Session:
                     if isinstance(scalar, str):
                         hit(arg, scalar, protected, changes)
             elif role is Role.COMMAND and isinstance(value, str):
-                targets = command_targets(value)
-                for word in command_paths(value) if targets is None else targets:
+                reading = read_command(value)
+                for word in command_paths(value) if reading is None else reading.targets:
                     hit(arg, word, req.excluded_paths, True)
                 for word in command_paths(value) if req.excluded_reads else []:
                     hit(arg, word, req.excluded_reads, False)
-        return list(dict.fromkeys(found)), list(dict.fromkeys(freed))
+                if reading is None:
+                    continue
+                for folder, pattern in reading.sweeps:  # rm -rf src, find src -name config.py -delete
+                    for named in sorted(req.excluded_paths):
+                        if sweep_covers(folder, pattern, named):
+                            what = f"{folder}/{pattern}" if pattern else folder
+                            found.append(
+                                f"{arg} changes {what}: the request says not to change {named}{said_in(named)}"
+                            )
+                for named in named_in(reading.opaque, req.excluded_paths):
+                    opaque.append(
+                        f"{arg} {value!r} runs a program that may change {named}, which the request says not to "
+                        f"change{said_in(named)}; the gate cannot tell what it writes, so it runs only with your approval"
+                    )
+        if found:
+            opaque = []
+        return list(dict.fromkeys(found)), list(dict.fromkeys(freed)), list(dict.fromkeys(opaque))
 
     def _amount_made_up(self, value: Any) -> bool:
         """Whether a payment's amount is one nothing gave: seen nowhere in the session (not the

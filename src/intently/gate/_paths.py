@@ -15,10 +15,13 @@ itself a read ("don't open X").
 
 from __future__ import annotations
 
+import fnmatch
+import itertools
 import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from ._vocabulary import Vocabulary, stem_all
 
@@ -26,13 +29,17 @@ __all__ = [
     "CHANGE",
     "CHANGE_KINDS",
     "READ",
+    "CommandReading",
     "authorised_in_clause",
     "command_paths",
     "command_targets",
     "excluded_in_clause",
     "matching_exclusion",
+    "named_in",
     "normalise_path",
+    "read_command",
     "same_file",
+    "sweep_covers",
 ]
 
 CHANGE = "change"  # the path may not be changed (written, edited, deleted, moved)
@@ -281,78 +288,322 @@ def matching_exclusion(path: str, excluded: Iterable[str]) -> str | None:
 
 # Programs whose every operand is a file they change (or remove).
 _CHANGES_ALL = frozenset({"rm", "unlink", "shred", "truncate", "touch", "rmdir", "mv", "tee", "chmod", "chown"})
+# Of those, the ones that change a whole folder they are given, and so every path under it
+# ("rm -rf src" removes src/app/config.py).
+_CHANGES_TREE = frozenset({"rm", "rmdir", "shred", "mv", "chmod", "chown"})
 # Programs that write their last operand (the destination).
 _CHANGES_LAST = frozenset({"cp", "install", "ln", "rsync"})
-# git subcommands that change the named files.
-_GIT_CHANGES = frozenset({"rm", "mv", "checkout", "restore", "reset", "apply", "stash"})
+# git subcommands that change the named files (a folder, "." included, with all under it).
+_GIT_CHANGES = frozenset({"rm", "mv", "checkout", "restore", "reset", "stash"})
+# git subcommands that change no file of the working tree they name.
+_GIT_READS = frozenset(
+    {"add", "blame", "branch", "commit", "diff", "fetch", "grep", "log", "ls-files", "show", "status", "tag"}
+)
+# Programs that only read the files they name (while no argument makes them write or run
+# something else, ``core.shell.writes_or_runs``): a protected path they name is only read.
+_READS = frozenset(
+    {
+        *("cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "wc", "diff", "cmp"),
+        *("ls", "stat", "file", "nl", "du", "tree", "echo", "printf", "pwd", "cd", "test", "[", "true"),
+        *("false", "which", "type", "basename", "dirname", "realpath", "readlink", "sort", "uniq", "cut"),
+        *("tr", "column", "find", "xxd", "od", "md5sum", "sha256sum", "mypy", "flake8"),
+    }
+)
+# xargs options that take a value.
+_XARGS_VALUED = frozenset({"-n", "-I", "-L", "-P", "-d", "-a", "-s", "-E", "--max-args", "--max-procs"})
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
 _REDIRECTS = re.compile(r"\d*(?:>|>>|>\||&>|&>>)")
+# A perl flag cluster that edits in place (-i, -pi, -0pi, -i.bak; after the i, its backup suffix).
+_PERL_IN_PLACE = re.compile(r"-[0-9a-hj-zA-HJ-Z]*i.*")
+# A perl flag cluster whose next word is the program text (-e, -pe, -lne).
+_PERL_SCRIPT = re.compile(r"-[0-9a-hj-zA-HJ-Z]*[eE]")
+
+
+@dataclass
+class CommandReading:
+    """What a shell command changes, as far as its words (split with ``shlex``) show.
+
+    ``targets``: the files it changes (``rm a.py``, ``> a.py``, ``sed -i ... a.py``);
+    ``sweeps``: (folder, name pattern or ``None``) for what it changes under a folder
+    (``rm -rf src``, ``find src -name config.py -delete``, ``git checkout .``, or every path
+    an ``xargs rm`` is fed by a ``find`` or a literal ``echo`` before it); ``opaque``: the
+    words of programs whose writes the gate cannot trace (``python fix.py a.py``,
+    ``python -c "open('a.py', 'w')"``, ``make``, ``sh -c ...``): a protected path among them
+    may be changed, so such a call waits for a person."""
+
+    targets: list[str] = field(default_factory=list)
+    sweeps: list[tuple[str, str | None]] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+
+    def add(self, other: CommandReading) -> None:
+        self.targets += other.targets
+        self.sweeps += other.sweeps
+        self.opaque += other.opaque
 
 
 def command_targets(command: str) -> list[str] | None:
     """The paths a shell command would change, as far as its words show: the operands of
     ``rm``, ``mv``, ``truncate``, ``touch``, ``tee``, the destination of ``cp``, the files of
-    ``sed -i``, ``of=`` of ``dd``, ``git rm``/``checkout``/``restore`` and every ``>``/``>>``
-    target. ``None`` when the command cannot be split into words (unbalanced quotes): the
-    caller then treats every path it names as changed (fail closed)."""
+    ``sed -i``, ``perl -i``, ``awk -i inplace`` and ``patch``, ``of=`` of ``dd``, ``git
+    rm``/``checkout``/``restore`` and every ``>``/``>>`` target. ``None`` when the command
+    cannot be split into words (unbalanced quotes): the caller then treats every path it
+    names as changed (fail closed). :func:`read_command` says more (folders, opaque programs)."""
+    reading = read_command(command)
+    return None if reading is None else reading.targets
+
+
+def read_command(command: str) -> CommandReading | None:
+    """:class:`CommandReading` of a shell command, or ``None`` when it does not split into words."""
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
         lexer.whitespace_split = True
         words = list(lexer)
     except ValueError:
         return None
-    targets: list[str] = []
+    out = CommandReading()
     segment: list[str] = []
+    piped: list[list[str]] = []  # the earlier commands of this pipeline: what feeds an xargs
+    given: list[str] = []  # files given on standard input ("< fix.patch")
+
+    def done() -> None:
+        read = _segment(segment, piped)
+        if read.opaque:
+            read.opaque += given
+        out.add(read)
+
     i = 0
     while i < len(words):
         word = words[i]
+        if word == "<":
+            if i + 1 < len(words) and words[i + 1] not in _OPERATORS:
+                given.append(words[i + 1])
+            i += 2
+            continue
         if _REDIRECTS.fullmatch(word):
             # punctuation_chars splits "2>" into "2", ">": a digit before it is a descriptor
             if segment and segment[-1].isdigit() and i > 0 and words[i - 1] == segment[-1]:
                 segment.pop()
             if i + 1 < len(words) and not words[i + 1].startswith("&") and words[i + 1] not in _OPERATORS:
-                targets.append(words[i + 1])
+                out.targets.append(words[i + 1])
             i += 2
             continue
         if word in _OPERATORS:
-            targets += _segment_targets(segment)
-            segment = []
-        elif word != "<":
+            done()
+            piped = [*piped, segment] if word in ("|", "|&") else []
+            segment, given = [], []
+        else:
             segment.append(word)
         i += 1
-    targets += _segment_targets(segment)
-    return targets
+    done()
+    return out
 
 
-def _segment_targets(words: list[str]) -> list[str]:
-    """The files one simple command (no operators) changes."""
+def _segment(words: list[str], piped: Sequence[list[str]] = ()) -> CommandReading:
+    """What one simple command (no operators) changes; ``piped``: the commands feeding it."""
+    from ..core.shell import writes_or_runs
+
     while words and (("=" in words[0] and not words[0].startswith("-")) or words[0] in ("sudo", "command", "env")):
         words = words[1:]  # FOO=1 cmd, sudo cmd
     if not words:
-        return []
+        return CommandReading()
     program = posixpath.basename(words[0])
     args = words[1:]
     operands = [a for a in args if not a.startswith("-")]
     if program in _CHANGES_ALL:
-        return operands
+        tree = [(o, None) for o in operands if program in _CHANGES_TREE and (program != "mv" or o != operands[-1])]
+        return CommandReading(targets=operands, sweeps=list(tree))
     if program in _CHANGES_LAST:
-        return operands[-1:]
+        return CommandReading(targets=operands[-1:])
     if program == "dd":
-        return [a[3:] for a in args if a.startswith("of=")]
-    if program in ("sed", "perl") and any(a.startswith(("-i", "--in-place")) or a == "-pi" for a in args):
-        files: list[str] = []
-        scripted = skip = False
-        for a in args:  # the script is the first operand, or the value of -e / -f
-            if skip:
-                skip = False
-            elif a in ("-e", "--expression", "-f", "--file"):
-                skip = scripted = True
-            elif not a.startswith("-"):
-                files.append(a)
-        return files if scripted else files[1:]
+        return CommandReading(targets=[a[3:] for a in args if a.startswith("of=")])
+    if program == "sed" and any(a.startswith(("-i", "--in-place")) for a in args):
+        return CommandReading(targets=_edited_files(args, ("-e", "--expression", "-f", "--file")))
+    if program == "perl" and any(_PERL_IN_PLACE.fullmatch(a) for a in args):
+        return CommandReading(targets=_perl_files(args))
+    if program in ("awk", "gawk") and _awk_in_place(args):
+        return CommandReading(targets=_edited_files(args, ("-f", "--file", "-v", "-F", "-i", "--include")))
+    if program == "patch":
+        return _patch(args)
     if program == "git" and operands and operands[0] in _GIT_CHANGES:
-        return operands[1:]
-    return []
+        changed = operands[1:]
+        return CommandReading(targets=changed, sweeps=[(o, None) for o in changed])
+    if program == "git" and operands and operands[0] == "apply":
+        return CommandReading(opaque=list(words))  # the patch says which files change
+    if program == "git" and operands and operands[0] in _GIT_READS and not any(map(writes_or_runs, args)):
+        return CommandReading()
+    if program == "find":
+        return _find(args)
+    if program == "xargs":
+        return _xargs(args, piped)
+    if program in _READS and not any(map(writes_or_runs, args)):
+        return CommandReading()
+    return CommandReading(opaque=list(words))  # an interpreter, a build tool: what it writes cannot be read here
+
+
+def _edited_files(args: Sequence[str], valued: Sequence[str]) -> list[str]:
+    """The files a ``sed -i`` or ``awk -i inplace`` edits: its operands after the program text
+    (the first operand, unless a ``valued`` option such as ``-e`` or ``-f`` gave it)."""
+    files: list[str] = []
+    scripted = skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in valued:
+            skip = True
+            scripted = scripted or a in ("-e", "--expression", "-f", "--file")
+        elif not a.startswith("-"):
+            files.append(a)
+    return files if scripted else files[1:]
+
+
+def _perl_files(args: Sequence[str]) -> list[str]:
+    files: list[str] = []
+    scripted = skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a.startswith("-") and not a.startswith("--"):
+            if _PERL_SCRIPT.fullmatch(a) or a in ("-e", "-E"):
+                skip = scripted = True  # the program text follows
+        elif not a.startswith("-"):
+            files.append(a)
+    return files if scripted else files[1:]
+
+
+def _awk_in_place(args: Sequence[str]) -> bool:
+    return any((a in ("-i", "--include") and b == "inplace") for a, b in itertools.pairwise(args)) or any(
+        a in ("-iinplace", "--include=inplace") for a in args
+    )
+
+
+def _patch(args: Sequence[str]) -> CommandReading:
+    """``patch [options] [file [patchfile]]``: the file it patches, and ``-o`` its output. With
+    no file named the patch itself says which files change: that cannot be read here."""
+    out = CommandReading()
+    operands: list[str] = []
+    skip = ""
+    for a in args:
+        if skip:
+            if skip in ("-o", "--output"):
+                out.targets.append(a)
+            skip = ""
+        elif a in ("-o", "--output", "-i", "--input", "-d", "--directory", "-r", "-B", "-p", "-F", "-D", "-z", "-V"):
+            skip = a
+        elif a.startswith(("--output=", "-o")) and len(a) > 2 and not a.startswith("--"):
+            out.targets.append(a[2:])
+        elif a.startswith("--output="):
+            out.targets.append(a.split("=", 1)[1])
+        elif not a.startswith("-"):
+            operands.append(a)
+    if operands:
+        out.targets.append(operands[0])
+    else:
+        out.opaque = ["patch", *args]
+    return out
+
+
+def _find(args: Sequence[str]) -> CommandReading:
+    """``find`` changes files only through an action: ``-delete``, or ``-exec``/``-execdir``/
+    ``-ok`` of a program that changes what it is given. What it changes is every file under
+    its starting folders (or only those matching its ``-name``). Any other action runs a
+    program the gate cannot trace."""
+    starts: list[str] = []
+    pattern: str | None = None
+    changes = False
+    opaque: list[str] = []
+    i = 0
+    while i < len(args) and not args[i].startswith(("-", "(", "!")):
+        starts.append(args[i])
+        i += 1
+    while i < len(args):
+        a = args[i]
+        if a in ("-name", "-iname", "-path", "-wholename") and i + 1 < len(args):
+            pattern = args[i + 1] if a in ("-name", "-iname") else posixpath.basename(args[i + 1])
+            i += 2
+            continue
+        if a == "-delete":
+            changes = True
+        elif a in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "+", "\\;")), len(args))
+            run = [w for w in args[i + 1 : end] if w != "{}"]
+            inner = _segment(run) if run else CommandReading()
+            if inner.targets or inner.sweeps or (run and posixpath.basename(run[0]) in _CHANGES_ALL):
+                changes = True
+            elif inner.opaque:
+                opaque += [*starts, *([pattern] if pattern else []), *inner.opaque]
+            i = end + 1
+            continue
+        elif a.startswith("-fprint") or a == "-fls":
+            opaque += args[i : i + 2]
+        i += 1
+    sweeps = [(s, pattern) for s in starts or ["."]] if changes else []
+    return CommandReading(sweeps=sweeps, opaque=opaque)
+
+
+def _xargs(args: Sequence[str], piped: Sequence[list[str]]) -> CommandReading:
+    """``... | xargs PROGRAM``: PROGRAM runs on the words fed to it. When it changes files, what
+    it changes is what the commands before it list: a ``find``'s files, or the literal words of
+    an ``echo``, ``ls`` or ``git ls-files`` (each, and what is under it for a folder)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _XARGS_VALUED else 1
+    run = list(args[i:]) or ["echo"]
+    inner = _segment(run)
+    fed: list[tuple[str, str | None]] = []
+    for words in piped:
+        program = posixpath.basename(words[0]) if words else ""
+        if program == "find":
+            found = _find([*words[1:], "-delete"])
+            fed += found.sweeps
+        else:
+            fed += [(w, None) for w in words[1:] if not w.startswith("-") and w != "ls-files"]
+    if inner.opaque:
+        inner.opaque += [s for s, _ in fed] + [p for _, p in fed if p]
+        return inner
+    if inner.targets or inner.sweeps or posixpath.basename(run[0]) in _CHANGES_ALL:
+        inner.sweeps += fed
+    return inner
+
+
+def sweep_covers(folder: str, pattern: str | None, excluded: str) -> bool:
+    """Whether changing what lies under ``folder`` (named ``pattern``, when given) changes the
+    protected path ``excluded``: it lies under the folder (``.`` is the whole project), or the
+    folder lies under it; a bare protected name (``config.py``) only when ``pattern`` names it."""
+    f, e = normalise_path(folder), normalise_path(excluded)
+    if not e:
+        return False
+    if pattern is not None and not fnmatch.fnmatchcase(posixpath.basename(e), pattern):
+        return not _FILE_NAME.fullmatch(posixpath.basename(e)) and _under(e, f)  # a protected folder inside
+    if "/" not in e and pattern is not None:
+        return True  # a file of that name, wherever it lies
+    return _under(e, f) or (bool(f) and matching_exclusion(f, [excluded]) is not None)
+
+
+def _under(e: str, f: str) -> bool:
+    """Whether path ``e`` is ``f`` or lies under it (``f`` empty: the project, for a relative ``e``)."""
+    if not f:
+        return not e.startswith("/")
+    if f.startswith("/") and not e.startswith("/"):
+        # An absolute folder, a project-relative path: matched by its end, as for a file.
+        steps = e.split("/")
+        return any(f.endswith("/" + "/".join(steps[:k])) for k in range(1, len(steps) + 1))
+    return e == f or e.startswith(f + "/")
+
+
+def named_in(words: Sequence[str], excluded: Iterable[str]) -> list[str]:
+    """The protected paths that ``words`` (an untraceable program's, its ``-c`` text included)
+    name: a word, or a piece of one between quotes, parentheses and commas, that is the path or
+    under it, or the protected file's bare name."""
+    found: list[str] = []
+    pieces = [p for w in words for p in re.split(r"[\s;&|()<>=\"'`,]+", w) if p]
+    for raw in excluded:
+        e = normalise_path(raw)
+        name = posixpath.basename(e)
+        for piece in pieces:
+            if matching_exclusion(piece, [raw]) is not None or (e and normalise_path(piece) == name):
+                found.append(raw)
+                break
+    return found
 
 
 def command_paths(command: str) -> list[str]:
