@@ -60,6 +60,10 @@ def test_do_not_edit_a_file_blocks_its_edit_while_the_fix_goes_ahead(ix: Intentl
         ("Fix the bug in src/new.py, not src/old.py", "src/old.py"),
         ("Fix the tests. Don't edit config.py, edit main.py", "src/app/config.py"),
         ("Fix tests/test_api.py. Do not edit src/app/config.py.", "/home/alice/proj/src/app/config.py"),
+        ("Add the index. Don't touch the migrations folder.", "migrations/0002_index.py"),
+        ("Update the README but do not edit the docs directory", "docs/gate.md"),
+        ("Fix the build; don't change anything in the scripts dir", "scripts/build.sh"),
+        ("Don't edit the e2e-tests folder", "e2e-tests/login.spec.ts"),
     ],
 )
 def test_a_protected_path_is_not_changed_however_it_is_named(ix: Intently, prompt: str, path: str) -> None:
@@ -79,6 +83,9 @@ def test_a_protected_path_is_not_changed_however_it_is_named(ix: Intently, promp
         ("Never mind, update src/app/config.py", "src/app/config.py"),
         ("Don't run the tests, just update src/app/config.py", "src/app/config.py"),
         ("I don't know where src/app/config.py is; fix it", "src/app/config.py"),
+        ("Fix lint in the scripts dir", "scripts/build.sh"),
+        ("Don't touch my home directory", "src/app.py"),
+        ("Do not create a new folder; add src/app/x.py", "src/app/x.py"),
     ],
 )
 def test_a_path_the_user_did_not_protect_stays_changeable(ix: Intently, prompt: str, path: str) -> None:

@@ -220,3 +220,14 @@ def test_reading_the_protected_file_in_a_trusted_command_stays_allowed(
     set_config(ix.home.config_path, "hooks", "shell_trusted", '["cat", "grep"]')
     handle(event("UserPromptSubmit", project, prompt=PROMPT))
     assert _answer(handle(_tool(project, "Bash", {"command": command})))[0] == "defer"
+
+
+def test_the_migrations_folder_through_real_hook_processes(ix: Intently, project: Path, run_hook: HookRunner) -> None:
+    """ "the migrations folder" was not read as a path ("migrations/" was): its files were edited."""
+    (project / "migrations").mkdir()
+    (project / "migrations" / "0001_init.py").write_text("x = 1\n")
+    prompt = "Add an index on users.email. Don't touch the migrations folder."
+    assert run_hook(event("UserPromptSubmit", project, prompt=prompt)).returncode == 0
+    edit = {"file_path": str(project / "migrations" / "0001_init.py"), "old_string": "1", "new_string": "2"}
+    decision, reason = _answer(run_hook(_tool(project, "Edit", edit)))
+    assert decision == "deny" and "the request says not to change migrations/" in reason

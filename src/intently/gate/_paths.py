@@ -90,9 +90,46 @@ def _as_path(chunk: str) -> str | None:
     return text if _FILE_NAME.fullmatch(text) else None
 
 
+# "the migrations folder", "the docs directory", "the scripts dir": a name before one of these
+# words is a folder, read as ``migrations/``.
+_FOLDER_WORDS = frozenset({"folder", "folders", "directory", "directories", "dir", "dirs"})
+_FOLDER_MENTION = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dirs?)\b")
+# Words before a folder word that are no folder's name ("this folder", "my home directory":
+# the project sits in a home directory, so "home/" would protect every absolute path).
+_NOT_FOLDER_NAMES = frozenset(
+    {
+        *("the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "their", "its", "his", "her"),
+        *("any", "every", "each", "some", "all", "no", "new", "same", "other", "another", "one", "whole"),
+        *("entire", "home", "root", "working", "current", "parent", "project", "repo", "repository", "which"),
+        *("given", "following", "above", "below", "right", "wrong", "correct", "empty", "base", "top", "main"),
+        *("temp", "tmp", "temporary", "own", "source", "that's", "in", "of", "to", "from", "and", "or", "not"),
+    }
+)
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9_][\w.-]*$")
+
+
+def _may_name_path(raw: str) -> bool:
+    """Whether a clause can name a path at all: a slash, a dot, or a folder word."""
+    return "/" in raw or "." in raw or bool(_FOLDER_MENTION.search(raw))
+
+
 def _tokens(raw: str) -> list[tuple[str, str, int, int]]:
     """(kind, text, start, end) for every word and path of a clause, in order; ``kind`` is
-    ``"path"`` or ``"word"`` (lower case)."""
+    ``"path"`` or ``"word"`` (lower case). A name before a folder word ("the migrations
+    folder") is the path of that folder ("migrations/")."""
+    out = _plain_tokens(raw)
+    for i in range(len(out) - 1):
+        kind, text, _, end = out[i]
+        if kind == "word" and out[i + 1][0] == "word" and out[i + 1][1] in _FOLDER_WORDS:
+            if raw[end : out[i + 1][2]].strip():
+                continue  # "scripts, folder": not one phrase
+            name = _FOLDER_NAME.search(raw[:end])  # "e2e-tests folder": the whole name
+            if name is not None and name.group(0).lower() not in _NOT_FOLDER_NAMES and not text.isdigit():
+                out[i] = ("path", name.group(0) + "/", name.start(), end)
+    return out
+
+
+def _plain_tokens(raw: str) -> list[tuple[str, str, int, int]]:
     out: list[tuple[str, str, int, int]] = []
     for m in _CHUNK.finditer(raw):
         chunk = m.group(0)
@@ -112,7 +149,7 @@ def excluded_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
     change ("do not edit X", "without touching X") or read ("don't open X"), or right after a
     negator in a clause ("edit a.py, not b.py"). A cancelled negation ("don't forget to update
     X") rules nothing out; an exception ("don't edit anything except X") ends the scope."""
-    if "/" not in raw and "." not in raw:
+    if not _may_name_path(raw):
         return set()  # no path can be named here (most clauses of prose)
     tokens = _tokens(raw)
     if not any(kind == "path" for kind, *_ in tokens):
@@ -170,7 +207,7 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
     and, where unsure, allows nothing: a question ("did you edit config.py?"), a verb in the
     past ("you edited config.py"), a path before the verb ("config.py: edit it") or a verb within a negation's reach allow nothing, and a path
     the same clause rules out ("edit main.py, not config.py") is not allowed."""
-    if ("/" not in raw and "." not in raw) or raw.rstrip().endswith("?"):
+    if not _may_name_path(raw) or raw.rstrip().endswith("?"):
         return set()
     tokens = _tokens(raw)
     if not any(kind == "path" for kind, *_ in tokens):
