@@ -15,7 +15,7 @@ from intently import Intently
 from intently.gate import Level
 from intently.gate._bundle import default_bundle
 from intently.gate._intent import resolve, resolve_parts
-from intently.gate._paths import command_targets, read_command, sweep_covers
+from intently.gate._paths import command_targets, matching_exclusion, read_command, sweep_covers
 
 S = {"type": "string"}
 
@@ -246,6 +246,21 @@ def test_what_a_command_changes_folders_and_programs_included(
     read = read_command(command)
     assert read is not None
     assert (read.targets, read.sweeps, bool(read.opaque)) == (targets, sweeps, opaque)
+
+
+@pytest.mark.parametrize(
+    ("glob", "protected", "named"),
+    [
+        ("src/app/*.py", "src/app/config.py", True),
+        ("src/*", "src/app/config.py", True),
+        ("lib/*.py", "config.py", True),  # a bare name: a file of that name anywhere
+        ("docs/*.py", "src/app/config.py", False),
+        ("*.md", "src/app/config.py", False),
+        ("src/a*", "src/app", True),  # the folder itself
+    ],
+)
+def test_a_glob_in_a_command_covers_what_it_may_match(glob: str, protected: str, named: bool) -> None:
+    assert (matching_exclusion(glob, [protected]) is not None) is named
 
 
 @pytest.mark.parametrize(

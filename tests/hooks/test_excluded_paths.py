@@ -154,6 +154,7 @@ TRACED_WRITERS = [
     "patch src/app/config.py fix.patch",
     "rm -rf src/app",
     "git checkout .",
+    "rm src/app/*.py",
 ]
 
 

@@ -308,6 +308,13 @@ def matching_exclusion(path: str, excluded: Iterable[str]) -> str | None:
     p = normalise_path(path)
     if not p:
         return None
+    if any(c in p for c in "*?["):  # a glob the shell expands ("rm src/app/*.py"): what it may match
+        for raw in excluded:
+            e = normalise_path(raw)
+            bare = "/" not in e and fnmatch.fnmatchcase(e, posixpath.basename(p))  # config.py: anywhere
+            if e and (fnmatch.fnmatchcase(e, p) or bare or fnmatch.fnmatchcase(e, p + "/*")):
+                return raw
+        return None
     for raw in excluded:
         e = normalise_path(raw)
         if not e:
