@@ -257,6 +257,7 @@ def test_what_a_command_changes_folders_and_programs_included(
         ("docs/*.py", "src/app/config.py", False),
         ("*.md", "src/app/config.py", False),
         ("src/a*", "src/app", True),  # the folder itself
+        ("app/[id]/page.tsx", "app/[id]/page.tsx", True),  # a real name with brackets, as written
     ],
 )
 def test_a_glob_in_a_command_covers_what_it_may_match(glob: str, protected: str, named: bool) -> None:

@@ -314,7 +314,7 @@ def matching_exclusion(path: str, excluded: Iterable[str]) -> str | None:
             bare = "/" not in e and fnmatch.fnmatchcase(e, posixpath.basename(p))  # config.py: anywhere
             if e and (fnmatch.fnmatchcase(e, p) or bare or fnmatch.fnmatchcase(e, p + "/*")):
                 return raw
-        return None
+        # and as written too: "app/[id]/page.tsx" is a file's real name as often as a pattern
     for raw in excluded:
         e = normalise_path(raw)
         if not e:
