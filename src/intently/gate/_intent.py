@@ -11,7 +11,6 @@ vocabulary and never authorise anything on their own.
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 import hashlib
 import re
 import threading
