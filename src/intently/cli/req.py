@@ -82,7 +82,7 @@ def list_cmd(
         if not reqs:
             out.print("No requirements found.")
             return
-        table("requirements", ["ID", "STATUS", "SCOPE", "SOURCE", "STATEMENT"], [_row(r) for r in reqs])
+        table("requirements", ["ID", "STATUS", "SCOPE", "SOURCE", "STATEMENT"], [_row(r) for r in reqs], one_line=True)
 
     emit(data, as_json, render)
 
