@@ -81,3 +81,27 @@ def rix(repo: Path, clock: ManualClock) -> Iterator[Intently]:
     """A home owned by user:alice at the root of a git repository."""
     with Intently.init(repo, actor="user:alice", name="proj", clock=clock) as handle:
         yield handle
+
+
+def write_rules(folder: Path, count: int) -> list[str]:
+    """``count`` real rule files in ``folder``, as a pull of many rules would bring them (no
+    command wrote them: the next load sees each as new). Returns their ids in order."""
+    from datetime import UTC, datetime, timedelta
+
+    from intently.requirements._files import render_new_requirement
+    from intently.requirements._model import Frontmatter, Provenance, Scope
+
+    folder.mkdir(parents=True, exist_ok=True)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    ids = []
+    for n in range(count):
+        rid = f"req-{n:012x}"
+        when = start + timedelta(minutes=n)
+        scope = Scope(level="domain", domains=["api"], paths=[f"src/mod{n % 40}/**"]) if n % 2 else Scope()
+        meta = Frontmatter(
+            id=rid, scope=scope, provenance=Provenance(kind="doc", ref="AGENTS.md"), created=when, updated=when
+        )
+        text = render_new_requirement(meta, f"Always check widget {n} before a release.", "It broke once.")
+        (folder / f"{rid}.md").write_text(text, encoding="utf-8")
+        ids.append(rid)
+    return ids
