@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 ENGINES = {"intently.goals", "intently.extract", "intently.triggers", "intently.requirements", "intently.gate"}
 # Opening a home needs these; printing help does not. They were about a third of the CPU time
@@ -45,3 +46,32 @@ def test_help_does_not_load_what_only_opening_a_home_needs() -> None:
     loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert not HOME_ONLY & loaded, sorted(HOME_ONLY & loaded)
     assert not HOME_ONLY_LIBRARIES & {name.partition(".")[0] for name in loaded}
+
+
+LIST = """
+import json, sys
+from intently.cli import main
+try:
+    main(["--home", sys.argv[1], "--actor", "user:alice", "req", "list", "--json"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+# What only `req scan` needs: the sources, the extractors and the LLM client (urllib).
+SCAN_ONLY = {"intently.requirements._scan", "intently.requirements._sources", "intently.requirements._llm"}
+
+
+def test_listing_the_rules_does_not_load_the_scan(tmp_path: Path) -> None:
+    """Every command that loads the rules imported the scan, for three constants: 50 ms of
+    each `req list`, `req preview` and context block. The scan loads when a scan runs."""
+    from intently import Intently
+
+    with Intently.init(tmp_path, actor="user:alice", name="proj") as ix:
+        rule = ix.requirements.add("Always run the linter before pushing.")
+        home = ix.home.path
+    done = subprocess.run([sys.executable, "-c", LIST, str(home)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [r["id"] for r in json.loads(done.stdout)] == [rule.id]
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert "intently.requirements._engine" in loaded
+    assert not SCAN_ONLY & loaded, sorted(SCAN_ONLY & loaded)

@@ -20,6 +20,7 @@ more recently updated, then the more recently created, then the larger id (stabl
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,10 @@ from ..embed import Embedder, cosine
 from ._bm25 import tokenize
 from ._load import RequirementFileWarning
 from ._model import Requirement
-from ._scan import _NEG, JACCARD_RELATED, RELATED
 
 __all__ = [
+    "JACCARD_RELATED",
+    "RELATED",
     "SUBJECT_OVERLAP",
     "Conflict",
     "RequirementConflictWarning",
@@ -39,6 +41,13 @@ __all__ = [
     "resolve_conflicts",
 ]
 
+#: Same subject: a contradiction if the polarity differs (embedding cosine; BM25-token
+#: Jaccard without an embedder). A scan's reconciliation uses them too; they live here so
+#: every command that loads the rules (and so this module) does not import the scan and
+#: what it brings (sources, extractors, the LLM client): 50 ms of each command's start-up.
+RELATED = 0.7
+JACCARD_RELATED = 0.4
+_NEG = re.compile(r"\b(never|not|no|don't|do not|avoid|must not|mustn't|cannot|can't|without)\b", re.IGNORECASE)
 SUBJECT_OVERLAP = 0.5
 _POLARITY_WORDS = frozenset(
     tokenize("never not no don't do does avoid must mustn't cannot can't without always only should shall")

@@ -42,6 +42,7 @@ from ..core.errors import ConflictError, IntentlyError, InvalidInput
 from ..embed import cosine
 from ._apply import apply_changes
 from ._bm25 import tokenize
+from ._conflicts import _NEG, JACCARD_RELATED, RELATED
 from ._extract import Candidate, extract_file, slug
 from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
 from ._llm import LLMExtractor
@@ -57,9 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["DUPLICATE", "RELATED", "ScanReport", "run_scan"]
 
 DUPLICATE = 0.85  # MiniLM cosine: the same rule, reworded at most slightly
-RELATED = 0.7  # same subject: a contradiction if the polarity differs
 JACCARD_DUPLICATE = 0.6
-JACCARD_RELATED = 0.4
 EXTRACTOR = "intently-scan/deterministic@1"
 #: Held (``flock``, under the home's git-ignored ``state/``) for the whole of a scan. Not the
 #: hooks' ``scan.lock``: a queue drain holds that one while it calls the scan, and a second
@@ -69,7 +68,6 @@ SCAN_LOCK = "scan-run.lock"
 SCAN_LOCK_WAIT = 600.0
 _P = ParamSpec("_P")
 _LIVE = ("active", "proposed")
-_NEG = re.compile(r"\b(never|not|no|don't|do not|avoid|must not|mustn't|cannot|can't|without)\b", re.IGNORECASE)
 
 
 @dataclass
