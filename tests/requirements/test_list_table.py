@@ -32,13 +32,15 @@ LONG = "Always run the full integration suite against a real database before mer
 
 
 def _rules(ix: Intently) -> dict[str, tuple[str, str]]:
-    """Three rules whose cells wrapped at 80 columns; id -> (scope as listed, statement as listed)."""
+    """Four rules whose cells wrapped at 80 columns or carried terminal control; id -> (scope as listed, statement as listed)."""
     long = ix.requirements.add(LONG)
     scoped = ix.requirements.add(
         "Keep handlers thin.", domains=["api"], paths=["src/api/handlers/**", "src/api/routes/**"]
     )
     markup = ix.requirements.add("Never print [bold]secrets[/bold] in logs.")
+    control = ix.requirements.add("Keep\tthe \x1b]0;pwned\x07\x1b[31mred\x1b[0m build green.")
     return {
+        control.id: ("project", "Keep the  ]0;pwned  [31mred [0m build green."),
         long.id: ("project", LONG[:60] + "…"),
         scoped.id: ("api @src/api/handlers/**,src/api/routes/**", "Keep handlers thin."),
         markup.id: ("project", "Never print [bold]secrets[/bold] in logs."),
@@ -56,6 +58,7 @@ def test_a_piped_listing_keeps_every_rule_on_one_whole_line(ix: Intently) -> Non
     rules = _rules(ix)
     code, out, err = run_main(ix.home.path, "req", "list", env={"COLUMNS": "80"})
     assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out
     lines = out.splitlines()
     assert lines[0].strip() == "requirements"
     assert _cells(next(line for line in lines if "STATEMENT" in line)) == COLUMNS

@@ -124,8 +124,12 @@ def _one_line_table(title: str, columns: Sequence[str], cells: Sequence[Sequence
     width whole and the longest share what is left, so an id is never cut. Off a terminal
     (a pipe, a file) nothing is cut: the table is as wide as its longest row, for ``grep``.
     """
-    # One line per cell, or a wrapped or tabbed cell would push its column out of line.
-    lines = [[" ".join(v.replace("\t", " ").splitlines()) for v in row] for row in cells]
+    # One line per cell (a line break or a tab would push its column out of line), and no
+    # terminal control: an escape sequence in a rule file anyone can edit must not recolour,
+    # move the cursor or retitle the reader's terminal. Each such character becomes a space.
+    lines = [
+        [v if v.isprintable() else "".join(c if c.isprintable() else " " for c in v) for v in row] for row in cells
+    ]
     texts = [Text("\n".join(row[i] for row in lines)) for i in range(len(columns))]
     options = out.options.update_width(1 << 20)  # the widths the cells need, not what fits
     natural = [
