@@ -20,7 +20,6 @@ def test_requirements_benchmark_at_a_tiny_size(capsys: pytest.CaptureFixture[str
     assert set(result["cpu_seconds"]) == {
         "drawing req list, 80 columns",
         "drawing req list, 200 columns",
-        "loading the rules (parse cache warm)",
     }
     for figure in result["cpu_seconds"].values():
         assert set(figure) == {"ours", "baseline"} and figure["ours"] >= 0 and figure["baseline"] >= 0

@@ -1,14 +1,12 @@
 """``python -m intently.bench requirements``: what a command costs at thousands of rules.
 
 A home of ``--rules`` real rule files (2,000 by default) in a temporary folder, its parse
-cache warm, then three figures, each the median CPU time of ``--runs`` runs beside a
+cache warm, then these figures, each the median CPU time of ``--runs`` runs beside a
 baseline measured in the same run:
 
 - drawing the ``req list`` table, one line per rule, against Rich drawing the same rows as
   a table of one cell per value (what the listing did, and what other lists still do), on a
   terminal 80 and 200 columns wide;
-- loading every rule from the parse cache as a command does (cycle collector paused),
-  against the same load with the collector running;
 - ``intently req list --json`` and ``intently req list`` as new processes, against
   ``intently --version`` (Python's start-up and the CLI's imports, which every command pays).
 
@@ -37,7 +35,6 @@ from rich.console import Console
 from .. import Intently
 from ..cli import _common
 from ..cli.req import _row
-from ..requirements import _load
 from ..requirements._files import render_new_requirement
 from ..requirements._model import Frontmatter, Provenance, Scope
 
@@ -126,10 +123,6 @@ def main(argv: list[str]) -> int:
         finally:
             _common.out = saved
         home = ix.home
-        figures["loading the rules (parse cache warm)"] = {
-            "ours": _median_cpu(lambda: _load.load_home(home, warn=False), args.runs),
-            "baseline": _median_cpu(lambda: _load._load(home), args.runs),  # the collector running
-        }
         if not args.no_commands:
             start_up = _command_cpu(["--version"], home.path, args.runs)
             for command in (["req", "list", "--json"], ["req", "list"]):
@@ -144,5 +137,5 @@ def main(argv: list[str]) -> int:
     print(f"{'':45s} {'ours':>8s} {'baseline':>9s}")
     for name, value in figures.items():
         print(f"{name:45s} {value['ours']:8.3f} {value['baseline']:9.3f}")
-    print("baselines: drawing: one Rich cell per value; loading: the cycle collector running; commands: --version")
+    print("baselines: drawing: one Rich cell per value; commands: intently --version")
     return 0
