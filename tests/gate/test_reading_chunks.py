@@ -218,3 +218,19 @@ def test_a_check_on_a_long_request_scans_it_for_values_once(monkeypatch: pytest.
         "DE89370400440532013000": ["100"],
         "GB29NWBK60161331926819": ["250"],
     }
+
+
+def test_what_each_prompt_protects_is_read_from_its_own_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt read in chunks protects the paths a middle chunk names, as the whole text does,
+    and a later prompt still lifts them; a clause read across two prompts (a comma before "and
+    then") still protects for the prompt that said it."""
+    vocab = default_bundle().vocabulary
+    monkeypatch.setattr(intent, "CHUNK_CHARS", 12)
+    first = "Fix tests/test_api.py.\nDo not edit src/app/config.py.\nThanks"
+    assert len(cut_prompt(first)[0]) == 3
+    alone = resolve_parts([first], vocab)
+    assert alone.excluded_paths == resolve(first, vocab).excluded_paths == {"src/app/config.py"}
+    lifted = resolve_parts([first, "OK, now you may edit src/app/config.py too."], vocab)
+    assert not lifted.excluded_paths and [p for p, *_ in lifted.lifted_paths] == ["src/app/config.py"]
+    across = resolve_parts(["Do not edit src/app/config.py,", "and then run the tests"], vocab)
+    assert across.excluded_paths == {"src/app/config.py"}
