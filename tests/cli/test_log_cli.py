@@ -33,6 +33,7 @@ STREAM_KEYS = {
     "bad_id",
     "unattributed",
     "repairs",
+    "misplaced",
 }
 
 
