@@ -9,7 +9,6 @@ import warnings
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..core.errors import IntentlyError
 from ..core.extras import missing_extra
@@ -18,7 +17,7 @@ try:  # typer >= 0.29 vendors click; older releases use click itself
     from typer._click.exceptions import ClickException
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[assignment,unused-ignore]
-from ._common import State, err
+from ._common import State, err, escape
 
 __all__ = ["app", "main"]
 

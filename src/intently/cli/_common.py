@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.segment import Segments
@@ -70,6 +70,24 @@ def open_home(ctx: typer.Context) -> Iterator[Intently]:
         yield ix
     finally:
         ix.close()
+
+
+# Terminal controls: C0 (but tab and newline), DEL, C1, and the bidirectional overrides that
+# reorder what a reader sees ("Trojan Source"). Each is shown as a space.
+_CONTROLS = {
+    c: " "
+    for c in (*range(0, 9), *range(11, 32), 127, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+
+
+def escape(text: str) -> str:
+    """Stored text made safe to print: not read as Rich markup, and no terminal control.
+
+    Goals, rules, reminders, candidates and log payloads come from people, agents, repositories
+    and tool output. An escape sequence in one (``ESC ] 0 ; ... BEL`` retitles a terminal,
+    ``ESC [ 31 m`` recolours it, others move the cursor over what was printed) must not act on
+    the terminal of whoever lists them, so every command prints stored text through here."""
+    return _markup_escape(text.translate(_CONTROLS))
 
 
 def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..core.errors import ConflictError, IntentlyError, InvalidInput
-from ._common import JsonOpt, emit, err, open_home, out, progress_bar, table
+from ._common import JsonOpt, emit, err, escape, open_home, out, progress_bar, table
 
 req_app = typer.Typer(help="Standing project requirements: files in .intently/requirements/.", no_args_is_help=True)
 domains_app = typer.Typer(help="The domain map in .intently/domains.yaml.", no_args_is_help=True)

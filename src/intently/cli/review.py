@@ -11,12 +11,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.prompt import Prompt
 
 from ..core.clock import parse_time
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound
-from ._common import JsonOpt, emit, err, open_home, out, table
+from ._common import JsonOpt, emit, err, escape, open_home, out, table
 
 if TYPE_CHECKING:  # the engines load when a command runs, not for `intently --help`
     from ..goals import Goals, Intent

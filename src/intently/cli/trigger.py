@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..core.clock import format_time
-from ._common import JsonOpt, emit, err, open_home, out, table
+from ._common import JsonOpt, emit, err, escape, open_home, out, table
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not for `intently --help`
     from ..triggers import MatchResult, StandingIntent
