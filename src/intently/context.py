@@ -631,16 +631,25 @@ def assemble(
                 runs[name] = grown
         return by_priority(runs, room + extra)
 
+    def starved(runs: Mapping[str, _Run], name: str) -> bool:
+        """Whether ``name`` was asked and shows nothing because the budget left it no room
+        (not because nothing applies, nor because its engine failed)."""
+        run = runs.get(name)
+        return (
+            name in calls
+            and run is not None
+            and not run.section.body
+            and bool(run.section.over_budget)
+            and run.section.status is not SectionStatus.ERROR
+        )
+
     def by_priority(runs: dict[str, _Run], room: int) -> dict[str, _Run]:
         """The shares are fair when there is room; near the smallest budget they showed a
         reminder (its 20 %) while the CRITICAL risk did not fit the goals' 35 %. Here a section
         of higher :data:`PRIORITY` that shows nothing for the budget takes the room of the
         lower ones that show something; they are then asked again with what it left."""
         for rank, name in enumerate(PRIORITY):
-            run = runs.get(name)
-            if name not in calls or run is None or run.section.body or not run.section.over_budget:
-                continue
-            if run.section.status is SectionStatus.ERROR:
+            if not starved(runs, name):
                 continue
             lower = [n for n in PRIORITY[rank + 1 :] if n in calls and runs[n].section.body]
             if not lower:
@@ -708,10 +717,7 @@ def assemble(
         that shows nothing is named in the "Not included" line. Measured on the rendered block,
         not the reserved frame, so the trade is made exactly where it fits."""
         for rank, name in enumerate(PRIORITY):
-            run = runs.get(name)
-            if name not in calls or run is None or run.section.body or not run.section.over_budget:
-                continue
-            if run.section.status is SectionStatus.ERROR:
+            if not starved(runs, name):
                 continue
             if not _mandatory(ask(name, total)):
                 continue  # nothing mandatory in it (or not even alone in the budget): no trade

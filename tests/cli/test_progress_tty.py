@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
+from .._pty import run_on_pty
 from .conftest import INTENTLY, run
 
 pytestmark = pytest.mark.sqlite_only
@@ -21,36 +20,10 @@ ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 def run_on_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
     """Run ``intently ARGS`` with stderr on a pty; returns (exit code, stdout, what the terminal showed)."""
-    primary, secondary = os.openpty()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_") and k != "NO_COLOR"}
     environ.update({"INTENTLY_ACTOR": "alice", "TERM": "xterm", "COLUMNS": "120"})
-    proc = subprocess.Popen(
-        [str(INTENTLY), *args], cwd=cwd, env=environ, stdout=subprocess.PIPE, stderr=secondary, stdin=subprocess.DEVNULL
-    )
-    os.close(secondary)
-    shown = bytearray()
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([primary], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(primary, 65536)
-                except OSError:  # the process closed its end
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            elif proc.poll() is not None:
-                break
-        assert proc.stdout is not None
-        stdout = proc.stdout.read().decode()
-        code = proc.wait(timeout=30)
-    finally:
-        os.close(primary)
-        if proc.poll() is None:
-            proc.kill()
-    return code, stdout, ANSI.sub(b"", bytes(shown)).decode(errors="replace")
+    code, shown, stdout = run_on_pty([str(INTENTLY), *args], cwd=cwd, env=environ, on_pty="stderr")
+    return code, stdout, ANSI.sub(b"", shown).decode(errors="replace")
 
 
 def test_req_scan_shows_its_progress_on_a_terminal(home: Path) -> None:

@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from intently import Intently
 
+from .._pty import run_on_pty
 from .conftest import run_main
 
 pytestmark = pytest.mark.sqlite_only  # the drawing, not the store, is under test
@@ -82,33 +80,10 @@ def test_json_lists_every_field_as_before(ix: Intently) -> None:
 
 def _on_terminal(*args: str, cwd: Path, columns: int) -> str:
     """What a terminal ``columns`` wide shows for ``intently ARGS`` (stdout on a pty)."""
-    primary, secondary = os.openpty()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_") and k != "NO_COLOR"}
     environ.update({"INTENTLY_ACTOR": "user:alice", "TERM": "xterm", "COLUMNS": str(columns)})
-    proc = subprocess.Popen(
-        [str(INTENTLY), *args], cwd=cwd, env=environ, stdout=secondary, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
-    )
-    os.close(secondary)
-    shown = bytearray()
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([primary], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(primary, 65536)
-                except OSError:  # the process closed its end
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            elif proc.poll() is not None:
-                break
-        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
-    finally:
-        os.close(primary)
-        if proc.poll() is None:
-            proc.kill()
+    code, shown, stderr = run_on_pty([str(INTENTLY), *args], cwd=cwd, env=environ, on_pty="stdout")
+    assert code == 0, stderr
     return ANSI.sub("", shown.decode()).replace("\r\n", "\n")
 
 
