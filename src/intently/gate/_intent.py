@@ -300,7 +300,7 @@ def resolve(request: str, vocabulary: Vocabulary, proposer: Proposer | None = No
     proposed = _proposed(proposer, request, vocabulary) - positive - negated
     excluded_values, excluded_names = _excluded(request, vocabulary)
     raws = _split(request)
-    paths = fold_paths([(_excluded_paths(raws, vocabulary), set())])
+    paths = fold_paths([(_paths_in(raws, vocabulary, excluded_in_clause), set())])
     return ResolvedRequest(
         text=request,
         intents=positive,
@@ -533,25 +533,19 @@ def fold_paths(prompts: Sequence[tuple[Iterable[tuple[str, str]], Iterable[tuple
     return PathWords(active, lifted)
 
 
-def _authorised_paths(raws: Sequence[str], vocab: Vocabulary) -> set[tuple[str, str]]:
-    """(mode, path) for every path a clause of a prompt allows (``_paths.authorised_in_clause``)."""
+def _paths_in(
+    raws: Sequence[str], vocab: Vocabulary, in_clause: Callable[[str, Vocabulary], set[tuple[str, str]]]
+) -> set[tuple[str, str]]:
+    """(mode, path) for every path ``in_clause`` finds in a clause of a prompt: what the clause
+    rules out (``_paths.excluded_in_clause``: ``change``, not to be changed, or ``read``, not
+    even read) or what it allows (``_paths.authorised_in_clause``). Unlike a recipient, a path
+    named elsewhere in the request stays ruled out: "look at config.py but do not edit
+    config.py" names it twice."""
     found: set[tuple[str, str]] = set()
     for raw in raws:
         _check_give_up()
         if raw and raw.strip():
-            found |= authorised_in_clause(raw.strip(), vocab)
-    return found
-
-
-def _excluded_paths(raws: Sequence[str], vocab: Vocabulary) -> set[tuple[str, str]]:
-    """(mode, path) for every path a clause of the request rules out (``_paths``): ``change``
-    (not to be changed) or ``read`` (not even read). Unlike a recipient, a path named elsewhere
-    in the request stays ruled out: "look at config.py but do not edit config.py" names it twice."""
-    found: set[tuple[str, str]] = set()
-    for raw in raws:
-        _check_give_up()
-        if raw and raw.strip():
-            found |= excluded_in_clause(raw.strip(), vocab)
+            found |= in_clause(raw.strip(), vocab)
     return found
 
 
@@ -620,8 +614,8 @@ class PromptReading:
     excluded_out: frozenset[tuple[str, str]]
     clean_start: bool  # joined after another prompt, it splits as it does alone
     clean_end: bool  # joined before another prompt, it splits as it does alone
-    excluded_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_excluded_paths``
-    allowed_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_authorised_paths``
+    excluded_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_paths_in``
+    allowed_paths: frozenset[tuple[str, str]] = frozenset()  # (mode, path), see ``_paths_in``
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -699,8 +693,8 @@ def read_prompt(text: str, vocab: Vocabulary) -> PromptReading:
         # starts in this one and shows up as the last match of the text with the joint added.
         clean_start=bool(text) and not text[0].isspace(),
         clean_end=bool(text) and not text[-1].isspace() and bool(joined) and joined[-1][0] == len(text),
-        excluded_paths=frozenset(_excluded_paths(raws, vocab)),
-        allowed_paths=frozenset(_authorised_paths(raws, vocab)),
+        excluded_paths=frozenset(_paths_in(raws, vocab, excluded_in_clause)),
+        allowed_paths=frozenset(_paths_in(raws, vocab, authorised_in_clause)),
     )
 
 
