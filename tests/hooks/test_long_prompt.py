@@ -116,6 +116,21 @@ def _tool_call(project: Path, session: str) -> dict[str, Any]:
     return {**call, "session_id": session}
 
 
+def _run_hook(payload: dict[str, Any], *, env: dict[str, str], project: Path, timeout: float) -> Any:
+    """One ``python -m intently.hooks hook claude`` process, as Claude Code runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+        input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=timeout,
+    )  # fmt: skip
+
+
+def decided(done: Any) -> tuple[str, str]:
+    """The permission decision and its reason of a hook process that exited 0."""
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    return answer.get("permissionDecision", "allow"), answer.get("permissionDecisionReason", "")
+
+
 def test_after_a_big_prompt_each_tool_call_decides_from_its_kept_reading_as_for_the_short_prompt(
     ix: Intently, project: Path
 ) -> None:
@@ -130,15 +145,7 @@ def test_after_a_big_prompt_each_tool_call_decides_from_its_kept_reading_as_for_
     env.update(INTENTLY_ACTOR="user:alice")
 
     def hook(payload: dict[str, Any]) -> Any:
-        return subprocess.run(
-            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
-            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=90,
-        )  # fmt: skip
-
-    def decided(done: Any) -> tuple[str, str]:
-        assert done.returncode == 0, done.stderr
-        answer = json.loads(done.stdout)["hookSpecificOutput"]
-        return answer.get("permissionDecision", "allow"), answer.get("permissionDecisionReason", "")
+        return _run_hook(payload, env=env, project=project, timeout=90)
 
     short, big = "short-session", "big-session"
     assert hook({**event("UserPromptSubmit", project, prompt=instruction), "session_id": short}).returncode == 0
@@ -225,15 +232,7 @@ def test_a_prompt_read_across_killed_processes_is_decided_once_all_its_chunks_ar
     env.update(INTENTLY_ACTOR="user:alice", INTENTLY_HOOK_DEADLINE_S="300")  # the test ends the processes
 
     def hook(payload: dict[str, Any]) -> Any:
-        return subprocess.run(
-            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
-            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=300,
-        )  # fmt: skip
-
-    def decided(done: Any) -> tuple[str, str]:
-        assert done.returncode == 0, done.stderr
-        answer = json.loads(done.stdout)["hookSpecificOutput"]
-        return answer.get("permissionDecision", "allow"), answer.get("permissionDecisionReason", "")
+        return _run_hook(payload, env=env, project=project, timeout=300)
 
     short, big = "short-session", "big-session"
     assert hook({**event("UserPromptSubmit", project, prompt=instruction), "session_id": short}).returncode == 0
