@@ -145,3 +145,37 @@ def test_an_expired_goal_is_archived_out_of_the_list(run: Run, ix: Intently, clo
     assert (archived["state"], archived["lifecycle_state"]) == ("EXPIRED", "ARCHIVED")
     assert run("goal", "list", "--json") == []
     assert [i["id"] for i in run("goal", "list", "--state", "EXPIRED", "--json")] == [goal]
+
+
+def test_goal_endorse_makes_an_agents_goal_the_persons_and_show_says_so(
+    run: Run, ix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`intently goal show` names whose word a goal is; `intently goal endorse` (a person's
+    command: an agent running it is refused, exit 4) makes an agent's goal the user's own."""
+    from intently import Actor, Permission
+
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    goal = ix.as_actor("agent:claude").goals.add("Refactor the billing module").id
+    ix.checkpoint()
+    shown = run("goal", "show", goal[-8:])
+    assert "Provenance: ASSERTED from SYSTEM_INFERRED (confidence 0.60), asserted by agent:claude;" in shown
+    assert f"until they endorse it (intently goal endorse {goal})" in shown
+    monkeypatch.setenv("INTENTLY_ACTOR", "agent:claude")
+    refused = run("goal", "endorse", goal[-8:], "--json", code=4)
+    assert "agent:claude cannot endorse" in refused and "a person's decision" in refused
+    monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
+    endorsed = run("goal", "endorse", goal[-8:], "--expected-version", "1", "--json")
+    assert (endorsed["id"], endorsed["epistemic_type"], endorsed["source_type"], endorsed["confidence"]) == (
+        goal,
+        "ASSERTED",
+        "USER_STATED",
+        0.80,
+    )
+    assert endorsed["asserted_by"] == "agent:claude" and endorsed["version"] == 2
+    (event,) = endorsed["events"]
+    assert (event["kind"], event["payload"]["endorsed_by"]) == ("EPISTEMIC_TRANSITION", "user:alice")
+    shown = run("goal", "show", goal[-8:])
+    assert (
+        f"USER_STATED (confidence 0.80), asserted by agent:claude; endorsed by user:alice at {event['time']}" in shown
+    )
+    assert "already a person's own word" in run("goal", "endorse", goal[-8:], code=2)

@@ -48,11 +48,14 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     g.edit(lapse.id, priority="HIGH")  # the escalated risk downgraded, then closed out
     g.cancel(lapse.id)
     g.complete(proposed.id)
+    theirs = ix.as_actor("agent:ci").goals.add("Tidy the changelog")  # the agent's reading ...
+    g.endorse(theirs.id)  # ... made the user's word: an EPISTEMIC_TRANSITION and an event
     ix.in_namespace("other").goals.add("Elsewhere")
 
 
 def test_replay_rebuilds_every_goals_table_exactly(ix: Intently, clock: ManualClock, tmp_path: Path) -> None:
     ix.access.grant(Actor.parse("agent:claude"), Permission.READ)
+    ix.access.grant(Actor.parse("agent:ci"), Permission.WRITE)
     _exercise(ix, clock)
     ix.checkpoint()
     target_store = open_store(f"sqlite:///{tmp_path / 'replayed.db'}")

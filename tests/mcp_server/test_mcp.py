@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from intently import Actor, Intently, Permission, PermissionDenied
+from intently import Actor, Intently, ManualClock, Permission, PermissionDenied
 from intently.mcp_server import TOOLS, build_server
 from tests._config import set_config
 
@@ -612,6 +612,63 @@ def test_over_stdio_an_agent_actor_acts_as_itself(ix: Intently) -> None:
     listed, added = _run(go)
     assert not listed.is_error
     assert added.is_error and "agent:ci lacks write" in _text(added)
+
+
+def test_over_stdio_the_agent_cannot_archive_the_persons_expired_goal(ix: Intently, clock: ManualClock) -> None:
+    """goals_archive exists (the CLI and HTTP had archive, MCP did not) and says whose decision
+    it is: retiring an expired goal is its owner's, so the agent acting for alice is refused,
+    naming `intently goal archive`, and nothing is archived. Endorsing an agent's goal as the
+    user's word has no tool at all."""
+    goal = ix.goals.add("Book the venue", due="2026-03-04").id
+    clock.advance("3d")
+    ix.goals.organise()
+    ix.checkpoint()
+
+    async def go() -> list[Any]:
+        async with Client(_stdio(ix)) as client:
+            tools = {t.name: t.description or "" for t in (await client.list_tools()).tools}
+            refused = await client.call_tool("goals_archive", {"goal_id": goal, "reason": "nobody will"})
+            endorse = await client.call_tool("goals_endorse", {"goal_id": goal})
+            return [tools, refused, endorse]
+
+    tools, refused, endorse = _run(go)
+    assert "owner's decision" in tools["goals_archive"] and "intently goal endorse" in tools["goals_add"]
+    assert not any("endorse" in name for name in tools)
+    assert refused.is_error
+    assert f"PermissionDenied: agent:mcp for user:alice cannot archive intent {goal}" in _text(refused)
+    assert f"the owner runs `intently goal archive {goal}`" in _text(refused)
+    assert endorse.is_error
+    assert ix.log.read("proj", op="INTENT_ARCHIVED") == []
+    assert ix.goals.get(goal).lifecycle_state.value == "ACTIVE"  # still on alice's open list
+    archived = ix.goals.archive(goal, reason="nobody will")  # alice, herself
+    assert archived.lifecycle_state.value == "ARCHIVED"
+
+
+def test_over_stdio_an_agent_archives_an_expired_goal_it_owns(ix: Intently, clock: ManualClock) -> None:
+    """The owning agent decides for its own goal (RFC-0013 section 6, "the user or owning
+    agent"): `agent:ci`, acting as itself, archives the expired goal it owns, logged as its
+    act with the reason, as the CLI and HTTP archive log it; a stale version is refused."""
+    ix.access.grant(Actor.parse("agent:ci"), Permission.WRITE)
+    goal = ix.as_actor("agent:ci").goals.add("Warm the build cache", owner="agent:ci", due="2026-03-04").id
+    clock.advance("3d")
+    ix.goals.organise()
+    ix.checkpoint()
+    version = ix.goals.get(goal).version
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(_stdio(ix, actor="agent:ci")) as client:
+            stale = await client.call_tool("goals_archive", {"goal_id": goal, "expected_version": version - 1})
+            done = await client.call_tool(
+                "goals_archive", {"goal_id": goal, "reason": "cache moved", "expected_version": version}
+            )
+            return stale, done
+
+    stale, done = _run(go)
+    assert stale.is_error and "version" in _text(stale)
+    assert not done.is_error, _text(done)
+    assert (json.loads(_text(done))["state"], json.loads(_text(done))["lifecycle_state"]) == ("EXPIRED", "ARCHIVED")
+    (op,) = ix.log.read("proj", op="INTENT_ARCHIVED")
+    assert (op.target, op.actor, op.payload["reason"]) == (goal, "agent:ci", "cache moved")
 
 
 def test_an_agent_for_a_person_never_administers(ix: Intently) -> None:

@@ -172,6 +172,43 @@ def test_an_expired_goal_is_archived_over_http_not_cancelled(api: Api, clock: Ma
     assert (op.target, op.actor, op.payload["reason"]) == (goal_id, "user:alice", "dropped")
 
 
+def test_a_person_endorses_an_agents_goal_over_http_and_an_agent_cannot(api: Api, clock: ManualClock) -> None:
+    """POST .../goals/ID/endorse: the person behind the token makes the goal an agent added
+    their own word (USER_STATED, 0.80), logged naming them; an agent's token gets 403 and the
+    goal stays the agent's reading; endorsing again is 409."""
+    api.ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    agent_token, alice_token = api.token("agent:claude"), api.token("user:alice")
+    with api.client(agent_token) as agent:
+        made = agent.post("/v1/namespaces/proj/goals", json={"text": "Refactor the billing module"})
+        assert made.status_code == 201 and made.json()["source_type"] == "SYSTEM_INFERRED"
+        goal_id = made.json()["id"]
+        denied = agent.post(f"/v1/namespaces/proj/goals/{goal_id}/endorse")
+        assert denied.status_code == 403 and denied.headers["content-type"] == PROBLEM
+        assert "a person's decision" in denied.json()["detail"] and "intently goal endorse" in denied.json()["detail"]
+    assert api.ix.log.read("proj", op="EPISTEMIC_TRANSITION") == []
+    clock.advance("1h")
+    with api.client(alice_token) as c:
+        stale = c.post(f"/v1/namespaces/proj/goals/{goal_id}/endorse", json={"expected_version": 7})
+        assert stale.status_code == 409
+        endorsed = c.post(f"/v1/namespaces/proj/goals/{goal_id}/endorse", json={"expected_version": 1})
+        assert endorsed.status_code == 200, endorsed.text
+        body = endorsed.json()
+        assert (body["source_type"], body["confidence"], body["asserted_by"]) == ("USER_STATED", 0.80, "agent:claude")
+        shown = c.get(f"/v1/namespaces/proj/goals/{goal_id}").json()
+        (event,) = shown["events"]
+        assert (event["payload"]["endorsed_by"], event["time"]) == ("user:alice", "2026-03-02T10:00:00.000000Z")
+        again = c.post(f"/v1/namespaces/proj/goals/{goal_id}/endorse")
+        assert again.status_code == 409 and "already a person's own word" in again.json()["detail"]
+        assert c.get("/v1/engines").json()["goals"]["endorse"] is True
+    (op,) = api.ix.log.read("proj", op="EPISTEMIC_TRANSITION")
+    assert (op.target, op.actor, op.payload["source_from"], op.payload["endorsed_by"]) == (
+        goal_id,
+        "user:alice",
+        "SYSTEM_INFERRED",
+        "user:alice",
+    )
+
+
 def test_standing_intents_need_manage_reminders(api: Api) -> None:
     api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
     body = {"reminder": "Check the rollback plan with Dana", "when": [["launch"]]}

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import JsonOpt, emit, open_home, out, table
+from ._common import JsonOpt, emit, escape, open_home, out, table
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not for `intently --help`
     from ..goals import Goals, Intent
@@ -51,8 +51,25 @@ def _render_list(title: str) -> Callable[[Any], None]:
 def _render_one(data: Any) -> None:
     rows = [[k, v if not isinstance(v, list | dict) else ", ".join(map(str, v)) or "-"] for k, v in data.items()]
     table(f"Intent {data['id']}", ["field", "value"], [r for r in rows if r[0] != "events"])
+    out.print(escape(_provenance(data)), highlight=False)
     if data.get("events"):
         table("Events", ["time", "kind", "payload"], [[e["time"], e["kind"], e["payload"]] for e in data["events"]])
+
+
+def _provenance(data: Any) -> str:
+    """Whose word the intent is, in one line: the fields alone (``source_type`` among thirty)
+    did not tell a reader that an agent's goal is the agent's reading until they endorse it."""
+    line = (
+        f"Provenance: {data['epistemic_type']} from {data['source_type']} (confidence {data['confidence']:.2f}), "
+        f"asserted by {data['asserted_by']}"
+    )
+    endorsed = [e for e in data.get("events") or [] if "endorsed_by" in (e.get("payload") or {})]
+    if endorsed:
+        last = endorsed[-1]
+        line += f"; endorsed by {last['payload']['endorsed_by']} at {last['time']}"
+    elif data["epistemic_type"] == "ASSERTED" and data["source_type"] not in ("USER_STATED", "USER_DEMONSTRATED"):
+        line += f"; not the user's own word until they endorse it (intently goal endorse {data['id']})"
+    return line
 
 
 def _one(ctx: typer.Context, as_json: bool, action: Callable[[Goals, str], Intent], ref: str) -> None:
@@ -130,7 +147,8 @@ def queue(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 @goal_app.command("show")
 def show(ctx: typer.Context, intent_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Every field of one intent, with its events (DEPENDENCY_CANCELLED, EXPIRED_RISK_ALERT)."""
+    """Every field of one intent, whose word it is (provenance: source, confidence, who asserted and
+    who endorsed it), and its events (DEPENDENCY_CANCELLED, EXPIRED_RISK_ALERT, an endorsement)."""
     _one(ctx, as_json, lambda g, i: g.get(i), intent_id)
 
 
@@ -309,6 +327,14 @@ def promote(
 ) -> None:
     """Confirm a proposed intent (INFERRED -> ASSERTED)."""
     _one(ctx, as_json, lambda g, i: g.promote(i, expected_version=expected_version), intent_id)
+
+
+@goal_app.command("endorse")
+def endorse(
+    ctx: typer.Context, intent_id: IdArg, expected_version: VersionOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Make an intent an agent added your own word (source USER_STATED, confidence 0.80); a person's act."""
+    _one(ctx, as_json, lambda g, i: g.endorse(i, expected_version=expected_version), intent_id)
 
 
 @goal_app.command("dismiss")

@@ -37,6 +37,7 @@ from ._review import (
     INFERRED_CONFIDENCE,
     ProposeResult,
     dismiss,
+    endorse,
     find_restatement,
     guard_candidate,
     is_suppressed,
@@ -371,6 +372,15 @@ class Goals:
         """Confirm a candidate: INFERRED -> ASSERTED (an EPISTEMIC_TRANSITION)."""
         with self._write() as tx:
             promote(self._rt, tx, intent_id, expected_version)
+            return self._as_written(tx, intent_id)
+
+    def endorse(self, intent_id: str, *, expected_version: int | None = None) -> Intent:
+        """A person makes an intent an agent (or a tool) asserted their own word: source
+        USER_STATED, confidence 0.80, one EPISTEMIC_TRANSITION naming them. Refused to agents,
+        including an agent acting for the person (``PermissionDenied``); a candidate awaiting
+        review is confirmed (:meth:`promote`)."""
+        with self._write() as tx:
+            endorse(self._rt, tx, intent_id, expected_version)
             return self._as_written(tx, intent_id)
 
     def dismiss(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:

@@ -179,7 +179,17 @@ def archive(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, ex
     if intent.lifecycle_state is LifecycleState.ARCHIVED:
         raise InvalidTransition(intent_label(intent.id), "ARCHIVED", "archived", detail="it is already archived")
     if str(rt.actor) != intent.owner and not rt.access.is_owner(rt.actor):
-        raise PermissionDenied(f"only the intent's owner ({intent.owner or 'the home owner'}) may archive it")
+        whose = intent.owner or "the home owner"
+        if rt.actor.on_behalf_of is not None:
+            # The MCP server's agent (``agent:mcp for user:alice``): acting for the owner is not
+            # being the owner. Retiring a goal its owner let lapse is their decision (RFC-0013
+            # section 6: "the user or owning agent"), not one a steered agent takes for them.
+            raise PermissionDenied(
+                f"{rt.actor} cannot archive {intent_label(intent.id)}: retiring an expired goal is its "
+                f"owner's decision ({whose}), not an agent's acting for them; the owner runs "
+                f"`intently goal archive {intent.id}` (or reopens it with a new target)"
+            )
+        raise PermissionDenied(f"only the intent's owner ({whose}) may archive it")
     emit(
         rt,
         tx,

@@ -16,6 +16,9 @@ Rules (RFC-0013 section 5, RFC-0003):
 - promotion is an EPISTEMIC_TRANSITION to ASSERTED; a human confirming makes the intent
   USER_STATED (confidence 0.80), an agent confirming keeps the source (ASSERTED row of the table);
 - dismissal is an EPISTEMIC_TRANSITION to DEPRECATED, which nothing leaves;
+- endorsement (:func:`endorse`) is the same EPISTEMIC_TRANSITION for an intent an agent or a
+  tool asserted: a person makes it their own word (USER_STATED, confidence 0.80), always a
+  person's act, whatever ``agents_may_review`` says;
 - confirming, dismissing, editing, completing, cancelling or holding a candidate is a person's
   act (:func:`guard_candidate`): language proposes, people decide. An agent may do them only
   where the home opts in (``[review] agents_may_review = true``).
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..access import require_reviewer
+from ..access import require_person, require_reviewer
 from ..core.errors import InvalidTransition
 from ..store import Transaction
 from ._model import EpistemicType, Intent, LifecycleState, SourceType, initial_confidence, intent_label
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ProposeResult",
     "dismiss",
+    "endorse",
     "find_restatement",
     "guard_candidate",
     "is_suppressed",
@@ -200,6 +204,62 @@ def promote(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int 
     )
 
 
+def endorse(rt: Runtime, tx: Transaction, intent_id: str, expected_version: int | None) -> None:
+    """A person makes an asserted intent that an agent or a tool stated their own word: the
+    source becomes USER_STATED at the RFC-0003 confidence for it (0.80, never lower than it was),
+    one EPISTEMIC_TRANSITION naming the person (``triggered_by``, ``endorsed_by``) and the
+    source it had (``source_from``); its time is when.
+
+    An agent's goal is its reading of what the user wants (SYSTEM_INFERRED, 0.60), and stays so
+    until the user says it is theirs: RFC-0013 section 5 lets the user promote what the system
+    inferred by confirming it, and this is that confirmation for what an agent asserted. So it is
+    a person's act whatever ``[review] agents_may_review`` says: an agent endorsing would be an
+    agent recording the user's word, which is exactly what the source tells apart. A candidate
+    awaiting review is confirmed (:func:`promote`, the same act for it). Finished intents keep
+    the record they closed with; a dismissed one is gone; the user's own word needs nothing."""
+    require_person(
+        rt.actor, f"endorse intent {intent_id}", instead=f"the person runs `intently goal endorse {intent_id}`"
+    )
+    intent = load_for_write(rt, tx, intent_id, expected_version)
+    if intent.epistemic_type is EpistemicType.INFERRED:
+        promote(rt, tx, intent_id, expected_version)
+        return
+    to = SourceType.USER_STATED
+    if intent.epistemic_type is not EpistemicType.ASSERTED:
+        raise InvalidTransition(
+            f"epistemic type of {intent_label(intent.id)}",
+            intent.epistemic_type.value,
+            EpistemicType.ASSERTED.value,
+            detail=_NOT_WAITING.get(intent.epistemic_type, "only an asserted intent or a candidate can be endorsed"),
+        )
+    if intent.source_type in (SourceType.USER_STATED, SourceType.USER_DEMONSTRATED):
+        raise InvalidTransition(
+            f"source of {intent_label(intent.id)}",
+            intent.source_type.value,
+            to.value,
+            detail="it is already a person's own word",
+        )
+    if intent.state.finished:
+        raise InvalidTransition(
+            intent_label(intent.id),
+            intent.state.value,
+            "endorsed",
+            detail="a finished intent keeps the record it closed with",
+        )
+    _transition(
+        rt,
+        tx,
+        intent,
+        EpistemicType.ASSERTED,
+        reason=f"endorsed by {rt.actor}",
+        trigger_type="user_correction",
+        confidence=max(intent.confidence, initial_confidence(EpistemicType.ASSERTED, to)),
+        source=to,
+        lifecycle=intent.lifecycle_state,
+        extra={"source_from": intent.source_type.value, "endorsed_by": str(rt.actor)},
+    )
+
+
 def dismiss(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
     intent = load_for_write(rt, tx, intent_id, expected_version)
     guard_candidate(rt, intent, "dismiss")
@@ -234,8 +294,10 @@ def _transition(
     confidence: float,
     source: SourceType,
     lifecycle: LifecycleState,
+    extra: dict[str, Any] | None = None,
 ) -> None:
-    """One EPISTEMIC_TRANSITION operation, in the payload shape of RFC-0013 (docs/goals.md)."""
+    """One EPISTEMIC_TRANSITION operation, in the payload shape of RFC-0013 (docs/goals.md);
+    ``extra`` adds keys (an endorsement's ``source_from`` and ``endorsed_by``)."""
     emit(
         rt,
         tx,
@@ -253,5 +315,6 @@ def _transition(
             "source_type": source.value,
             "lifecycle_state": lifecycle.value,
             "version": intent.version + 1,
+            **(extra or {}),
         },
     )

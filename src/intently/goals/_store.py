@@ -258,6 +258,8 @@ def _apply_epistemic(tx: Transaction, op: Operation) -> None:
         source_type=p["source_type"],
         lifecycle_state=p["lifecycle_state"],
     )
+    if "endorsed_by" in p:  # a person made an agent's intent their word: shown with the intent
+        _event(tx, op, op.target)
 
 
 def _apply_evidence(tx: Transaction, op: Operation) -> None:

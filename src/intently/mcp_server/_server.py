@@ -5,7 +5,10 @@ agent, so it acts as one: for a person (the ``--actor`` of ``intently mcp``, els
 it is ``agent:mcp for user:<them>``, with that person's permissions except administering, and
 the log names both, so the agent's acts are never taken for the person's own. Person-only acts
 (confirming, dismissing or editing what extraction proposed) are refused to it, naming
-``intently review``, unless the home opts in (``[review] agents_may_review``). An ``--actor``
+``intently review``, unless the home opts in (``[review] agents_may_review``). Endorsing an
+agent's goal as the user's own word has no tool at all (the person runs ``intently goal
+endorse``), and ``goals_archive`` is refused to it for a goal it does not own itself: retiring
+a goal is its owner's decision (RFC-0013 section 6, "the user or owning agent"). An ``--actor``
 that is already an agent (``agent:ci``) acts as itself, with its own grants. Every tool checks
 the acting actor's permissions. A tool whose engine is not built yet, and any refused or
 invalid call, returns an MCP tool error with the reason (``is_error``), never an empty success.
@@ -48,6 +51,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "goals_update": ("goals", "edit"),
     "goals_complete": ("goals", "complete"),
     "goals_cancel": ("goals", "cancel"),
+    "goals_archive": ("goals", "archive"),
     "review_observe": ("extraction", "observe"),
     "review_list": ("goals", "review_queue"),
     "review_edit": ("goals", "edit"),
@@ -150,7 +154,13 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
 
     # -- goals ---------------------------------------------------------------------------
 
-    @server.tool(description="Add a goal, commitment, open question, decision in progress, risk or follow-up.")
+    @server.tool(
+        description=(
+            "Add a goal, commitment, open question, decision in progress, risk or follow-up. It is recorded as "
+            "your reading of what the user wants (source SYSTEM_INFERRED) until the user endorses it as their "
+            "own word with `intently goal endorse ID`, which no tool here can do for them."
+        )
+    )
     @_as_tool_error
     def goals_add(
         text: str,
@@ -226,6 +236,19 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
     def goals_cancel(goal_id: str, reason: str | None = None, expected_version: int | None = None) -> dict[str, Any]:
         ix.require(Permission.WRITE)
         return call("goals", "cancel", goal_id, reason=reason, expected_version=expected_version)
+
+    @server.tool(
+        description=(
+            "Archive an EXPIRED goal nobody will pursue (it leaves the open list, stays EXPIRED, and reopening "
+            "brings it back; the reason is recorded in the log). Retiring a goal is its owner's decision: refused "
+            "to an agent acting for the person (they run `intently goal archive ID`); an agent may archive only "
+            "a goal it owns itself. With expected_version, it fails if someone changed the goal since that version."
+        )
+    )
+    @_as_tool_error
+    def goals_archive(goal_id: str, reason: str | None = None, expected_version: int | None = None) -> dict[str, Any]:
+        ix.require(Permission.WRITE)
+        return call("goals", "archive", goal_id, reason=reason, expected_version=expected_version)
 
     # -- review queue --------------------------------------------------------------------
 

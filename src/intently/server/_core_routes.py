@@ -23,7 +23,7 @@ Limit = Annotated[int, Query(ge=1, le=500, description="Page size.")]
 After = Annotated[int, Query(ge=0, le=2**53, description="Cursor: the last sequence number already seen.")]
 
 _ENGINE_METHODS = {
-    "goals": ("bundle", "add", "list_intents", "edit", "complete", "review_queue", "promote", "dismiss"),
+    "goals": ("bundle", "add", "list_intents", "edit", "complete", "review_queue", "promote", "dismiss", "endorse"),
     "triggers": ("match", "add", "list", "cancel", "test"),
     "requirements": ("select", "list", "scan"),
     "gate": ("gate", "approve"),

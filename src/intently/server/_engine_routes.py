@@ -6,7 +6,8 @@ Route -> library call (the adapter table; it follows the engines' public APIs):
                 GET {id} -> ``goals.get(id)``; PATCH {id} -> ``goals.edit(id, ...)``;
                 POST {id}/complete -> ``goals.complete(id, reason, expected_version, summary)``;
                 POST {id}/cancel -> ``goals.cancel(id, reason, expected_version)``;
-                POST {id}/archive -> ``goals.archive(id, reason, expected_version)`` (an EXPIRED goal out of view)
+                POST {id}/archive -> ``goals.archive(id, reason, expected_version)`` (an EXPIRED goal out of view);
+                POST {id}/endorse -> ``goals.endorse(id, expected_version)`` (a person's: an agent's goal made theirs)
 - review queue: GET -> ``goals.review_queue()``; POST observe -> ``extraction.observe(turn)``;
                 PATCH {id} -> ``goals.edit(id, ...)`` (candidates only); POST {id}/confirm -> ``goals.promote(id)``;
                 POST {id}/dismiss -> ``goals.dismiss(id)``
@@ -132,6 +133,16 @@ def goals_archive(view: NamespaceView, goal_id: str, body: GoalCancel | None = N
     view.require(Permission.WRITE)
     fields = body.model_dump() if body else {}
     return run_engine(view, "goals", "archive", goal_id, **fields)
+
+
+@router.post("/goals/{goal_id}/endorse", tags=["goals"])
+def goals_endorse(view: NamespaceView, goal_id: str, body: ReviewConfirm | None = None) -> Any:
+    """The person the token stands for makes a goal an agent added their own word (source
+    USER_STATED, confidence 0.80; one EPISTEMIC_TRANSITION naming them). 403 for an agent's
+    token, 409 for a goal already the user's word or finished; ``expected_version`` as for confirm."""
+    view.require(Permission.WRITE)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "endorse", goal_id, **fields)
 
 
 # -- review queue ------------------------------------------------------------------------
