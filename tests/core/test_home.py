@@ -87,6 +87,53 @@ def _line(text: str, needle: str) -> int:
     return next(n for n, line in enumerate(text.splitlines(), start=1) if line.startswith(needle))
 
 
+def test_config_values_of_the_wrong_type_are_refused_naming_the_line_and_what_is_allowed(ix: Intently) -> None:
+    """The config is checked without pydantic (every hook process opens it), with pydantic's
+    words as before: the wrong type or a value out of range names the line, the field and what
+    would do; booleans and numbers written as text are read as pydantic read them."""
+    path = ix.home.config_path
+    text = path.read_text()
+    cases = [
+        (
+            "budget = 4000",
+            'budget = "lots"',
+            "context.budget: Input should be a valid integer, unable to parse string as an integer",
+        ),
+        ("budget = 4000", "budget = 199", "context.budget: Input should be greater than or equal to 200"),
+        (
+            "budget = 4000",
+            "budget = 250.5",
+            "context.budget: Input should be a valid integer, got a number with a fractional part",
+        ),
+        ("budget = 4000", "budget = [1]", "context.budget: Input should be a valid integer"),
+        (
+            'model = "minilm"',
+            'model = "gpt"',
+            "embed.model: Input should be 'minilm', 'wordllama', 'hashing' or 'none'",
+        ),
+        ('inject = "on"', "inject = true", "requirements.inject: Input should be 'on' or 'off'"),
+        (
+            "group_commit = false",
+            'group_commit = "maybe"',
+            "log.group_commit: Input should be a valid boolean, unable to interpret input",
+        ),
+        ("group_commit = false", "group_commit = {}", "log.group_commit: Input should be a valid boolean"),
+        ('url = ""', "url = 5", "store.url: Input should be a valid string"),
+    ]
+    for old, new, problem in cases:
+        assert old in text, old
+        path.write_text(text.replace(old, new, 1))
+        line = _line(path.read_text(), new)
+        with pytest.raises(InvalidInput) as info:
+            ix.home.load_config()
+        assert str(info.value) == f"{path}:{line}: {problem}"
+    path.write_text(
+        text.replace("budget = 4000", 'budget = "4200"').replace("group_commit = false", 'group_commit = "yes"')
+    )
+    config = ix.home.load_config()
+    assert config.context.budget == 4200 and config.log.group_commit is True
+
+
 def test_config_errors_name_the_file_line_and_field(ix: Intently) -> None:
     path = ix.home.config_path
     text = path.read_text()

@@ -29,8 +29,14 @@ NOT_FOR_A_TOOL_CALL = {
     "intently.requirements",
     "intently.extract",
     "intently.cli",
+    "intently.embed",
 }
-HEAVY = {"typer", "rich", "fastapi", "uvicorn", "numpy", "onnxruntime", "tokenizers", "mcp", "httpx"}
+# Start-up cost a tool call's decision does not need: the config and the event are checked
+# without pydantic (its import and the plugin scan it runs through importlib.metadata were
+# about a third of the process's CPU), and the signing key is read without the module of
+# every other key format (SSH, PKCS #12, ciphers).
+NOT_FOR_A_TOOL_CALL |= {"importlib.metadata", "cryptography.hazmat.primitives.serialization"}
+HEAVY = {"typer", "rich", "fastapi", "uvicorn", "numpy", "onnxruntime", "tokenizers", "mcp", "httpx", "pydantic"}
 
 DRIVER = """
 import json, sys

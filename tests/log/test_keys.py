@@ -305,3 +305,34 @@ def test_a_retired_keys_line_kept_twice_by_a_union_merge_keeps_the_larger_bound(
         "{\n" + f'"key:{kid}": {json.dumps(older)},\n"key:{kid}": {json.dumps(newer)},\n' + '"format": 2\n}\n'
     )
     assert KeyRing.load_public(path).entries[kid].signed_sizes == {"proj": 8, "ops": 2}
+
+
+def test_the_signing_key_read_without_the_key_format_module_is_the_same_key(project: Path) -> None:
+    """The hook reads the signing key on every tool call, so the PKCS #8 Ed25519 key intently
+    writes is read from its fixed layout rather than through ``serialization`` (whose import
+    cost the hook more than signing). It must be the very key, and any other file must still
+    be refused as before: another algorithm, or an Ed25519 key damaged inside its PEM."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from intently.log._keys import load_private_pem
+
+    with Intently.init(project, actor="user:alice", name="proj") as ix:
+        ix.goals.add("Signed", type="GOAL")
+    pem_path = project / ".intently" / "keys" / "private" / "log-ed25519.pem"
+    pem = pem_path.read_bytes()
+    mine = load_private_pem(pem)
+    assert isinstance(mine, Ed25519PrivateKey)
+    assert mine.private_bytes_raw() == private_key(project).private_bytes_raw()
+    assert load_private_pem(pem.replace(b"\n", b"\r\n")).private_bytes_raw() == mine.private_bytes_raw()  # type: ignore[attr-defined]
+    other = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    assert isinstance(load_private_pem(other), ec.EllipticCurvePrivateKey)  # read by serialization, as before
+    lines = pem.splitlines()
+    short = b"\n".join([lines[0], base64.b64encode(base64.b64decode(b"".join(lines[1:-1]))[:-1]), lines[-1]])
+    with pytest.raises(ValueError):
+        load_private_pem(short)
+    for name, text in (("EC", other), ("short", short)):
+        pem_path.write_bytes(text)
+        ring = KeyRing.load(project / ".intently" / "keys")
+        assert not ring.can_sign and ring.private_problem, name

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from .errors import InvalidInput, NotFound, first_problem
+from .errors import InvalidInput, NotFound
 from .homedir import CONFIG_FILE, HOME_DIRNAME, locate_home
 from .namespaces import namespace_problem
 
@@ -48,90 +48,215 @@ ENGINE_TABLE_KEYS: dict[str, tuple[str, ...]] = {
 ENGINE_TABLES = tuple(ENGINE_TABLE_KEYS)
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Bad(ValueError):
+    """One problem of ``intently.toml``: the dotted field and what is wrong there."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
 
 
-class HomeSection(_Section):
-    name: str = Field(description="Default namespace for objects created in this home.")
-    owner: str = Field(description="The actor who ran `intently init`; holds every permission.")
-    origin: str = Field(default="", description="Origin line of signed checkpoints (defaults to intently/<name>).")
+# The sections are plain dataclasses checked by the few rules below, not pydantic models: every
+# hook process (one per tool call) opens the home, and building pydantic's validators cost it
+# more than the gate's decision. The messages are pydantic's words, as before.
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+Check = Callable[[object], object]
 
-    @field_validator("name")
-    @classmethod
-    def _a_namespace(cls, value: str) -> str:
-        """Checked here, not where the runtime first uses it, so the error names intently.toml's line."""
-        problem = namespace_problem(value)
-        if problem is not None:
-            raise ValueError(problem)
+
+def _text(value: object) -> object:
+    if not isinstance(value, str):
+        raise ValueError("Input should be a valid string")
+    return value
+
+
+def _flag(value: object) -> object:
+    """A boolean, or what pydantic's lax mode took for one (``1``, ``"yes"``, ``"off"``...)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, str | int | float):
+        raise ValueError("Input should be a valid boolean, unable to interpret input")
+    raise ValueError("Input should be a valid boolean")
+
+
+def _count(minimum: int) -> Check:
+    def check(value: object) -> object:
+        if isinstance(value, str):
+            if not re.fullmatch(r"\s*[+-]?\d+\s*", value):
+                raise ValueError("Input should be a valid integer, unable to parse string as an integer")
+            value = int(value)
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif isinstance(value, float):
+            raise ValueError("Input should be a valid integer, got a number with a fractional part")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError("Input should be a valid integer")
+        if value < minimum:
+            raise ValueError(f"Input should be greater than or equal to {minimum}")
         return value
 
+    return check
 
+
+def _one_of(*choices: str) -> Check:
+    said = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+
+    def check(value: object) -> object:
+        if value not in choices:
+            raise ValueError(f"Input should be {said}")
+        return value
+
+    return check
+
+
+def _namespace(value: object) -> object:
+    """Checked here, not where the runtime first uses it, so the error names intently.toml's line."""
+    name = _text(value)
+    problem = namespace_problem(str(name))
+    if problem is not None:
+        raise ValueError(f"Value error, {problem}")
+    return name
+
+
+def _rule(check: Check, description: str = "", **kw: Any) -> Any:
+    """A dataclass field with its check (and the description docs/configuration.md gives)."""
+    return field(metadata={"check": check, "description": description}, **kw)
+
+
+class _Section:
+    """Validation shared by the tables: known keys only, each through its check."""
+
+    @classmethod
+    def from_table(cls, raw: object, where: str) -> Any:
+        if not isinstance(raw, dict):
+            raise _Bad(where, "Input should be a valid dictionary")
+        values: dict[str, object] = {}
+        for f in fields(cls):  # type: ignore[arg-type]  # every subclass is a dataclass
+            if f.name in raw:
+                try:
+                    values[f.name] = f.metadata["check"](raw[f.name])
+                except ValueError as exc:
+                    raise _Bad(f"{where}.{f.name}", str(exc)) from None
+            elif f.default is MISSING and f.default_factory is MISSING:
+                raise _Bad(f"{where}.{f.name}", "Field required")
+        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        for key in raw:
+            if key not in known:
+                raise _Bad(f"{where}.{key}", "Extra inputs are not permitted")
+        return cls(**values)
+
+
+@dataclass
+class HomeSection(_Section):
+    name: str = _rule(_namespace, "Default namespace for objects created in this home.")
+    owner: str = _rule(_text, "The actor who ran `intently init`; holds every permission.")
+    origin: str = _rule(_text, "Origin line of signed checkpoints (defaults to intently/<name>).", default="")
+
+
+@dataclass
 class StoreSection(_Section):
-    url: str = Field(default="", description="Database URL; empty means state/intently.db in the home.")
-    auto_upgrade: bool = Field(default=True, description="Apply pending schema upgrades when the store opens.")
+    url: str = _rule(_text, "Database URL; empty means state/intently.db in the home.", default="")
+    auto_upgrade: bool = _rule(_flag, "Apply pending schema upgrades when the store opens.", default=True)
 
 
+@dataclass
 class LogSection(_Section):
-    group_commit: bool = Field(default=False, description="Batch fsyncs (synchronous=NORMAL) for speed.")
+    group_commit: bool = _rule(_flag, "Batch fsyncs (synchronous=NORMAL) for speed.", default=False)
 
 
+@dataclass
 class ContextSection(_Section):
-    budget: int = Field(default=4000, ge=200, description="Token budget of the whole context block.")
+    budget: int = _rule(_count(200), "Token budget of the whole context block.", default=4000)
 
 
+@dataclass
 class RequirementsSection(_Section):
-    inject: Literal["on", "off"] = Field(default="on", description="'off' opts the whole project out.")
-    budget: int = Field(default=2000, ge=50)
-    transcripts: str = Field(default="", description="Folder of transcripts a scan may mine.")
-    scanned: Literal["proposed", "active"] = Field(
+    inject: Literal["on", "off"] = _rule(_one_of("on", "off"), "'off' opts the whole project out.", default="on")
+    budget: int = _rule(_count(50), default=2000)
+    transcripts: str = _rule(_text, "Folder of transcripts a scan may mine.", default="")
+    scanned: Literal["proposed", "active"] = _rule(
+        _one_of("proposed", "active"),
+        "Status of a rule a scan creates: 'proposed' waits for review; 'active' is injected at once.",
         default="proposed",
-        description="Status of a rule a scan creates: 'proposed' waits for review; 'active' is injected at once.",
     )
 
 
+@dataclass
 class EmbedSection(_Section):
-    model: Literal["minilm", "wordllama", "hashing", "none"] = Field(
-        default="minilm", description="Local embedding model every engine ranks with; 'none' = lexical only."
+    model: Literal["minilm", "wordllama", "hashing", "none"] = _rule(
+        _one_of("minilm", "wordllama", "hashing", "none"),
+        "Local embedding model every engine ranks with; 'none' = lexical only.",
+        default="minilm",
     )
 
 
+@dataclass
 class GoalsSection(_Section):
-    semantic: bool = Field(default=False, description="Also match MEDIUM goals to a query by meaning (embedder).")
+    semantic: bool = _rule(_flag, "Also match MEDIUM goals to a query by meaning (embedder).", default=False)
 
 
+@dataclass
 class TriggersSection(_Section):
-    max_shown: int = Field(default=3, ge=1)
-    max_chars: int = Field(default=1200, ge=100)
+    max_shown: int = _rule(_count(1), default=3)
+    max_chars: int = _rule(_count(100), default=1200)
 
 
+@dataclass
 class ReviewSection(_Section):
-    agents_may_review: bool = Field(
-        default=False,
-        description="Let agents (MCP, agent tokens) confirm, dismiss and edit candidates awaiting review.",
+    agents_may_review: bool = _rule(
+        _flag, "Let agents (MCP, agent tokens) confirm, dismiss and edit candidates awaiting review.", default=False
     )
 
 
+@dataclass
 class LLMSection(_Section):
-    base_url: str = Field(default="", description="OpenAI-compatible endpoint for optional proposers.")
-    model: str = ""
-    api_key_env: str = Field(default="INTENTLY_LLM_KEY", description="Environment variable holding the key.")
+    base_url: str = _rule(_text, "OpenAI-compatible endpoint for optional proposers.", default="")
+    model: str = _rule(_text, default="")
+    api_key_env: str = _rule(_text, "Environment variable holding the key.", default="INTENTLY_LLM_KEY")
 
 
-class Config(_Section):
+#: The tables of :class:`Config`, in the order they are checked (and their section types).
+_TABLES: dict[str, type[_Section]] = {
+    "home": HomeSection,
+    "store": StoreSection,
+    "log": LogSection,
+    "context": ContextSection,
+    "requirements": RequirementsSection,
+    "triggers": TriggersSection,
+    "embed": EmbedSection,
+    "goals": GoalsSection,
+    "review": ReviewSection,
+    "llm": LLMSection,
+}
+
+
+@dataclass
+class Config:
     """Validated ``intently.toml``. Unknown keys are errors, not silently ignored."""
 
     home: HomeSection
-    store: StoreSection = StoreSection()
-    log: LogSection = LogSection()
-    context: ContextSection = ContextSection()
-    requirements: RequirementsSection = RequirementsSection()
-    triggers: TriggersSection = TriggersSection()
-    embed: EmbedSection = EmbedSection()
-    goals: GoalsSection = GoalsSection()
-    review: ReviewSection = ReviewSection()
-    llm: LLMSection = LLMSection()
-    extra: dict[str, Any] = Field(default_factory=dict, description="Engine-specific tables.")
+    store: StoreSection = field(default_factory=StoreSection)
+    log: LogSection = field(default_factory=LogSection)
+    context: ContextSection = field(default_factory=ContextSection)
+    requirements: RequirementsSection = field(default_factory=RequirementsSection)
+    triggers: TriggersSection = field(default_factory=TriggersSection)
+    embed: EmbedSection = field(default_factory=EmbedSection)
+    goals: GoalsSection = field(default_factory=GoalsSection)
+    review: ReviewSection = field(default_factory=ReviewSection)
+    llm: LLMSection = field(default_factory=LLMSection)
+    #: Engine-specific tables (:data:`ENGINE_TABLES`), checked by their engines.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_tables(cls, raw: dict[str, Any], extra: dict[str, Any]) -> Config:
+        """The config of ``raw`` (the known tables); the first problem raises :class:`_Bad`."""
+        if "home" not in raw:
+            raise _Bad("home", "Field required")
+        return cls(**{t: section.from_table(raw[t], t) for t, section in _TABLES.items() if t in raw}, extra=extra)
 
 
 CONFIG_TEMPLATE = """\
@@ -317,7 +442,7 @@ class Home:
             raise InvalidInput(f"cannot be read: {exc.strerror or exc}", where=str(self.config_path)) from exc
         except tomllib.TOMLDecodeError as exc:
             raise InvalidInput(str(exc), where=str(self.config_path)) from exc
-        known = set(Config.model_fields) - {"extra"}
+        known = set(_TABLES)
         extra = {k: raw.pop(k) for k in list(raw) if k not in known}
         unknown = sorted(k for k in extra if k not in ENGINE_TABLES)
         if unknown:
@@ -337,11 +462,10 @@ class Home:
                     where=f"{self._where(text, table, typo[0])}: {table}.{typo[0]}",
                 )
         try:
-            return Config.model_validate({**raw, "extra": extra})
-        except ValidationError as exc:
-            field, message = first_problem(exc)
-            table, _, key = field.partition(".")
-            raise InvalidInput(message, where=f"{self._where(text, table, key)}: {field}") from exc
+            return Config.from_tables(raw, extra)
+        except _Bad as exc:
+            table, _, key = exc.field.partition(".")
+            raise InvalidInput(exc.message, where=f"{self._where(text, table, key)}: {exc.field}") from exc
 
     def _where(self, text: str, table: str, key: str) -> str:
         """``intently.toml:LINE`` for ``key`` in ``[table]`` (the table's header line for a

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..core import yaml12
@@ -47,6 +46,8 @@ def default_public_key() -> Ed25519PublicKey:
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """A public key file: PEM, or the base64 of the 32 raw bytes."""
+    from cryptography.hazmat.primitives import serialization  # here: the hook's path never reads a key file
+
     data = path.read_bytes()
     try:
         if data.lstrip().startswith(b"-----"):
@@ -61,6 +62,8 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization  # here: the hook's path never signs a bundle
+
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except ValueError as exc:

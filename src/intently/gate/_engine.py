@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 
 from ..access import Permission
 from ..core.actors import ActorKind
@@ -583,9 +582,7 @@ class GateEngine:
         body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin, "signed_at": now}
         ring = self._rt.log.keyring
         key_id, signature = ring.sign(canonical_json(body), now)
-        public = ring.entries[key_id].public_key.public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
+        public = ring.entries[key_id].public_key.public_bytes_raw()
         return {
             **body,
             "key_id": key_id,

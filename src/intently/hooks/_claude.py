@@ -33,16 +33,14 @@ import re
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._engines import engine_method
 from .._intently import Intently
 from ..core.clock import format_time
-from ..core.errors import IntentlyError, first_problem
+from ..core.errors import IntentlyError
 from ..core.shell import SHELL_OPERATOR
 from ._extract import MAX_EXTRACT_CHARS, extract_tool_output, tool_output_extraction
 from ._gate import (
@@ -101,27 +99,74 @@ def open_from_environment(start: Path | None, *, cwd: Path | None = None) -> Int
     )
 
 
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    session_id: str
-    hook_event_name: str
-    cwd: str | None = None
-    transcript_path: str | None = None
+# What an event field's value must be: text, text or null, a JSON object, anything.
+_TEXT, _TEXT_OR_NULL, _OBJECT, _ANY = ({"kind": k} for k in ("text", "text?", "object", "any"))
 
 
+_PROBLEM = {
+    "text": "Input should be a valid string",
+    "text?": "Input should be a valid string",
+    "object": "Input should be a valid dictionary",
+}
+
+
+def _fits(kind: str, value: object) -> bool:
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "text?":
+        return value is None or isinstance(value, str)
+    if kind == "object":
+        return isinstance(value, dict)
+    return True
+
+
+class _BadEvent(ValueError):
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field, self.message = field_name, message
+
+
+# Plain dataclasses with a check of their own rather than pydantic models: every tool call starts
+# a hook process that reads one of these, and building pydantic's validators cost it more than
+# reading the event. Unknown keys are allowed (Claude Code adds fields over time).
+@dataclass(frozen=True, kw_only=True)
+class _Event:
+    session_id: str = field(metadata=_TEXT)
+    hook_event_name: str = field(metadata=_TEXT)
+    cwd: str | None = field(metadata=_TEXT_OR_NULL, default=None)
+    transcript_path: str | None = field(metadata=_TEXT_OR_NULL, default=None)
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> _Event:
+        """The event in ``data``; the first problem (in field order) raises :class:`_BadEvent`."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            kind = f.metadata["kind"]
+            if f.name not in data:
+                if f.default is MISSING:
+                    raise _BadEvent(f.name, "Field required")
+                continue
+            if not _fits(kind, data[f.name]):
+                raise _BadEvent(f.name, _PROBLEM[kind])
+            values[f.name] = data[f.name]
+        return cls(**values)
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Prompt(_Event):
-    prompt: str
+    prompt: str = field(metadata=_TEXT)
 
 
+@dataclass(frozen=True, kw_only=True)
 class _ToolCall(_Event):
-    tool_name: str
-    tool_input: dict[str, Any]
-    tool_use_id: str | None = None
+    tool_name: str = field(metadata=_TEXT)
+    tool_input: dict[str, Any] = field(metadata=_OBJECT)
+    tool_use_id: str | None = field(metadata=_TEXT_OR_NULL, default=None)
 
 
+@dataclass(frozen=True, kw_only=True)
 class _ToolResult(_ToolCall):
-    tool_response: Any = None
+    tool_response: Any = field(metadata=_ANY, default=None)
 
 
 @dataclass(frozen=True)
@@ -186,10 +231,9 @@ def _handle(raw: str, open_home: Opener, deadline: float | None, late: LateAnswe
             return _deny_exit(f"unsupported hook event {event!r}; intently handles {', '.join(_HANDLERS)}")
         model, fn = handler
         try:
-            parsed = model.model_validate(data)
-        except ValidationError as exc:
-            field, message = first_problem(exc)
-            return _deny_exit(f"{event} input invalid at {field or 'input'}: {message}")
+            parsed = model.parse(data)
+        except _BadEvent as exc:
+            return _deny_exit(f"{event} input invalid at {exc.field}: {exc.message}")
         limit: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         if deadline is not None and event == "PreToolUse":
             limit = watchdog(deadline)

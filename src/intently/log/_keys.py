@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..core.errors import BadSignature, InvalidInput, UnknownKey
@@ -58,9 +57,35 @@ def _merge_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
+#: The DER of an Ed25519 private key in PKCS #8 (RFC 8410, section 7) before its 32 raw bytes:
+#: what :meth:`KeyRing.save` writes, and ``openssl genpkey -algorithm ed25519`` too.
+_PKCS8_ED25519_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
+
+
+def load_private_pem(data: bytes) -> object:
+    """The private key in a PEM file, as ``serialization.load_pem_private_key`` (no password)
+    reads it. Every command that appends to the log reads the signing key, the Claude Code
+    hook on each tool call too, and importing ``serialization`` (SSH, PKCS #12 and cipher
+    modules with it) cost that process more than the key's use. So the one form intently
+    writes, an unencrypted PKCS #8 Ed25519 key, is read here from its fixed RFC 8410 layout,
+    and anything else (another algorithm, an encrypted or damaged file) goes to ``serialization``
+    as before, with its errors."""
+    lines = data.strip().splitlines()
+    if len(lines) >= 3 and lines[0] == b"-----BEGIN PRIVATE KEY-----" and lines[-1] == b"-----END PRIVATE KEY-----":
+        try:
+            der = base64.b64decode(b"".join(lines[1:-1]), validate=True)
+        except ValueError:
+            der = b""
+        if len(der) == len(_PKCS8_ED25519_PREFIX) + 32 and der.startswith(_PKCS8_ED25519_PREFIX):
+            return Ed25519PrivateKey.from_private_bytes(der[len(_PKCS8_ED25519_PREFIX) :])
+    from cryptography.hazmat.primitives import serialization
+
+    return serialization.load_pem_private_key(data, password=None)
+
+
 def key_id_of(public: Ed25519PublicKey) -> str:
     """First 16 hex digits of SHA-256 over the raw 32-byte public key."""
-    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    raw = public.public_bytes_raw()
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
@@ -80,7 +105,7 @@ class PublicKeyEntry:
     signed_sizes: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, object]:
-        raw = self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        raw = self.public_key.public_bytes_raw()
         out: dict[str, object] = {
             "key_id": self.key_id,
             "algorithm": "ed25519",
@@ -169,7 +194,7 @@ class KeyRing:
             # A damaged key must not lock the home: reading and verifying need only public keys.
             # Writes go on unsigned, with this problem named on every command that appends.
             try:
-                loaded = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
+                loaded = load_private_pem(private_path.read_bytes())
             except (OSError, ValueError, TypeError, UnsupportedAlgorithm) as exc:
                 ring.private_problem = f"the signing key {private_path} cannot be read ({_first_line(exc)})"
                 return ring
@@ -186,6 +211,8 @@ class KeyRing:
             private_dir = keys_dir / "private"
             private_dir.mkdir(parents=True, exist_ok=True)
             os.chmod(private_dir, 0o700)
+            from cryptography.hazmat.primitives import serialization
+
             pem = self._private.private_bytes(
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             )
