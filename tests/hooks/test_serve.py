@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ from intently.hooks._wire import read_message, socket_path
 from tests._config import set_config
 
 from .conftest import INTENTLY, event, run_command
-from .test_long_prompt import _long_prompt
+from .test_long_prompt import _long_prompt, late_answer
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="the hook server needs Unix sockets")
 
@@ -382,45 +383,65 @@ def test_a_huge_prompt_is_answered_by_the_server_at_the_deadline_with_the_contex
     wait, so the user got no context block (and the server kept reading at full CPU). The
     server now answers at the one-shot hook's deadline with the block and the same note, once;
     the work it gave up stops, logs no gate session and leaves the session record as the
-    answer says (prompt recorded, no gate session, no readings), and the server answers on."""
+    answer says (prompt recorded, no gate session, no readings), and the server answers on.
+
+    The server is warmed up first by a short prompt (its first prompt loads extraction and the
+    engines behind the block, seconds on a loaded machine, inside the 10 s deadline), and a
+    deadline that still passed before the block was assembled is tried again with a longer one
+    (:func:`late_answer`), under the client's 25 s wait."""
     ix.triggers.add("Confirm the rollback owner", when="launch checklist", expires="2099-01-01")
-    deadline = {"INTENTLY_HOOK_DEADLINE_S": "10"}  # the client's environment must equal the server's
-    running = start_server(project, env_extra=deadline)
-    try:
-        prompt = _long_prompt(8_000_000)  # its gate reading alone takes over 15 s of CPU, so over 10 s
-        payload = event("UserPromptSubmit", project, prompt=prompt)
+    prompt = _long_prompt(8_000_000)  # its gate reading alone takes over 15 s of CPU, so over 10 s
+    tries = iter(range(3))
+
+    def run(deadline: float | None) -> tuple[Any, subprocess.CompletedProcess[str], float, str, float, str]:
+        seconds = {"INTENTLY_HOOK_DEADLINE_S": f"{deadline:g}"}  # the client's environment must equal the server's
         env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
-        env.update(INTENTLY_ACTOR="user:alice", **deadline)
-        start = time.monotonic()
-        done = subprocess.run(
-            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
-            input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=90,
-        )  # fmt: skip
-        elapsed = time.monotonic() - start
-        assert done.returncode == 0, done.stderr
-        answer = json.loads(done.stdout)
-        message = answer["systemMessage"]
-        assert "the gate's reading of the prompt did not finish within 10 s" in message, message
-        assert "in between were skipped" in message and "/clear" in message
-        assert "Confirm the rollback owner" in answer["hookSpecificOutput"]["additionalContext"]
-        assert "did not finish within 10 s" in done.stderr
-        assert elapsed < 22, elapsed  # the deadline and the hand-over, before the client's 25 s
-        after = subprocess.run(
-            [sys.executable, "-m", "intently.hooks", "hook", "claude"],
-            input=json.dumps(event("SessionStart", project)), capture_output=True, text=True, env=env, cwd=project,
-            timeout=60,
-        )  # fmt: skip
-        assert after.returncode == 0 and "additionalContext" in after.stdout, after.stderr
-    finally:
-        stopping = time.monotonic()
-        running.process.terminate()
-        out, _ = running.process.communicate(timeout=180)  # it stops once the given-up reading ends
+        env.update(INTENTLY_ACTOR="user:alice", **seconds)
+
+        def hook(payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "intently.hooks", "hook", "claude"],
+                input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=project, timeout=90,
+            )  # fmt: skip
+
+        n = next(tries)
+        running = start_server(project, env_extra=seconds)
+        try:
+            warm = hook(
+                {**event("UserPromptSubmit", project, prompt="What is left to do today?"), "session_id": f"w{n}"}
+            )
+            assert warm.returncode == 0 and "did not finish" not in warm.stdout, warm.stderr
+            start = time.monotonic()
+            done = hook({**event("UserPromptSubmit", project, prompt=prompt), "session_id": f"huge-{n}"})
+            elapsed = time.monotonic() - start
+            assert done.returncode == 0, done.stderr
+            after = hook(event("SessionStart", project))
+            assert after.returncode == 0 and "additionalContext" in after.stdout, after.stderr
+        finally:
+            stopping = time.monotonic()
+            running.process.terminate()
+            out, _ = running.process.communicate(timeout=180)  # it stops once the given-up reading ends
+        return json.loads(done.stdout), done, elapsed, out, time.monotonic() - stopping, f"huge-{n}"
+
+    (answer, done, elapsed, out, stopping, session), seconds = late_answer(run, (10.0, 15.0))
+    tried = next(tries)
+    message = answer["systemMessage"]
+    assert f"the gate's reading of the prompt did not finish within {seconds:g} s" in message, message
+    assert "in between were skipped" in message and "/clear" in message
+    assert "Confirm the rollback owner" in answer["hookSpecificOutput"]["additionalContext"]
+    assert f"did not finish within {seconds:g} s" in done.stderr
+    assert elapsed < seconds + 12, elapsed  # the deadline and the hand-over, before the client's 25 s
     # The given-up reading stopped at once (before, it read on for the prompt's whole length).
-    assert time.monotonic() - stopping < 8, out
-    assert out.count("answered UserPromptSubmit") == 1 and "answered SessionStart" in out, out
-    with session_record(ix.home.state_dir, payload["session_id"]) as record:
+    assert stopping < 8, out
+    assert out.count("answered UserPromptSubmit") == 2 and "answered SessionStart" in out, out  # warm-up, this
+    with session_record(ix.home.state_dir, session) as record:
         assert record.requests == [prompt] and record.gate_session is None and record.readings == {}
-    assert ix.log.read(ix.namespace, op="GATE_SESSION_OPENED") == []
+    warmed: set[str | None] = set()
+    for n in range(tried):
+        with session_record(ix.home.state_dir, f"w{n}") as record:
+            warmed.add(record.gate_session)
+    opened = {op.target for op in ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")}
+    assert opened <= warmed  # the warm-ups' gate sessions only, none for the prompt given up on
 
 
 def test_a_tool_call_the_server_cannot_decide_by_the_deadline_is_blocked_and_logs_nothing(
