@@ -118,7 +118,7 @@ def test_config_values_of_the_wrong_type_are_refused_naming_the_line_and_what_is
             "log.group_commit: Input should be a valid boolean, unable to interpret input",
         ),
         ("group_commit = false", "group_commit = {}", "log.group_commit: Input should be a valid boolean"),
-        ('url = ""', "url = 5", "store.url: Input should be a valid string"),
+        ('api_key_env = "INTENTLY_LLM_KEY"', "api_key_env = 5", "llm.api_key_env: Input should be a valid string"),
     ]
     for old, new, problem in cases:
         assert old in text, old

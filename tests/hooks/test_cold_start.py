@@ -34,8 +34,9 @@ NOT_FOR_A_TOOL_CALL = {
 # Start-up cost a tool call's decision does not need: the config and the event are checked
 # without pydantic (its import and the plugin scan it runs through importlib.metadata were
 # about a third of the process's CPU), and the signing key is read without the module of
-# every other key format (SSH, PKCS #12, ciphers).
-NOT_FOR_A_TOOL_CALL |= {"importlib.metadata", "cryptography.hazmat.primitives.serialization"}
+# every other key format (SSH, PKCS #12, ciphers). (importlib.metadata itself is not listed:
+# PostgreSQL's driver imports it.)
+NOT_FOR_A_TOOL_CALL |= {"cryptography.hazmat.primitives.serialization"}
 HEAVY = {"typer", "rich", "fastapi", "uvicorn", "numpy", "onnxruntime", "tokenizers", "mcp", "httpx", "pydantic"}
 
 DRIVER = """
