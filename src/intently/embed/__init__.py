@@ -8,7 +8,7 @@ dependency-free stand-in. ``VectorIndex`` caches vectors by content hash and mod
 from __future__ import annotations
 
 from ._base import Embedder, HashingEmbedder, Vector, cosine
-from ._index import VectorIndex, content_hash
+from ._index import VectorIndex, VectorIndexWarning, content_hash, dot_scores
 from ._minilm import MINILM_SHA256, MiniLMEmbedder
 from ._resolve import EMBEDDERS, NoEmbedderWarning, default_embedder, get_embedder
 from ._st import SentenceTransformerEmbedder
@@ -24,9 +24,11 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "Vector",
     "VectorIndex",
+    "VectorIndexWarning",
     "WordLlamaEmbedder",
     "content_hash",
     "cosine",
     "default_embedder",
+    "dot_scores",
     "get_embedder",
 ]

@@ -99,10 +99,23 @@ def tokenize(text: str) -> list[str]:
 class BM25:
     """Okapi BM25 (k1=1.2, b=0.75) over a fixed set of documents."""
 
-    def __init__(self, documents: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        documents: Sequence[str],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        tokenized: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        """``tokenized``: ``tokenize(d)`` of each document, when the caller kept them (see
+        :mod:`._tokencache`); ``documents`` are then not tokenised again."""
         self.k1 = k1
         self.b = b
-        self.docs = [Counter(tokenize(d)) for d in documents]
+        if tokenized is not None and len(tokenized) != len(documents):
+            raise ValueError(f"{len(tokenized)} token lists for {len(documents)} documents")
+        self.docs = (
+            [Counter(t) for t in tokenized] if tokenized is not None else [Counter(tokenize(d)) for d in documents]
+        )
         self.lengths = [sum(c.values()) for c in self.docs]
         self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
         df: Counter[str] = Counter()

@@ -119,11 +119,16 @@ def contradicts(a: str, b: str, *, embedder: Embedder | None = None) -> float | 
 class _Checker:
     """Pairwise test over a fixed list of statements; embeds only pairs that pass the cheap tests."""
 
-    def __init__(self, statements: Sequence[str], embedder: Embedder | None) -> None:
+    def __init__(
+        self, statements: Sequence[str], embedder: Embedder | None, tokens: Sequence[Sequence[str]] | None = None
+    ) -> None:
         self.statements = list(statements)
         self.embedder = embedder
         self.negative = [_negative(s) for s in self.statements]
-        self.subjects = [_subject(s) for s in self.statements]
+        if tokens is None:
+            self.subjects = [_subject(s) for s in self.statements]
+        else:  # ``tokenize`` of each statement, kept by the caller
+            self.subjects = [{t for t in words if t not in _POLARITY_WORDS} for words in tokens]
         self.vectors: dict[int, Any] = {}
 
     def _vector(self, i: int) -> Any:
@@ -145,22 +150,33 @@ class _Checker:
 
 
 def resolve_conflicts(
-    reqs: Sequence[Requirement], *, embedder: Embedder | None = None
+    reqs: Sequence[Requirement],
+    *,
+    embedder: Embedder | None = None,
+    tokens: Sequence[Sequence[str]] | None = None,
 ) -> tuple[list[Requirement], list[Conflict]]:
     """Keep, of every contradicting pair, the preferred rule: ``(kept, conflicts)``.
 
     Rules are visited from the most preferred down; one that contradicts a rule already kept
     is dropped, so a chain A-B-C never drops a rule because of one that was itself dropped.
-    ``kept`` is in the input order.
+    ``kept`` is in the input order. ``tokens``: ``tokenize`` of each statement, when the
+    caller kept them (see :mod:`._tokencache`).
     """
     order = sorted(range(len(reqs)), key=lambda i: _preference(reqs[i]), reverse=True)
-    checker = _Checker([r.statement for r in reqs], embedder)
+    checker = _Checker([r.statement for r in reqs], embedder, tokens)
     kept: list[int] = []
+    # Kept rules by polarity, each in the order kept: only a rule of the other polarity can
+    # contradict (``check`` says no to any other), so a rule is checked against those alone
+    # and the first hit is the one the whole list gave. At 2,000 rules that halves 240,000
+    # checks that each context block made.
+    by_polarity: dict[bool, list[int]] = {True: [], False: []}
     conflicts: list[Conflict] = []
     for i in order:
-        hit = next(((k, s) for k in kept if (s := checker.check(k, i)) is not None), None)
+        opposite = by_polarity[not checker.negative[i]]
+        hit = next(((k, s) for k in opposite if (s := checker.check(k, i)) is not None), None)
         if hit is None:
             kept.append(i)
+            by_polarity[checker.negative[i]].append(i)
             continue
         k, score = hit
         winner, loser = reqs[k], reqs[i]

@@ -27,6 +27,7 @@ from ._render import place
 from ._select import Policy, Selection, scored
 from ._store import Change, hand_edited, hand_reviewed, observe, write_files
 from ._store import record as record_op
+from ._tokencache import TokenCache
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -719,6 +720,7 @@ class Requirements:
             index=index,
             policy=policy,
             explain=explain,
+            tokens=TokenCache(self._rt.home.index_dir),
         )
         default = self._rt.config.requirements.budget
         return lambda budget: scoring.pack(budget if budget is not None else default)
