@@ -234,3 +234,41 @@ def test_what_each_prompt_protects_is_read_from_its_own_chunks(monkeypatch: pyte
     assert not lifted.excluded_paths and [p for p, *_ in lifted.lifted_paths] == ["src/app/config.py"]
     across = resolve_parts(["Do not edit src/app/config.py,", "and then run the tests"], vocab)
     assert across.excluded_paths == {"src/app/config.py"}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_prompt_with_windows_line_endings_is_cut_and_reads_as_the_whole(seed: int) -> None:
+    """A prompt pasted with CRLF line endings had no "\\n" right after a character that is not
+    white space, so it was never cut: a huge one was read whole, however long. It is cut at its
+    line breaks now, and the chunks combined read exactly as the whole text does."""
+    vocab = default_bundle().vocabulary
+    text = _pasted(600_000, seed).replace("\n", "\r\n")
+    chunks, joints = cut_prompt(text)
+    assert "".join(c + j for c, j in zip(chunks, [*joints, ""], strict=True)) == text
+    assert len(chunks) >= 5 and all(len(c) < 3 * intent.CHUNK_CHARS for c in chunks)  # was 1 chunk
+    assert set(joints) <= {"\r\n" * n for n in range(1, 10)}  # at CRLF line breaks, blank or not
+    store: dict[str, Any] = {}
+    combined = resolve_parts([text], vocab, None, store)
+    whole = resolve(text, vocab)
+    assert combined.clauses == whole.clauses
+    assert combined == whole
+    assert "eve@example.com" in combined.excluded_values and "src/intently/core/files.py" in combined.excluded_paths
+    assert len(store) == len(chunks)
+    parts = ["Fix the failing test.", text, "and then stop"]
+    assert resolve_parts(parts, vocab, None, store) == resolve("\n\n".join(parts), vocab)
+
+
+def test_any_cut_of_generated_crlf_texts_reads_as_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The generated hard cases of the clause split, with Windows line breaks (and a mix of
+    both): every cut, at "\\r\\n" as at "\\n", combines to the whole text's reading."""
+    vocab = default_bundle().vocabulary
+    monkeypatch.setattr(intent, "CHUNK_CHARS", 12)
+    rng = random.Random(20261203)
+    atoms = (*(a.replace("\n", "\r\n") for a in _ATOMS), "\r\n", "\r\n", "\r\n\r\n", "\n", "send the file", "Bob")
+    cut = 0
+    for _ in range(2_000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 60)))
+        cut += len(cut_prompt(text)[0]) > 1
+        assert resolve_parts([text], vocab) == resolve(text, vocab), repr(text)
+        assert resolve_parts(["Send it.", text], vocab) == resolve("Send it.\n\n" + text, vocab), repr(text)
+    assert cut > 500

@@ -590,9 +590,11 @@ SAVE_EVERY_S = 2.0
 # Where a prompt may be cut: a run of newlines between two characters that are not white space
 # (a blank line preferred), and the line before it must not end in what a separator could run
 # on from ("step 3." + newline is one numbered-item separator; so is " and then" + newline, and
-# a comma before a line that starts with "and").
-_CUT = re.compile(r"(?<=\S)\n+(?=\S)")
-_BLANK_CUT = re.compile(r"(?<=\S)\n\n+(?=\S)")
+# a comma before a line that starts with "and"). A line break is "\n" or Windows' "\r\n": a
+# prompt pasted with CRLF line endings had no "\n" right after a character that is not white
+# space, so it was never cut and a huge one was read whole, in one step of megabytes.
+_CUT = re.compile(r"(?<=\S)(?:\r?\n)+(?=\S)")
+_BLANK_CUT = re.compile(r"(?<=\S)(?:\r?\n){2,}(?=\S)")
 _RUNS_ON = re.compile(r"(?:\d\.|[\s,](?:and|then|but|also)|,)$")
 _MAX_CACHED = 512
 _CACHE: dict[str, PromptReading] = {}
@@ -734,7 +736,9 @@ def cut_prompt(text: str, size: int | None = None) -> tuple[list[str], list[str]
     while len(text) - start > 2 * size:
         target = start + size
         cut = _BLANK_CUT.search(text, target, target + size // 4) or _CUT.search(text, target)
-        while cut is not None and _RUNS_ON.search(text, max(start, cut.start() - 8), cut.start()):
+        while cut is not None and (
+            _RUNS_ON.search(text, max(start, cut.start() - 8), cut.start()) or _crlf_joint(cut.group(), text, cut.end())
+        ):
             cut = _CUT.search(text, cut.end())
         if cut is None or len(text) - cut.end() < size // 2:
             break  # nowhere left to cut, or only a sliver after the cut: the rest is one chunk
@@ -828,6 +832,7 @@ def resolve_parts(
             readings[i].clean_end
             and readings[i + 1].clean_start
             and not _comma_joint(pieces[i], joints[i], pieces[i + 1])
+            and not _crlf_joint(joints[i], pieces[i + 1])
         ):
             i += 1
             continue
@@ -883,6 +888,14 @@ def _comma_joint(before: str, joint: str, after: str) -> bool:
     (``,\\s*and\\s+``) across the line break: neither side's own reading can see it, and the
     split of the whole text takes it there, so the two sides are read together."""
     return before.endswith(",") and _COMMA_JOINT.match("," + joint + after[:8]) is not None
+
+
+def _crlf_joint(joint: str, after: str, at: int = 0) -> bool:
+    """Whether a line break with a carriage return and a joint word starting the next line
+    ("\r\nand then ...") make one separator: a run of white space that starts with "\r" takes
+    the joint word after it along (one that starts with "\n" stops at the newline), so the
+    two sides do not read as each does alone; they are read together there."""
+    return "\r" in joint and _WORD_JOINT.match(after, at) is not None
 
 
 def _delegated_across(readings: Sequence[PromptReading], vocab: Vocabulary) -> bool:
