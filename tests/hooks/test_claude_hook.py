@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from intently import Intently
+from intently.gate import opening_read
 from intently.hooks import MAX_CONTEXT_CHARS, ScanQueue, session_record
 from tests._config import set_config
 
@@ -68,7 +69,7 @@ def test_gate_follows_the_users_request(ix: Intently, project: Path, handle: Han
         == "defer"
     )
     opened = ix.log.read("proj", op="GATE_SESSION_OPENED")
-    assert [o.payload["request"] for o in opened] == [prompt]
+    assert [opening_read(ix.log, o)[0] for o in opened] == [prompt]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from intently import Intently
-from intently.gate import default_bundle
+from intently.gate import default_bundle, opening_read
 from intently.gate._intent import cut_prompt, reading_key, reading_keys
 from intently.hooks import session_record
 from intently.hooks._claude import MAX_PROMPT_READ_CHARS
@@ -294,8 +294,8 @@ def test_a_prompt_read_across_killed_processes_is_decided_once_all_its_chunks_ar
     assert call[0] == expected[0] and "the request says not to" in call[1], call
     assert _kept(state, big, keys) == keys
     opened = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[opened_before:]
-    assert len(opened) == 1 and opened[0].payload["request"] == prompt
-    assert marker in opened[0].payload["resolved"]["unplaced"]  # decided from the kept readings
+    assert len(opened) == 1 and opening_read(ix.log, opened[0])[0] == prompt
+    assert marker in opening_read(ix.log, opened[0])[1]["unplaced"]  # decided from the kept readings
 
     again = decided(hook(_tool_call(project, big)))
     assert again[0] == call[0] and again[1].split(" (decision")[0] == call[1].split(" (decision")[0]
@@ -324,7 +324,7 @@ def test_after_a_prompt_not_read_on_arrival_the_request_is_logged_once(
     assert denied["permissionDecision"] == "deny" and "the request says not to" in denied["permissionDecisionReason"]
     handle(read)
     opened = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")
-    assert [o.payload["request"] for o in opened] == [prompt]
+    assert [opening_read(ix.log, o)[0] for o in opened] == [prompt]
     sessions = {o.payload["decision"]["session_id"] for o in ix.log.read(ix.namespace, op="GATE_DECIDED")}
     sessions |= {o.target for o in ix.log.read(ix.namespace, op="GATE_OUTPUT_OBSERVED")}
     assert sessions == {opened[0].target}

@@ -18,6 +18,7 @@ from ._gate import Gate, Session, action_hash
 from ._intent import Clause, Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
 from ._policy import PolicySet, Verdict
+from ._prompts import opening_read
 from ._proposer import OpenAICompatibleProposer
 from ._provenance import Ledger, Origin, Sighting
 from ._suggest import suggest
@@ -54,6 +55,7 @@ __all__ = [
     "default_bundle",
     "load_private_key",
     "load_public_key",
+    "opening_read",
     "resolve",
     "sign_bundle",
     "suggest",

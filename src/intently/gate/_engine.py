@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
@@ -22,6 +22,7 @@ from ..core.errors import (
     BadSignature,
     InvalidInput,
     InvalidTransition,
+    LogIntegrityError,
     NotFound,
     PermissionDenied,
     TableMismatch,
@@ -33,6 +34,7 @@ from ._contracts import ToolDefinition
 from ._decision import Decision, Level
 from ._gate import Gate, Session
 from ._journal import DENIED, postcondition_record
+from ._prompts import JOIN, PROMPT_OP, prompt_hash, request_of, resolved_of, unplaced_places
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -69,14 +71,53 @@ register_migration(
     description="postcondition results of gate runs",
 )
 
-TABLES = ("gate_sessions", "gate_observations", "gate_decisions", "gate_approvals", "gate_postconditions")
+register_migration(
+    "gate",
+    3,
+    "CREATE TABLE gate_prompts (namespace TEXT NOT NULL, sha256 TEXT NOT NULL, text TEXT NOT NULL, "
+    "PRIMARY KEY (namespace, sha256))",
+    description="each prompt a gate run was opened on, once per namespace (runs name them by hash)",
+)
+
+TABLES = (
+    "gate_prompts",
+    "gate_sessions",
+    "gate_observations",
+    "gate_decisions",
+    "gate_approvals",
+    "gate_postconditions",
+)
+
+
+def _prompt_text(tx: Transaction, namespace: str) -> Callable[[str], str | None]:
+    """The text of a prompt logged in ``namespace``, by hash (``None`` if it was not)."""
+
+    def text_of(digest: str) -> str | None:
+        value = tx.scalar("SELECT text FROM gate_prompts WHERE namespace = ? AND sha256 = ?", (namespace, digest))
+        return None if value is None else str(value)
+
+    return text_of
+
+
+def _apply_prompt(tx: Transaction, op: Operation) -> None:
+    """One prompt's text, kept once per namespace (two processes logging the same prompt at
+    once both log it; the text is the same, so the second row is not needed)."""
+    p = op.payload
+    if prompt_hash(str(p["text"])) != p["sha256"] or op.target != p["sha256"]:
+        raise LogIntegrityError(f"prompt {op.target} does not hash to its name", stream=op.stream, seq=op.seq or None)
+    if _prompt_text(tx, op.stream)(str(p["sha256"])) is None:
+        tx.execute(
+            "INSERT INTO gate_prompts (namespace, sha256, text) VALUES (?, ?, ?)", (op.stream, p["sha256"], p["text"])
+        )
 
 
 def _apply_session(tx: Transaction, op: Operation) -> None:
     p = op.payload
+    request = request_of(p, _prompt_text(tx, op.stream), stream=op.stream, seq=op.seq or None)
+    resolved = resolved_of(p, request)
     tx.execute(
         "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (op.target, op.stream, op.actor, p["request"], json.dumps(p["resolved"], sort_keys=True), p["bundle"], op.time),
+        (op.target, op.stream, op.actor, request, json.dumps(resolved, sort_keys=True), p["bundle"], op.time),
     )
 
 
@@ -124,6 +165,7 @@ def _apply_approved(tx: Transaction, op: Operation) -> None:
     )
 
 
+register_applier(PROMPT_OP, _apply_prompt)
 register_applier("GATE_SESSION_OPENED", _apply_session)
 register_applier("GATE_OUTPUT_OBSERVED", _apply_observed)
 register_applier("GATE_DECIDED", _apply_decided)
@@ -196,9 +238,28 @@ class HomeJournal:
         )
 
     def open_session(self, session_id: str, info: dict[str, Any]) -> None:
+        """Log the run's opening; a request that came as prompts (``request_parts``) is logged
+        as their hashes, each prompt's text logged once in this namespace, here if not yet
+        (:mod:`intently.gate._prompts`): a conversation of N prompts is N texts in the log,
+        not the N joins of 1, 2, ..., N of them."""
         with self._rt.store.transaction() as tx:
-            payload = {"request": info["request"], "resolved": info["resolved"], "bundle": info["bundle"]}
+            payload = self._opening(tx, info)
             _apply_session(tx, self._append(tx, "GATE_SESSION_OPENED", session_id, payload))
+
+    def _opening(self, tx: Transaction, info: dict[str, Any]) -> dict[str, Any]:
+        request, resolved, parts = str(info["request"]), dict(info["resolved"]), info.get("request_parts")
+        places = unplaced_places(request, [str(u) for u in resolved.get("unplaced", [])])
+        if not parts or JOIN.join(parts) != request or places is None:
+            return {"request": request, "resolved": resolved, "bundle": info["bundle"]}
+        digests = []
+        known = _prompt_text(tx, self._ns)
+        for text in parts:
+            digest = prompt_hash(text)
+            if digest not in digests and known(digest) is None:
+                _apply_prompt(tx, self._append(tx, PROMPT_OP, digest, {"sha256": digest, "text": text}))
+            digests.append(digest)
+        resolved.pop("unplaced", None)
+        return {"prompts": digests, "resolved": resolved, "unplaced_at": places, "bundle": info["bundle"]}
 
     def _own_session(self, tx: Transaction, session_id: str) -> None:
         """A session belongs to the actor who opened it: another actor may not add its calls or
@@ -420,6 +481,11 @@ class GateEngine:
         decisions = [json.loads(str(d["payload"])) for d in decs]
         namespace = str(session["namespace"])
         ops = self._rt.log.read(namespace, ops=kinds, after=int(opened) - 1 if opened is not None else 0)
+        if opened is not None:
+            prompts = self._logged_prompts(namespace, int(opened))
+            if not kinds:  # an export holds the prompts its run names (logged by it or before it), no others
+                ops = sorted([*prompts, *(op for op in ops if op.op != PROMPT_OP)], key=lambda op: op.seq)
+            self._request_in_log(namespace, int(opened), session, prompts)
         settled = self._settled_in_log(namespace, run_id, decisions, [dict(a) for a in approvals], ops)
         run = {
             "session": session,
@@ -430,6 +496,38 @@ class GateEngine:
             "postconditions": [{**dict(c), "passed": bool(c["passed"])} for c in checked],
         }
         return run, ops
+
+    def _logged_prompts(self, namespace: str, opened: int) -> list[Operation]:
+        """The ``GATE_PROMPT_LOGGED`` operations the run's opening (at ``opened``) names, each
+        once, oldest first: logged by this run or by an earlier one of the conversation."""
+        opening = self._rt.log.get(namespace, opened)
+        found: dict[str, Operation] = {}
+        for digest in opening.payload.get("prompts") or ():
+            if digest not in found:
+                logged = self._rt.log.read(namespace, op=PROMPT_OP, target=str(digest), limit=1)
+                if logged:
+                    found[str(digest)] = logged[0]
+        return sorted(found.values(), key=lambda op: op.seq)
+
+    def _request_in_log(self, namespace: str, opened: int, session: dict[str, Any], prompts: list[Operation]) -> None:
+        """The run's request and reading as its table row shows them are what its logged opening
+        (and the prompts it names) say: what ``explain`` prints as the request is the log's."""
+        opening = self._rt.log.get(namespace, opened)
+        texts = {str(op.target): str(op.payload.get("text")) for op in prompts}
+        request = request_of(opening.payload, texts.get, stream=namespace, seq=opened)
+        if request != session["request"] or resolved_of(opening.payload, request) != session["resolved"]:
+            raise TableMismatch(
+                f"the request of run {session['id']} differs from its logged opening: the gate's table was "
+                "changed outside the log; `intently log replay` rebuilds it from the log",
+                stream=namespace,
+                seq=opened,
+            )
+
+    def logged_request(self, run_id: str) -> str:
+        """The exact text run ``run_id`` was decided on, read from the log alone (its opening,
+        and the prompts the opening names), not from the gate's tables."""
+        run, _ = self._run(run_id, _SETTLING_OPS)
+        return str(run["session"]["request"])  # proven equal to the log's by _run
 
     @staticmethod
     def _settled_in_log(
@@ -577,6 +675,7 @@ class GateEngine:
         (see :meth:`_run`)."""
         run, logged = self._run(run_id, ())
         targets = {str(run["session"]["id"]), *(d["id"] for d in run["decisions"])}
+        targets |= {op.target for op in logged if op.op == PROMPT_OP}  # only the prompts the run names
         ops = [op.to_json() for op in logged if op.target in targets]
         now = format_time(self._rt.clock.now())
         body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin, "signed_at": now}

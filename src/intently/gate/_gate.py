@@ -250,9 +250,11 @@ class Session:
         self.id = session_id or new_id("run_", now=gate.clock.now())
         self.namespace = namespace
         vocab = gate.bundle.vocabulary
-        if request_parts is not None and "\n\n".join(request_parts) == user_request:
-            resolved = resolve_parts(request_parts, vocab, gate.proposer, readings)
+        parts = list(request_parts) if request_parts is not None else None
+        if parts is not None and "\n\n".join(parts) == user_request:
+            resolved = resolve_parts(parts, vocab, gate.proposer, readings)
         else:
+            parts = None
             resolved = resolve(user_request, vocab, gate.proposer)
         if gate.context_objects - resolved.objects:
             resolved = dataclasses.replace(resolved, objects=resolved.objects | gate.context_objects)
@@ -281,6 +283,9 @@ class Session:
             {
                 "namespace": namespace,
                 "request": user_request,
+                # The prompts the request joins, when it came as them: a home's log keeps each
+                # once and the opening names them (:mod:`intently.gate._prompts`).
+                **({"request_parts": parts} if parts else {}),
                 "resolved": self.request.to_json(),
                 "bundle": gate.bundle.version,
                 "trusted": sorted((trusted or {}).keys()),
