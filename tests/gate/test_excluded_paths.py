@@ -230,7 +230,7 @@ def test_explain_names_the_prompt_that_protected_and_the_one_that_lifted(ix: Int
         ("patch -p0 src/app/config.py fix.patch", ["src/app/config.py"], [], False),
         ("rm -rf src/app build", ["src/app", "build"], [("src/app", None), ("build", None)], False),
         ("git restore .", ["."], [(".", None)], False),
-        ("patch -p1 < fix.patch", [], [], True),  # the patch says which files change
+        ("patch -p1 < fix.patch", [], [], True),  # no folder to read the patch from: unsure
         ("git apply fix.patch", [], [], True),
         ("python fix.py src/app/config.py", [], [], True),
         ("make", [], [], True),
@@ -245,7 +245,7 @@ def test_what_a_command_changes_folders_and_programs_included(
 ) -> None:
     read = read_command(command)
     assert read is not None
-    assert (read.targets, read.sweeps, bool(read.opaque)) == (targets, sweeps, opaque)
+    assert (read.targets, read.sweeps, bool(read.opaque or read.unsure)) == (targets, sweeps, opaque)
 
 
 @pytest.mark.parametrize(
@@ -280,3 +280,115 @@ def test_a_glob_in_a_command_covers_what_it_may_match(glob: str, protected: str,
 )
 def test_what_changing_a_folder_covers(folder: str, pattern: str | None, protected: str, covers: bool) -> None:
     assert sweep_covers(folder, pattern, protected) is covers
+
+
+# -- an allowance is an instruction or a permission, not a statement ---------------------------
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "I modify config.py in the next PR",
+        "The script edits src/app/config.py on deploy.",
+        "The CI job rewrites config.py, so ignore the diff there.",
+        "Fix the test, the formatter changes config.py anyway",
+        "Alice updates src/app/config.py every week",
+    ],
+)
+def test_a_statement_in_the_present_lifts_nothing(ix: Intently, later: str) -> None:
+    """The verb was read without its mood: saying what someone or something does to the file
+    ("the script edits config.py") lifted the protection as if the user had allowed the edit."""
+    s = _conversation(ix, PROMPT, later)
+    d = s.check("edit_file", _edit("src/app/config.py"))
+    assert d.level is Level.BLOCK and "excluded-path" in d.rule_ids, (later, d.reason)
+    assert s.request.to_json()["lifted_paths"] == []
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "Edit config.py as well",
+        "Feel free to touch config.py now",
+        "You should also update src/app/config.py",
+        "I want you to change config.py too",
+        "config.py can be edited now",
+        "OK, src/app/config.py may now be changed.",
+        "Please modify config.py",
+    ],
+)
+def test_an_instruction_or_a_permission_lifts_it(ix: Intently, later: str) -> None:
+    s = _conversation(ix, PROMPT, later)
+    d = s.check("edit_file", _edit("src/app/config.py"))
+    assert d.level is Level.ALLOW, (later, d.rule_ids, d.reason)
+    assert [p["lifted_by"] for p in s.request.to_json()["lifted_paths"]] == [2]
+
+
+# -- the shell line read as it runs --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "targets"),
+    [
+        ("cd src/app && rm config.py", ["src/app/config.py"]),
+        ("cd src/app; sed -i s/a/b/ config.py", ["src/app/config.py"]),
+        ("cd src && cd app || rm ../x.py", ["src/x.py"]),
+        ("pushd src && rm app/config.py; popd; rm a.py", ["src/app/config.py", "a.py"]),
+        ("(cd src/app && mv config.py x.py) && rm config.py", ["src/app/config.py", "src/app/x.py", "config.py"]),
+        ("cd src/app && echo x > config.py", ["src/app/config.py"]),
+        ("git -C src/app checkout config.py", ["src/app/config.py"]),
+        ("F=src/app/config.py; rm $F", ["src/app/config.py"]),
+        ('F=src/app/config.py; rm "${F}"', ["src/app/config.py"]),
+        ("export F=src/app/config.py && rm $F", ["src/app/config.py"]),
+        ("D=src; cd $D/app && rm config.py", ["src/app/config.py"]),
+        ("F=a.py; unset F; rm b.py", ["b.py"]),
+        ("cd /srv/proj/src && rm app/config.py", ["/srv/proj/src/app/config.py"]),
+    ],
+)
+def test_cd_and_variables_lead_relative_paths(command: str, targets: list[str]) -> None:
+    read = read_command(command)
+    assert read is not None
+    assert read.targets == targets and not read.unsure, (read.targets, read.unsure)
+
+
+@pytest.mark.parametrize(
+    ("command", "protected"),
+    [
+        ("cd $DIR && rm config.py", "src/app/config.py"),
+        ("cd - && rm app/config.py", "src/app/config.py"),
+        ('cd "$(git rev-parse --show-toplevel)" && rm src/app/config.py', "src/app/config.py"),
+        ("cd ~ && rm -rf src", "src/app/config.py"),
+        ("rm $F", "src/app/config.py"),
+        ("rm ${DIR}/config.py", "config.py"),
+        ("cd $D && find . -name config.py -delete", "src/app/config.py"),
+        ("git apply fix.patch", "src/app/config.py"),  # no folder given to read it from
+    ],
+)
+def test_what_no_word_gives_is_unsure_not_nothing(command: str, protected: str) -> None:
+    read = read_command(command)
+    assert read is not None and not read.targets
+    assert any(matching_exclusion(glob, [protected]) for glob, _ in read.unsure), read.unsure
+
+
+def test_an_unknown_folder_does_not_make_every_path_unsure() -> None:
+    read = read_command("cd $DIR && rm notes.txt")
+    assert read is not None
+    assert not any(matching_exclusion(glob, ["src/app/config.py"]) for glob, _ in read.unsure)
+
+
+def test_a_patch_on_disk_is_read_for_the_files_it_changes(ix: Intently, tmp_path: Any) -> None:
+    """A session's ``workdir`` is where its commands' patches are read: ``git apply`` of a patch
+    touching the protected file is refused, one touching another file is not."""
+    shell = [_tool("run_shell", "Run a shell command in the project.", {"command": S})]
+    (tmp_path / "fix.patch").write_text(
+        "diff --git a/src/app/config.py b/src/app/config.py\n--- a/src/app/config.py\n+++ b/src/app/config.py\n"
+        "@@ -1 +1 @@\n-DEBUG = False\n+DEBUG = True\n"
+    )
+    (tmp_path / "other.patch").write_text("--- tests/test_api.py\n+++ tests/test_api.py\n@@ -1 +1 @@\n-a\n+b\n")
+    s = ix.gate.session(shell, user_request=PROMPT)
+    s.workdir = str(tmp_path)
+    blocked = s.check("run_shell", {"command": "git apply fix.patch"})
+    assert "excluded-path" in blocked.rule_ids and "not to change src/app/config.py" in blocked.reason
+    assert "excluded-path" in s.check("run_shell", {"command": "patch -p1 -i fix.patch"}).rule_ids
+    assert "excluded-path" in s.check("run_shell", {"command": "patch -d src -p2 -i ../fix.patch"}).rule_ids
+    other = s.check("run_shell", {"command": "patch -p0 -i other.patch"})
+    assert not {"excluded-path", "excluded-path-named"} & set(other.rule_ids), other.reason

@@ -232,3 +232,151 @@ def test_the_migrations_folder_through_real_hook_processes(ix: Intently, project
     edit = {"file_path": str(project / "migrations" / "0001_init.py"), "old_string": "1", "new_string": "2"}
     decision, reason = _answer(run_hook(_tool(project, "Edit", edit)))
     assert decision == "deny" and "the request says not to change migrations/" in reason
+
+
+# The shell line is read as it runs: a cd moves where later relative paths lead, a variable set
+# earlier on the line is its value, git -C runs in another folder. Read word by word, "rm
+# config.py" after "cd src/app" named no protected path: such a line was refused only for its
+# shell operators (which no allow-list admits), not for the user's protection, and "git -C
+# src/app checkout config.py", allow-listed, was only asked about.
+THROUGH_THE_SHELL = [
+    "cd src/app && rm config.py",
+    "cd src/app; sed -i s/False/True/ config.py",
+    "pushd src && rm app/config.py && popd",
+    "(cd src/app && mv config.py old.py)",
+    "cd src/app && echo 'DEBUG = True' > config.py",
+    "git -C src/app checkout config.py",
+    "git -C src -C app rm config.py",
+    "F=src/app/config.py; rm $F",
+    'F=src/app/config.py; rm "${F}"',
+    "export F=src/app/config.py && rm -f $F",
+    "D=src/app; cd $D && rm config.py",
+    "if true; then rm src/app/config.py; fi",
+]
+
+
+@pytest.mark.parametrize("command", THROUGH_THE_SHELL)
+def test_writers_through_cd_and_variables_are_denied(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    _files(project)
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert decision == "deny", reason
+    assert "the request says not to change src/app/config.py" in reason
+
+
+# No word says where these write: a folder the line does not name, a variable set elsewhere.
+# Guessing "elsewhere" would let them change the protected file: never allowed silently (these
+# lines hold shell operators, refused anyway; the reason now names the protected file too).
+UNKNOWABLE = [
+    "cd $DIR && rm config.py",
+    "cd - && rm app/config.py",
+    'cd "$(dirname "$0")" && sed -i s/a/b/ config.py',
+    "cd && rm -rf src",
+    "rm $F",
+    'rm "${TARGET}"',
+    "cd $D && find . -name config.py -delete",
+]
+
+
+@pytest.mark.parametrize("command", UNKNOWABLE)
+def test_a_write_whose_place_no_word_gives_needs_a_person(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    _files(project)
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert decision in ("ask", "deny"), reason
+    assert "may change src/app/config.py, which the request says not to change" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd src/app && rm old.py",  # another file in the same folder
+        "(cd src/app) && rm config.py",  # the subshell's cd ended with it: ./config.py
+        "F=tests/test_api.py; sed -i s/2/1/ $F",
+        "cd $DIR && rm notes.txt",  # wherever $DIR is, notes.txt is not config.py
+        "git commit -C HEAD",  # -C after the subcommand reuses a message: no folder
+    ],
+)
+def test_the_shell_reading_does_not_protect_what_the_user_did_not(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    _files(project)
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    _, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert "config.py, which the request says" not in reason and "not to change" not in reason, reason
+
+
+def _git_patch(project: Path, name: str, path: str) -> None:
+    """A real ``git diff`` of ``path`` saved as ``name`` in the project, the file left as committed."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True, text=True)
+        return done.stdout
+
+    if not (project / ".git").exists():
+        git("init", "-q")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "empty")
+    git("add", "-A", "src", "tests")
+    if git("status", "--porcelain", "--", "src", "tests").strip():
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "files")
+    (project / path).write_text((project / path).read_text() + "# changed\n")
+    (project / name).write_text(git("diff", "--", path))
+    git("checkout", "--", path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git apply fix.patch", "git apply -p1 --index fix.patch", "patch -p1 < fix.patch", "patch -p1 -i fix.patch"],
+)
+def test_a_patch_that_touches_the_protected_file_is_denied(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """The patch is on disk before the call runs: its headers say which files it changes. With
+    git and patch trusted, "git apply fix.patch" ran without anyone asked."""
+    _files(project)
+    _git_patch(project, "fix.patch", "src/app/config.py")
+    _git_patch(project, "tests.patch", "tests/test_api.py")
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["git", "patch"]')
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["git", "patch"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert decision == "deny", reason
+    assert "the request says not to change src/app/config.py" in reason
+    # The patch of the file the user asked to fix is decided as any command; a check changes nothing.
+    for fine in (command.replace("fix.patch", "tests.patch"), "git apply --check fix.patch"):
+        decision, reason = _answer(handle(_tool(project, "Bash", {"command": fine})))
+        assert "config.py" not in reason, (fine, reason)
+        assert decision == ("deny" if "<" in fine else "defer"), (fine, reason)  # "<": an operator, refused
+
+
+@pytest.mark.parametrize("command", ["git apply missing.patch", "patch -p1 < missing.patch", "git am", "git apply"])
+def test_a_patch_the_gate_cannot_read_needs_a_person(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """Trusted, these ran without anyone asked: what they change is in a file the gate cannot read."""
+    _files(project)
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["git", "patch"]')
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["git", "patch"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
+    assert decision == ("deny" if "<" in command else "ask"), reason
+    assert "may change src/app/config.py" in reason and "cannot read" in reason
+
+
+def test_cd_and_patches_through_real_hook_processes(ix: Intently, project: Path, run_hook: HookRunner) -> None:
+    _files(project)
+    _git_patch(project, "fix.patch", "src/app/config.py")
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["git"]')
+    assert run_hook(event("UserPromptSubmit", project, prompt=PROMPT)).returncode == 0
+    for command in ("cd src/app && rm config.py", "git apply fix.patch"):
+        decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": command})))
+        assert decision == "deny" and "not to change src/app/config.py" in reason, (command, reason)
+    decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": "cd $DIR && rm config.py"})))
+    assert decision == "deny" and "may change src/app/config.py" in reason
+    decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": "git apply gone.patch"})))
+    assert decision == "ask" and "may change src/app/config.py" in reason

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
@@ -249,6 +250,10 @@ class Session:
         self.gate = gate
         self.id = session_id or new_id("run_", now=gate.clock.now())
         self.namespace = namespace
+        #: The folder the agent's shell commands start in: a patch a command applies (``git
+        #: apply x.patch``) is read from there to see which files it changes. ``None``: this
+        #: process's working folder. A hook sets it to the folder Claude Code reports.
+        self.workdir: str | None = None
         vocab = gate.bundle.vocabulary
         parts = list(request_parts) if request_parts is not None else None
         if parts is not None and "\n\n".join(parts) == user_request:
@@ -714,7 +719,7 @@ class Session:
                     if isinstance(scalar, str):
                         hit(arg, scalar, protected, changes)
             elif role is Role.COMMAND and isinstance(value, str):
-                reading = read_command(value)
+                reading = read_command(value, self.workdir if self.workdir is not None else os.getcwd())
                 for word in command_paths(value) if reading is None else reading.targets:
                     hit(arg, word, req.excluded_paths, True)
                 for word in command_paths(value) if req.excluded_reads else []:
@@ -733,6 +738,13 @@ class Session:
                         f"{arg} {value!r} runs a program that may change {named}, which the request says not to "
                         f"change{said_in(named)}; the gate cannot tell what it writes, so it runs only with your approval"
                     )
+                for named in sorted(req.excluded_paths):  # cd $DIR && rm config.py, rm $F, git apply x.patch
+                    why = next((w for glob, w in reading.unsure if matching_exclusion(glob, [named])), None)
+                    if why is not None:
+                        opaque.append(
+                            f"{arg} {value!r} may change {named}, which the request says not to change{said_in(named)}: "
+                            f"{why}; the gate cannot tell, so it runs only with your approval"
+                        )
         if found:
             opaque = []
         return list(dict.fromkeys(found)), list(dict.fromkeys(freed)), list(dict.fromkeys(opaque))

@@ -233,19 +233,96 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
             negated_until = after + _VERB_REACH
             i = after
             continue
-        if i < negated_until or (text.endswith("ed") and stems[i] != text):
-            i += 1  # a negated verb, a verb in the past
+        if i < negated_until:
+            i += 1  # a negated verb
             continue
         hits = [n for k, n in vocab.kinds_at(stems, i) if k in CHANGE_KINDS and not vocab.is_noun_use(stems, i, n)]
-        if hits or stems[i] in _LEAVE_ALONE:
+        verb = CHANGE if hits or stems[i] in _LEAVE_ALONE else READ if stems[i] in _READ_VERBS else None
+        before = _words_before(raw, tokens, i)
+        if verb is not None and text != stems[i] and text.endswith(("ed", "en")) and _permits_passive(before):
+            for k in range(i):  # "config.py can be edited now": the paths before the verb
+                if (
+                    tokens[k][0] == "path"
+                    and found.get(tokens[k][1]) != CHANGE
+                    and _SCOPE_END.search(raw, tokens[k][3], tokens[i][2]) is None
+                ):
+                    found[tokens[k][1]] = verb
+            i += max(hits, default=1)
+            continue
+        if text.endswith("ed") and stems[i] != text:
+            i += 1  # a verb in the past
+            continue
+        if verb is not None and not _instructs(before):
+            mode = None  # "I modify config.py in the next PR", "the script edits config.py": no allowance
+        elif verb is CHANGE:
             mode = CHANGE
-        elif stems[i] in _READ_VERBS and mode is None:
+        elif verb is READ and mode is None:
             mode = READ
         i += max(hits, default=1)
     if not found:
         return set()
     ruled_out = {p for _, p in excluded_in_clause(raw, vocab)}
     return {(m, p) for p, m in found.items() if p not in ruled_out}
+
+
+# Words before a verb that leave it an instruction ("OK, now edit config.py", "go ahead and
+# update it", "please also change it"): a clause made only of them and the verb is imperative.
+_LEAD_INS = frozenset(
+    {
+        *("ok", "okay", "now", "please", "also", "and", "then", "so", "yes", "yeah", "yep", "alright", "sure"),
+        *("fine", "actually", "instead", "just", "right", "well", "oh", "great", "thanks", "good", "but", "go"),
+        *("ahead", "too", "again", "finally", "first", "next", "still", "no", "wait", "hey", "cool", "perfect"),
+    }
+)
+# What may stand right before a verb for it to be a permission or a request, not a statement:
+# "you may edit", "feel free to touch", "I want you to change", "don't forget to update".
+_PERMISSIONS = tuple(
+    tuple(p.split())
+    for p in (
+        *("you may", "you can", "you could", "you should", "you must", "you might", "you need to", "you have to"),
+        *("you are allowed to", "you're allowed to", "you are free to", "you're free to", "you are welcome to"),
+        *("you're welcome to", "you will", "you'll", "you will need to", "you'll need to", "want you to"),
+        *("like you to", "need you to", "go ahead and", "feel free to", "forget to", "remember to", "sure to"),
+        *("ok to", "okay to", "fine to", "allowed to", "let's", "lets", "permission to", "go ahead to", "please"),
+        *("it's time to", "time to", "can you", "could you", "would you", "will you"),
+    )
+)
+# What may stand before a past participle for it to permit ("config.py can be edited now").
+_PASSIVE_PERMISSIONS = tuple(
+    tuple(p.split())
+    for p in ("can be", "may be", "could be", "should be", "must be", "can now be", "may now be", "is ok to be")
+)
+# Words between a permission and its verb that change nothing ("you may now also edit").
+_ADVERBS = frozenset({"now", "also", "just", "then", "still", "safely", "freely", "too", "finally", "please"})
+
+
+def _words_before(raw: str, tokens: Sequence[tuple[str, str, int, int]], i: int) -> list[str]:
+    """The words of the clause before token ``i``, back to the last mark or comma before it
+    ("OK, now you may edit": ``now you may``), adverbs right before the verb left out."""
+    words: list[str] = []
+    for k in range(i - 1, -1, -1):
+        if re.search(r"[.;:!?,]", raw[tokens[k][3] : tokens[k + 1][2]]):
+            break
+        if tokens[k][0] == "word":
+            words.append(tokens[k][1])
+    words.reverse()
+    while words and words[-1] in _ADVERBS:
+        words.pop()
+    return words
+
+
+def _instructs(before: Sequence[str]) -> bool:
+    """Whether a verb after these words is an instruction or a permission, not a statement: the
+    clause starts with it (lead-ins aside: "go ahead and edit"), or a permission stands right
+    before it ("you may edit", "feel free to touch"). "I modify config.py in the next PR" and
+    "the script edits config.py" say what happens, and allow nothing."""
+    if all(w in _LEAD_INS for w in before):
+        return True
+    return any(tuple(before[-len(p) :]) == p for p in _PERMISSIONS)
+
+
+def _permits_passive(before: Sequence[str]) -> bool:
+    return any(tuple(before[-len(p) :]) == p for p in _PASSIVE_PERMISSIONS)
 
 
 def same_file(allowed: str, excluded: str) -> bool:
@@ -351,6 +428,8 @@ _READS = frozenset(
         *("ls", "stat", "file", "nl", "du", "tree", "echo", "printf", "pwd", "cd", "test", "[", "true"),
         *("false", "which", "type", "basename", "dirname", "realpath", "readlink", "sort", "uniq", "cut"),
         *("tr", "column", "find", "xxd", "od", "md5sum", "sha256sum", "mypy", "flake8"),
+        # shell builtins that change where the line stands or what it knows, never a file
+        *("pushd", "popd", "chdir", "export", "unset", "declare", "local", "readonly", "typeset", "fi", "done"),
     }
 )
 # xargs options that take a value.
@@ -378,11 +457,20 @@ class CommandReading:
     targets: list[str] = field(default_factory=list)
     sweeps: list[tuple[str, str | None]] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
+    # (glob, why) for what it may change where its words cannot say exactly: a path after a
+    # ``cd`` to a folder no word gives (``cd $DIR``, ``cd -``), a ``$VAR`` set nowhere in the
+    # command, a patch file that cannot be read. A protected path one matches waits for a person.
+    unsure: list[tuple[str, str]] = field(default_factory=list)
+    # (patch file or ``-`` for standard input, strip level or ``None`` for patch's own guess,
+    # folder prefix): the patches it applies, read by :func:`read_command` once it knows the folder.
+    patches: list[tuple[str, int | None, str]] = field(default_factory=list)
 
     def add(self, other: CommandReading) -> None:
         self.targets += other.targets
         self.sweeps += other.sweeps
         self.opaque += other.opaque
+        self.unsure += other.unsure
+        self.patches += other.patches
 
 
 def command_targets(command: str) -> list[str] | None:
@@ -396,8 +484,18 @@ def command_targets(command: str) -> list[str] | None:
     return None if reading is None else reading.targets
 
 
-def read_command(command: str) -> CommandReading | None:
-    """:class:`CommandReading` of a shell command, or ``None`` when it does not split into words."""
+def read_command(command: str, root: str | None = None) -> CommandReading | None:
+    """:class:`CommandReading` of a shell command, or ``None`` when it does not split into words.
+
+    The command line is read as the shell runs it, in order: a ``cd``/``pushd``/``popd`` moves
+    where later relative paths lead (``cd src/app && rm config.py`` removes
+    ``src/app/config.py``; a subshell's ``cd`` ends with it), and ``NAME=value`` or ``export
+    NAME=value`` earlier on the line gives ``$NAME``/``${NAME}`` its value (``F=a.py; rm $F``).
+    What cannot be known from the words (``cd $DIR``, ``cd -``, ``cd "$(...)"``, a variable set
+    nowhere on the line) is not guessed: a path it decides goes to ``unsure``, never to nothing.
+    A patch a command applies (``git apply``, ``git am``, ``patch``) is read from ``root`` (the
+    folder the command runs in): its ``---``/``+++`` headers name the files it changes; without
+    ``root``, or with a patch file that cannot be read, what it changes is unsure."""
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
         lexer.whitespace_split = True
@@ -408,19 +506,24 @@ def read_command(command: str) -> CommandReading | None:
     segment: list[str] = []
     piped: list[list[str]] = []  # the earlier commands of this pipeline: what feeds an xargs
     given: list[str] = []  # files given on standard input ("< fix.patch")
+    shell = _Shell()
+    saved: list[_Shell] = []  # the shell outside each open subshell
 
     def done() -> None:
-        read = _segment(segment, piped)
+        read = _segment(segment, piped, given)
         if read.opaque:
             read.opaque += given
+        read = _rebased(read, shell.cwd)
+        _read_patches(read, root)
         out.add(read)
+        shell.run(segment)
 
     i = 0
     while i < len(words):
         word = words[i]
         if word == "<":
             if i + 1 < len(words) and words[i + 1] not in _OPERATORS:
-                given.append(words[i + 1])
+                given.append(_within(shell.cwd, shell.expand(words[i + 1])))
             i += 2
             continue
         if _REDIRECTS.fullmatch(word):
@@ -428,26 +531,200 @@ def read_command(command: str) -> CommandReading | None:
             if segment and segment[-1].isdigit() and i > 0 and words[i - 1] == segment[-1]:
                 segment.pop()
             if i + 1 < len(words) and not words[i + 1].startswith("&") and words[i + 1] not in _OPERATORS:
-                out.targets.append(words[i + 1])
+                out.targets.append(_within(shell.cwd, shell.expand(words[i + 1])))
             i += 2
             continue
         if word in _OPERATORS:
             done()
             piped = [*piped, segment] if word in ("|", "|&") else []
             segment, given = [], []
+            if word == "(":
+                saved.append(shell.copy())
+            elif word == ")" and saved:
+                shell = saved.pop()
         else:
-            segment.append(word)
+            segment.append(shell.expand(word))
         i += 1
     done()
+    _settle(out)
     return out
 
 
-def _segment(words: list[str], piped: Sequence[list[str]] = ()) -> CommandReading:
-    """What one simple command (no operators) changes; ``piped``: the commands feeding it."""
+# An expansion in a word: ``$NAME`` and ``${NAME}`` (known when set earlier on the line); any
+# other (``$1``, ``${F:-x}``, ``$(...)``, a backquote, a ``$`` ending the word) is unknown.
+_EXPANSION = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*)|\{[^}]*\}?|[0-9@*#?$!(-]|$)|`")
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
+_DECLARES = frozenset({"export", "declare", "local", "readonly", "typeset"})
+# In a path: a part no word of the command gives (an unknown folder or variable).
+_UNKNOWN = "\0"
+# Shell words that start a command without being one ("{ rm a; }", "if ...; then rm a; fi").
+_KEYWORDS = frozenset({"{", "}", "!", "then", "do", "else", "elif", "if", "while", "until", "time"})
+
+
+@dataclass
+class _Shell:
+    """Where a command line stands as it runs: its folder (``""``: where it started; a path
+    with ``_UNKNOWN`` in it when no word says), ``pushd``'s stack and the variables set so far."""
+
+    cwd: str = ""
+    dirs: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def copy(self) -> _Shell:
+        return _Shell(self.cwd, list(self.dirs), dict(self.env))
+
+    def expand(self, word: str) -> str:
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(2)
+            return self.env[name] if name and name in self.env else _UNKNOWN
+
+        return _EXPANSION.sub(value, word) if "$" in word or "`" in word else word
+
+    def run(self, words: Sequence[str]) -> None:
+        """What a finished simple command (its words expanded) does to the shell itself."""
+        if words and all(_ASSIGNMENT.fullmatch(w) for w in words):
+            self._assign(words)  # F=src/app/config.py
+            return
+        command = _command_words(words)
+        if not command:
+            return
+        program, args = command[0], command[1:]
+        if program in _DECLARES:
+            self._assign([a for a in args if _ASSIGNMENT.fullmatch(a)])
+        elif program == "unset":
+            for a in args:
+                self.env.pop(a, None)
+        elif program in ("cd", "pushd", "chdir"):
+            operands = [a for a in args if a == "-" or not a.startswith("-")]
+            if program == "pushd":
+                self.dirs.append(self.cwd)
+            where = operands[0] if operands else ""
+            if not where or where == "-" or where.startswith(("~", "+")):
+                self.cwd = _UNKNOWN  # home, the last folder, a stack entry: no word says which
+            else:
+                self.cwd = _within(self.cwd, where)
+        elif program == "popd":
+            self.cwd = self.dirs.pop() if self.dirs else _UNKNOWN
+
+    def _assign(self, words: Iterable[str]) -> None:
+        for w in words:
+            m = _ASSIGNMENT.fullmatch(w)
+            if m is not None:
+                self.env[m.group(1)] = m.group(2)
+
+
+def _within(cwd: str, path: str) -> str:
+    """``path`` as the command's words give it when the shell stands in ``cwd``: relative to where
+    the command started (an unknown folder stays marked ``_UNKNOWN``)."""
+    if not cwd or not path or path.startswith(("/", "~")):
+        return path
+    if _UNKNOWN in cwd:
+        norm = posixpath.normpath(path)
+        return _UNKNOWN if norm in (".", "..") or norm.startswith("../") else f"{_UNKNOWN}/{norm}"
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def _unknown_globs(path: str) -> list[str]:
+    """The globs a path with unknown parts may match: the unknown folder empty, or any."""
+    return list(
+        dict.fromkeys([path.replace(_UNKNOWN + "/", "").replace(_UNKNOWN, "*") or "*", path.replace(_UNKNOWN, "*")])
+    )
+
+
+def _rebased(read: CommandReading, cwd: str) -> CommandReading:
+    """A simple command's reading, its relative paths taken from ``cwd`` (``cd``, ``-C``)."""
+    if not cwd:
+        return read
+    opaque = list(read.opaque)
+    if _UNKNOWN not in cwd:  # "cd src && python fix.py app/config.py" names src/app/config.py
+        opaque += [_within(cwd, w) for w in read.opaque[1:] if not w.startswith(("-", "/")) and _UNKNOWN not in w]
+    return CommandReading(
+        targets=[_within(cwd, t) for t in read.targets],
+        sweeps=[(_within(cwd, f), p) for f, p in read.sweeps],
+        opaque=opaque,
+        unsure=read.unsure,
+        patches=[(f if f == "-" else _within(cwd, f), n, _within(cwd, d or ".")) for f, n, d in read.patches],
+    )
+
+
+def _settle(out: CommandReading) -> None:
+    """Move what an unknown folder or variable decides from ``targets`` and ``sweeps`` to ``unsure``."""
+    why = ", where ? is a folder or variable no word of the command gives"
+    for t in [t for t in out.targets if _UNKNOWN in t]:
+        out.targets.remove(t)
+        out.unsure += [(g, f"it changes {t.replace(_UNKNOWN, '?')}{why}") for g in _unknown_globs(t)]
+    for f, pattern in [s for s in out.sweeps if _UNKNOWN in s[0]]:
+        out.sweeps.remove((f, pattern))
+        what = f.replace(_UNKNOWN, "?") + (f" (files named {pattern})" if pattern else "")
+        for g in _unknown_globs(f):
+            globs = [f"{g}/*{pattern}"] if pattern else [g, f"{g}/*"]  # the folder, and all under it
+            out.unsure += [(glob, f"it changes what is under {what}{why}") for glob in globs]
+    out.unsure = list(dict.fromkeys(out.unsure))
+
+
+def _read_patches(read: CommandReading, root: str | None) -> None:
+    """The files the patches a command applies change, from their headers, into ``targets``; a
+    patch that cannot be read (no ``root``, an unknown folder, absent, unreadable) into ``unsure``."""
+    for name, strip, prefix in read.patches:
+        text: str | None = None
+        if root is not None and name != "-" and _UNKNOWN not in name:
+            try:
+                with open(posixpath.join(root, name), encoding="utf-8", errors="replace") as f:
+                    text = f.read(4_000_000)
+            except OSError:
+                text = None
+        if text is None:
+            what = "standard input" if name == "-" else name
+            read.unsure.append(("*", f"it applies a patch from {what}, which the gate cannot read"))
+            continue
+        for path in _patch_paths(text, strip):
+            read.targets.append(path if prefix in ("", ".") or path.startswith("/") else posixpath.join(prefix, path))
+    read.patches = []
+
+
+def _patch_paths(text: str, strip: int | None) -> list[str]:
+    """The paths a unified or git diff changes: its ``---``/``+++`` pair and ``diff --git`` names,
+    less ``strip`` leading folders (``None``: patch's default, any of them: every suffix), and
+    git's ``rename``/``copy`` names as written."""
+    names: list[str] = []
+    kept: list[str] = []
+    lines = text.splitlines()
+    for line, after in itertools.pairwise([*lines, ""]):
+        if line.startswith("--- ") and after.startswith("+++ "):
+            names += [line[4:].split("\t")[0].strip(), after[4:].split("\t")[0].strip()]
+        elif line.startswith("diff --git "):
+            names += line[11:].split()
+        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
+            kept.append(line.split(" ", 2)[2].strip())
+    out: list[str] = []
+    for raw in names:
+        name = raw.strip('"')
+        if name == "/dev/null" or not name:
+            continue
+        steps = [s for s in name.split("/") if s]
+        if strip is None:
+            out += ["/".join(steps[k:]) for k in range(len(steps))]
+        elif len(steps) > strip:
+            out.append("/".join(steps[strip:]))
+    return list(dict.fromkeys(out + kept))
+
+
+def _command_words(words: Sequence[str]) -> list[str]:
+    """A simple command's program and arguments: without ``FOO=1``, ``sudo``, ``env`` and shell keywords before it."""
+    out = list(words)
+    while out and (
+        ("=" in out[0] and not out[0].startswith("-")) or out[0] in ("sudo", "command", "env") or out[0] in _KEYWORDS
+    ):
+        out = out[1:]  # FOO=1 cmd, sudo cmd
+    return out
+
+
+def _segment(words: list[str], piped: Sequence[list[str]] = (), given: Sequence[str] = ()) -> CommandReading:
+    """What one simple command (no operators) changes; ``piped``: the commands feeding it;
+    ``given``: the files on its standard input."""
     from ..core.shell import writes_or_runs
 
-    while words and (("=" in words[0] and not words[0].startswith("-")) or words[0] in ("sudo", "command", "env")):
-        words = words[1:]  # FOO=1 cmd, sudo cmd
+    words = _command_words(words)
     if not words:
         return CommandReading()
     program = posixpath.basename(words[0])
@@ -467,12 +744,14 @@ def _segment(words: list[str], piped: Sequence[list[str]] = ()) -> CommandReadin
     if program in ("awk", "gawk") and _awk_in_place(args):
         return CommandReading(targets=_edited_files(args, ("-f", "--file", "-v", "-F", "-i", "--include")))
     if program == "patch":
-        return _patch(args)
+        return _patch(args, given)
+    if _runs_in_folder(program, args):
+        return _in_folder(program, args, piped, given)  # git -C src/app checkout config.py
     if program == "git" and operands and operands[0] in _GIT_CHANGES:
         changed = operands[1:]
         return CommandReading(targets=changed, sweeps=[(o, None) for o in changed])
-    if program == "git" and operands and operands[0] == "apply":
-        return CommandReading(opaque=list(words))  # the patch says which files change
+    if program == "git" and operands and operands[0] in ("apply", "am"):
+        return _git_apply(args[args.index(operands[0]) + 1 :], given, operands[0])
     if program == "git" and operands and operands[0] in _GIT_READS and not any(map(writes_or_runs, args)):
         return CommandReading()
     if program == "find":
@@ -520,30 +799,119 @@ def _awk_in_place(args: Sequence[str]) -> bool:
     )
 
 
-def _patch(args: Sequence[str]) -> CommandReading:
+def _patch(args: Sequence[str], given: Sequence[str] = ()) -> CommandReading:
     """``patch [options] [file [patchfile]]``: the file it patches, and ``-o`` its output. With
-    no file named the patch itself says which files change: that cannot be read here."""
+    no file named, the files the patch itself names (``-i``, the second operand, or standard
+    input), less ``-p`` leading folders, under ``-d``."""
     out = CommandReading()
     operands: list[str] = []
     skip = ""
+    strip: int | None = None
+    folder, source = "", ""
     for a in args:
         if skip:
             if skip in ("-o", "--output"):
                 out.targets.append(a)
+            elif skip == "-p" and a.isdigit():
+                strip = int(a)
+            elif skip in ("-d", "--directory"):
+                folder = a
+            elif skip in ("-i", "--input"):
+                source = a
             skip = ""
         elif a in ("-o", "--output", "-i", "--input", "-d", "--directory", "-r", "-B", "-p", "-F", "-D", "-z", "-V"):
             skip = a
+        elif a.startswith(("-p", "--strip=")) and a.split("=", 1)[-1].lstrip("-p").isdigit():
+            strip = int(a.split("=", 1)[-1].lstrip("-p"))
+        elif a.startswith("--directory=") or (a.startswith("-d") and len(a) > 2):
+            folder = a.split("=", 1)[1] if a.startswith("--") else a[2:]
+        elif a.startswith("--input=") or (a.startswith("-i") and len(a) > 2):
+            source = a.split("=", 1)[1] if a.startswith("--") else a[2:]
         elif a.startswith(("--output=", "-o")) and len(a) > 2 and not a.startswith("--"):
             out.targets.append(a[2:])
         elif a.startswith("--output="):
             out.targets.append(a.split("=", 1)[1])
         elif not a.startswith("-"):
             operands.append(a)
+    if "--dry-run" in args:
+        return CommandReading()
     if operands:
-        out.targets.append(operands[0])
+        out.targets.append(posixpath.join(folder, operands[0]) if folder else operands[0])
     else:
-        out.opaque = ["patch", *args]
+        # -d moves patch into the folder before it opens -i's file; "<" is opened by the shell, here
+        source = (
+            posixpath.normpath(posixpath.join(folder, source))
+            if source and folder
+            else source or (given[0] if given else "-")
+        )
+        out.patches.append((source, strip, folder))
     return out
+
+
+def _git_apply(args: Sequence[str], given: Sequence[str], sub: str) -> CommandReading:
+    """``git apply``/``git am`` [options] [patch...]: the files its patches name, less ``-p``
+    (1 unless given) leading folders, under ``--directory``. Only reporting (``--check``,
+    ``--stat``) changes nothing; ``git am --continue``/``--abort`` applies what no word names."""
+    reports = {"--check", "--stat", "--numstat", "--summary"}
+    if sub == "apply" and reports & set(args) and "--apply" not in args:
+        return CommandReading()
+    if sub == "am" and {"--quit", "--show-current-patch"} & set(args):
+        return CommandReading()
+    strip, folder = 1, ""
+    files: list[str] = []
+    skip = ""
+    for a in args:
+        if skip:
+            if skip == "-p" and a.isdigit():
+                strip = int(a)
+            elif skip == "--directory":
+                folder = a
+            skip = ""
+        elif a in ("-p", "--directory", "--exclude", "--include", "-C", "--whitespace", "--build-fake-ancestor"):
+            skip = a
+        elif a.startswith("-p") and a[2:].isdigit():
+            strip = int(a[2:])
+        elif a.startswith("--directory="):
+            folder = a.split("=", 1)[1]
+        elif not a.startswith("-"):
+            files.append(a)
+    if not files:
+        files = [given[0] if given else "-"]
+    return CommandReading(patches=[(f, strip, folder) for f in files])
+
+
+def _runs_in_folder(program: str, args: Sequence[str]) -> bool:
+    """Whether ``git -C DIR`` (before its subcommand: ``git commit -C HEAD`` reuses a message) or
+    ``make -C DIR``/``--directory=DIR`` runs in another folder."""
+    if program in ("make", "gmake"):
+        return any(a == "-C" or a.startswith("--directory=") for a in args)
+    if program != "git":
+        return False
+    for a, b in itertools.pairwise([*args, ""]):
+        if a == "-C":
+            return bool(b)
+        if not a.startswith("-"):
+            return False
+    return False
+
+
+def _in_folder(program: str, args: Sequence[str], piped: Sequence[list[str]], given: Sequence[str]) -> CommandReading:
+    """``git -C DIR ...``, ``make -C DIR ...``: the command run in DIR (several ``-C`` add up)."""
+    where = ""
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-C" and i + 1 < len(args):
+            where = _within(where, args[i + 1]) if where else args[i + 1]
+            i += 2
+            continue
+        if a.startswith("--directory=") and program != "git":
+            where = _within(where, a.split("=", 1)[1]) if where else a.split("=", 1)[1]
+        else:
+            rest.append(a)
+        i += 1
+    return _rebased(_segment([program, *rest], piped, given), where)
 
 
 def _find(args: Sequence[str]) -> CommandReading:

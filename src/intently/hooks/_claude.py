@@ -565,6 +565,7 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
         session_id=opened,
         agreed=agreed,
         readings=readings,
+        cwd=str(root),
     )
     if len(readings) > known:  # prompts not read on arrival (no gate then): keep what this check read
         _keep_readings(ix, ev.session_id, requests, readings)

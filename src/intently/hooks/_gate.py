@@ -336,6 +336,7 @@ def gate_check(
     tools: Sequence[Mapping[str, Any]] | None = None,
     agreed: Sequence[str] = (),
     readings: MutableMapping[str, Any] | None = None,
+    cwd: str | None = None,
 ) -> GateAnswer:
     """Check one proposed call.
 
@@ -346,7 +347,8 @@ def gate_check(
     (:meth:`intently.gate.Session.agree_to`: their kinds of action, never their values).
     ``readings`` keeps what was read in each of ``user_requests`` (see :func:`gate_open`): the
     request is their blank-line join, read one prompt at a time, so a long conversation does not
-    make each check slower. Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
+    make each check slower. ``cwd`` is the folder the agent's commands start in (where a patch
+    a command applies is read; see :attr:`intently.gate.Session.workdir`). Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
     """
     if not gate_available(ix):
         return GateAnswer("block", _UNAVAILABLE, available=False)
@@ -363,6 +365,7 @@ def gate_check(
     )
     for proposal in agreed:
         session.agree_to(proposal)
+    session.workdir = cwd
     answer = _read_decision(session.check(_gate_name(tool), dict(args)))
     return GateAnswer(answer.outcome, answer.reason, answer.decision_id, answer.rules, True, str(session.id))
 
@@ -406,6 +409,7 @@ def gate_record_approval(
     agreed: Sequence[str] = (),
     user_requests: Sequence[str] | None = None,
     readings: MutableMapping[str, Any] | None = None,
+    cwd: str | None = None,
 ) -> GateAnswer:
     """Record that the user approved an ``ask`` (confirm/review) decision and the call ran.
 
