@@ -293,6 +293,8 @@ def test_what_changing_a_folder_covers(folder: str, pattern: str | None, protect
         "The CI job rewrites config.py, so ignore the diff there.",
         "Fix the test, the formatter changes config.py anyway",
         "Alice updates src/app/config.py every week",
+        "The build step compiles and rewrites config.py",
+        "Let me know when you edit config.py",
     ],
 )
 def test_a_statement_in_the_present_lifts_nothing(ix: Intently, later: str) -> None:
@@ -314,6 +316,7 @@ def test_a_statement_in_the_present_lifts_nothing(ix: Intently, later: str) -> N
         "config.py can be edited now",
         "OK, src/app/config.py may now be changed.",
         "Please modify config.py",
+        "Fix the parser and then update config.py too",  # a second instruction joined to the first
     ],
 )
 def test_an_instruction_or_a_permission_lifts_it(ix: Intently, later: str) -> None:

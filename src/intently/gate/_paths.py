@@ -216,6 +216,7 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
     found: dict[str, str] = {}
     mode: str | None = None
     negated_until = -1
+    last_instructed = False  # whether the clause's last verb was an instruction
     i = 0
     while i < len(tokens):
         kind, text, _, _ = tokens[i]
@@ -252,7 +253,10 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
         if text.endswith("ed") and stems[i] != text:
             i += 1  # a verb in the past
             continue
-        if verb is not None and not _instructs(before):
+        instructed = _instructs(before) or (last_instructed and _continues(before))
+        if verb is not None or vocab.kinds_at(stems, i):
+            last_instructed = instructed  # "fix the parser and edit config.py": both instructions
+        if verb is not None and not instructed:
             mode = None  # "I modify config.py in the next PR", "the script edits config.py": no allowance
         elif verb is CHANGE:
             mode = CHANGE
@@ -284,7 +288,8 @@ _PERMISSIONS = tuple(
         *("you're welcome to", "you will", "you'll", "you will need to", "you'll need to", "want you to"),
         *("like you to", "need you to", "go ahead and", "feel free to", "forget to", "remember to", "sure to"),
         *("ok to", "okay to", "fine to", "allowed to", "let's", "lets", "permission to", "go ahead to", "please"),
-        *("it's time to", "time to", "can you", "could you", "would you", "will you"),
+        *("it's time to", "time to", "can you", "could you", "would you", "will you", "we can", "we may"),
+        *("we should", "we could", "we need to", "we have to", "we must"),
     )
 )
 # What may stand before a past participle for it to permit ("config.py can be edited now").
@@ -319,6 +324,16 @@ def _instructs(before: Sequence[str]) -> bool:
     if all(w in _LEAD_INS for w in before):
         return True
     return any(tuple(before[-len(p) :]) == p for p in _PERMISSIONS)
+
+
+def _continues(before: Sequence[str]) -> bool:
+    """Whether a verb after these words joins the one before it ("fix the parser and edit"):
+    only lead-ins follow the last ``and``/``then``/``or`` before it."""
+    cut = max((k for k, w in enumerate(before) if w in _JOINS), default=-1)
+    return cut >= 0 and all(w in _LEAD_INS for w in before[cut + 1 :])
+
+
+_JOINS = frozenset({"and", "then", "or", "plus", "also"})
 
 
 def _permits_passive(before: Sequence[str]) -> bool:
