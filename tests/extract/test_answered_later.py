@@ -277,3 +277,126 @@ def test_the_eval_reads_each_labelled_turn_alone(tmp_path: Any) -> None:
     assert json.loads(result.output)["types"]["OPEN_QUESTION"] == {
         "precision": 1.0, "recall": 1.0, "f1": 1.0, "tp": 1, "fp": 0, "fn": 0,
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Replying to "Should we drop Node 18?"\n\nYes, let\'s drop it.',
+        'In reply to "Should we drop Node 18?"\nYes, let\'s drop it.',
+        'Replying to "Should we drop Node 18?" Yes, let\'s drop it.',
+        'Antworten auf "Should we drop Node 18?"\n\nYes, let\'s drop it.',
+    ],
+)
+def test_a_chat_reply_quoting_the_question_answers_it_from_where_the_quote_ends(ix: Intently, reply: str) -> None:
+    """A chat client's reply form starts with the question it answers: the quote is read against
+    the waiting question and the answer from where the quote ends (it used to read the quote's
+    "?" as the reply asking back, and note nothing)."""
+    qid = _question(ix)
+    (answered,) = _say(ix, reply, "m-2", 1).answered
+    assert answered.intent_id == qid and answered.reply.signal == "answer"
+    assert answered.reply.span == "Yes, let's drop it."
+    assert reply[answered.reply.start : answered.reply.end] == "Yes, let's drop it."
+    note = ix.goals.get(qid).context_note
+    assert note is not None and f"chars {answered.reply.start}..{answered.reply.end}" in note
+
+
+def test_a_quoted_reply_picks_the_question_it_quotes(ix: Intently) -> None:
+    """The quote is strong evidence which question a reply answers: of two questions asked in one
+    turn (where a bare "Yes" answers neither), it answers the one it quotes, even in words that no
+    opener starts ("Node 18 goes in 3.0."); a reply quoting another message answers neither."""
+    said = _say(ix, "Should we drop Node 18? Should we rename the CLI?", "m-1", 0, speaker="bob")
+    ids = {p.candidate.span: p.object_id for p in said.proposals if p.candidate.type.value == "OPEN_QUESTION"}
+    assert _say(ix, "Yes.", "m-2", 1).answered == []
+    (answered,) = _say(ix, 'Replying to "Should we rename the CLI?"\n\nYes.', "m-3", 2).answered
+    assert answered.intent_id == ids["Should we rename the CLI?"] and answered.reply.span == "Yes."
+    (answered,) = _say(ix, 'Replying to "Should we drop Node 18?"\n\nNode 18 goes in 3.0.', "m-4", 3).answered
+    assert answered.intent_id == ids["Should we drop Node 18?"] and answered.reply.signal == "quoted"
+
+
+def test_a_bare_yes_quoting_another_message_answers_nothing(ix: Intently) -> None:
+    """A bare "Yes" right after the one question answers it, unless it quotes another message:
+    then it says yes to that one."""
+    qid = _question(ix)
+    assert _say(ix, 'Replying to "See you at the summit, ok?"\n\nYes.', "m-2", 1).answered == []
+    _untouched(ix, qid)
+
+
+def test_a_quoted_reply_to_alternatives_names_one_or_answers_nothing(ix: Intently) -> None:
+    qid = _question(ix, "Should we use Postgres or SQLite for the store?")
+    assert _say(ix, 'Replying to "Should we use Postgres or SQLite for the store?"\n\nYes.', "m-2", 1).answered == []
+    assert _say(ix, 'Replying to "Should we use Postgres or SQLite?"\n\nNot sure yet.', "m-3", 2).answered == []
+    _untouched(ix, qid)
+    (answered,) = _say(ix, 'Replying to "Should we use Postgres or SQLite?"\n\nSQLite, for now.', "m-4", 3).answered
+    assert answered.intent_id == qid and answered.reply.span == "SQLite, for now."
+
+
+def test_a_name_label_answers_and_names_the_speaker(ix: Intently) -> None:
+    """Minutes put the speaker in a ``Name:`` label: the answer is read after it, and the note and
+    the log name the label's speaker, not the note-taker who fed the turn."""
+    qid = _question(ix)
+    text = "carol: Yes, let's drop it."
+    (answered,) = _say(ix, text, "m-2", 1, speaker="minutes-bot").answered
+    assert answered.intent_id == qid and answered.reply.signal == "answer"
+    assert answered.reply.span == "Yes, let's drop it." and answered.reply.speaker == "carol"
+    assert text[answered.reply.start : answered.reply.end] == answered.reply.span
+    note = ix.goals.get(qid).context_note
+    assert note is not None and note.startswith("answered by carol in message m-2") and "minutes-bot" not in note
+    (update,) = ix.log.read(ix.namespace, op="INTENT_UPDATE", target=qid)
+    assert update.payload["answered_by"]["speaker"] == "carol"
+    assert _say(ix, text, "m-2", 1, speaker="minutes-bot").to_json()["answered"] == []  # noted once
+
+
+@pytest.mark.parametrize("text", ["assistant: Yes, let's drop it.", "Decision: Yes."])
+def test_a_label_that_is_no_person_answers_nothing(ix: Intently, text: str) -> None:
+    """An agent's line in a transcript answers nothing; a ``Decision:`` label names no one (the
+    turn's speaker still answers, as before)."""
+    qid = _question(ix)
+    answered = _say(ix, text, "m-2", 1).answered
+    if text.startswith("assistant"):
+        assert answered == []
+        _untouched(ix, qid)
+    else:
+        assert [a.reply.speaker for a in answered] in ([], [None])
+
+
+@pytest.mark.parametrize(
+    ("question", "decision"),
+    [
+        # one word the conversation itself uses
+        ("Is it ok to have an invalid vtable as a design question?", "Conclusion: have a design meeting next week."),
+        # one word of a long question that is not its verb
+        (
+            "Should we pay the cost of adding new syntax to the language for iterators?",
+            "We decided the syntax highlighting theme stays dark.",
+        ),
+    ],
+)
+def test_a_decision_sharing_one_loose_word_is_no_answer(ix: Intently, question: str, decision: str) -> None:
+    """Fed every labelled file as live channels, most wrong notes were a recorded decision sharing
+    one word with a question ("meeting", "syntax"): a decision answers only when it names the
+    question's verb, an option of its alternatives, or two of its content words."""
+    qid = _question(ix, question)
+    result = _say(ix, decision, "m-2", 1)
+    assert [p.status for p in result.proposals if p.candidate.type.value == "DECISION"] == ["recorded"]
+    assert result.answered == []
+    _untouched(ix, qid)
+
+
+def test_a_decision_naming_the_question_verb_or_two_of_its_words_answers(ix: Intently) -> None:
+    qid = _question(ix, "Should we raise a concern and resolve the matter asynchronously?")
+    (answered,) = _say(ix, "We decided to raise a concern on the issue.", "m-2", 1).answered
+    assert answered.intent_id == qid and answered.reply.signal == "decision"
+
+
+def test_a_quote_cut_short_answers_the_question_it_starts(ix: Intently) -> None:
+    """Clients cut long quotes ("Should we change the pri..."): the quote's words, in order, pick
+    the question they start, not another question sharing some of its words (as in the Ethereum
+    call chats fed through observe)."""
+    said = _say(ix, "Should the price change? Should we change the price feed?", "m-1", 0)
+    ids = {p.candidate.span: p.object_id for p in said.proposals if p.candidate.type.value == "OPEN_QUESTION"}
+    assert len(ids) == 2
+    reply = 'Replying to "Should we change the pri..."\n\nthat\'s the other way around: we want to inform clients.'
+    (answered,) = _say(ix, reply, "m-2", 1).answered
+    assert answered.intent_id == ids["Should we change the price feed?"]
+    assert answered.reply.span == "that's the other way around: we want to inform clients."

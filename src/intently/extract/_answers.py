@@ -16,7 +16,12 @@ Three signals, each the same-turn rules' own: an answer opener ("yes", "no", "su
 question; an agreement opener ("agreed", "let's", "sounds good") that names the question's verb or
 one of its alternatives ("Agreed, dropping it in 3.0"); a decision the turn recorded that names
 them ("Let's go with Postgres" after "Postgres or SQLite?"). A bare "Yes" answers only when the
-channel's previous turn holds one pending yes/no question and nothing else to answer.
+channel's previous turn holds one pending yes/no question and nothing else to answer. "Names" is
+more than one shared word: a loose overlap ("meeting", "question") was most of the wrong notes.
+
+A chat client's reply form (``Replying to "Should we drop Node 18?"``) is read from where the quote
+ends, and the quote says which question it answers: a fourth signal, ``quoted``, with any words. A
+``Name:`` label opening the reply (minutes) sets who answered.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +37,8 @@ from ..goals._text import terms_of
 from ..log import canonical_json
 from ._lexicon import Lexicon
 from ._models import Candidate, Turn
+from ._patterns import SPEAKER_LABEL, label_name
+from ._rules import _AGENT_SPEAKERS
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -79,6 +86,9 @@ class Reply:
     start: int
     end: int
     decision_id: str | None = None
+    #: Who said it: the ``Name:`` label opening the reply (minutes); ``observe`` fills in the turn's
+    #: speaker when there is none.
+    speaker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,17 +109,96 @@ class Answered:
             "start": r.start,
             "end": r.end,
             "decision_id": r.decision_id,
+            "speaker": r.speaker,
         }
 
 
 def _content(text: str) -> set[str]:
-    """The stemmed content words of ``text`` (what "names the question's verb or option" compares)."""
+    """The stemmed content words of ``text`` (stop-words dropped: what "names" compares)."""
     return set(terms_of(text).key.split())
 
 
-def _first_sentence(text: str) -> tuple[int, int]:
-    """Offsets of the reply's first sentence, after leading space and an ``@handle`` it is addressed to."""
-    start = len(text) - len(text.lstrip())
+# Words about the conversation rather than its matter ("the question", "next meeting", "I think",
+# "a good idea"): a decision sharing one of them with a question says nothing of which question it
+# settles (fed every labelled file as live channels, most wrong notes shared one such word).
+_VAGUE = frozenset(
+    _content(
+        "question questions decision decide decided agree agreement discuss discussion meeting meet "
+        "think thought good idea next time today week point thing things issue issues talk call "
+        "propose proposal conclusion say said want need have get make go going like try"
+    )
+)
+# The verb of a yes/no question: the word after its auxiliary and subject ("Should we *drop* Node
+# 18?", "Can Bob *review* it?").
+_VERB = re.compile(
+    r"\s*(?:@?[\w.-]+\s+)(?:(?:also|just|still|really|not|then|all|ever)\s+)*(?P<verb>[a-z][\w-]*)", re.I
+)
+
+
+def _question_verb(question: str) -> str | None:
+    """The stemmed main verb of a yes/no question, or ``None`` (not a yes/no question, or a light verb)."""
+    polar = _POLAR.match(question.strip())
+    if polar is None:
+        return None
+    found = _VERB.match(question.strip(), polar.end())
+    stems = _content(found.group("verb")) - _VAGUE if found is not None else set()
+    return next(iter(stems), None)
+
+
+def _options(question: str) -> list[set[str]]:
+    """The words only one alternative of ``question`` has ("Postgres or SQLite?": ``{postgr}``,
+    ``{sqlite}``), its verb left out; empty when it puts no two alternatives."""
+    parts = [_content(part) for part in _ALTERNATIVES.split(question)]
+    parts = [words for words in parts if words]
+    if len(parts) < 2:
+        return []
+    verb = _question_verb(question)
+    return [words - set().union(*(o for o in parts if o is not words)) - _VAGUE - {verb} for words in parts]
+
+
+def _names(question: str, text: str) -> bool:
+    """Whether ``text`` names the matter of ``question``: for a question of alternatives, a word
+    only one of them has (it picks that one); else the question's verb, or two of its content words,
+    or half of them (a question of one or two). One shared word that the conversation itself uses
+    ("meeting", "question") or one word of a long question is not enough: language proposes, and a
+    loose overlap proposed a third of the wrong notes."""
+    said = _content(text) - _VAGUE
+    options = _options(question)
+    if options:
+        return any(words & said for words in options)
+    asked = _content(question) - _VAGUE
+    shared = asked & said
+    if not shared:
+        return False
+    return len(shared) >= 2 or 2 * len(shared) >= len(asked) or _question_verb(question) in shared
+
+
+# Words as a chat client quotes them, and the mark of a quote it cut short ("Replying to "Maybe
+# price change b..."").
+_WORD = re.compile(r"[^\W_]+")
+_CUT = re.compile(r"(?:\.\.\.|…)\s*$")
+
+
+def _quotes(question: str, quote: str) -> bool:
+    """Whether a reply form's quote is ``question``: the question's words in order within the quote
+    (the quoted message may say more), or, when the client cut the quote short, the quote's words
+    (at least three, the cut last one dropped) in order within the question. Words in order, not a
+    bag of shared words: "Maybe price change b..." quotes "Maybe price change but don't update
+    metadata?", not the "Would reading price change?" asked after it."""
+    asked = _WORD.findall(question.lower())
+    quoted = _WORD.findall(quote.lower())
+    if _CUT.search(quote):
+        quoted = quoted[:-1]  # the client may have cut it mid-word
+    if not asked or len(quoted) < min(3, len(asked)):
+        return False
+    short, long = (asked, quoted) if len(asked) <= len(quoted) else (quoted, asked)
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
+def _first_sentence(text: str, start: int = 0) -> tuple[int, int]:
+    """Offsets of the reply's first sentence from ``start``, after leading space and an ``@handle``
+    it is addressed to."""
+    start += len(text[start:]) - len(text[start:].lstrip())
     address = _ADDRESS.match(text, start)
     if address is not None:
         start = address.end()
@@ -118,6 +207,21 @@ def _first_sentence(text: str) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+def _own_words(turn_text: str, lex: Lexicon) -> tuple[int, str | None, str | None]:
+    """Where the speaker's own words begin, the message a chat client's reply form quotes
+    (``Replying to "..."``, ``[chat]`` in lexicon.toml) and the name a ``Name:`` label sets (minutes:
+    ``carol: Yes, let's drop it.``; a label the lexicon says is no name, ``Decision:``, sets none)."""
+    start, quote = 0, None
+    quoted = lex.chat.quoted(turn_text)
+    if quoted is not None:
+        quote, start = quoted
+    start += len(turn_text[start:]) - len(turn_text[start:].lstrip())
+    label = SPEAKER_LABEL.match(turn_text[start:])
+    if label is None or label_name(label).split()[0].lower() in lex.not_names:
+        return start, quote, None
+    return start + label.end(), quote, label_name(label)
 
 
 def reply_to(
@@ -132,30 +236,43 @@ def reply_to(
 
     ``decisions`` are the turn's recorded decisions (candidate, decision id). ``bare_yes_allowed``
     says a yes/no answer that names nothing of the question may be taken as answering it: the
-    caller allows it only for the one pending yes/no question of the channel's previous turn."""
-    asked = _content(question)
-    for cand, decision_id in decisions:
-        if asked & _content(cand.span):
-            return Reply("decision", cand.span, cand.start, cand.end, decision_id)
-    start, end = _first_sentence(turn_text)
+    caller allows it only for the one pending yes/no question of the channel's previous turn.
+    A reply form quoting the question answers it with whatever the reply says after the quote
+    (a reply quoting another message answers no question by a bare yes); a ``Name:`` label sets
+    who answered."""
+    own, quote, speaker = _own_words(turn_text, lex)
+    if speaker is not None and speaker.lower() in _AGENT_SPEAKERS:
+        return None  # the agent's own line in a transcript: only a person's word answers
+    quoting_it = quote is not None and _quotes(question, quote)
+    if quote is not None and not quoting_it:
+        bare_yes_allowed = False
+    start, end = _first_sentence(turn_text, own)
     sentence = turn_text[start:end]
     low = sentence.lower()
+    closed = bool(sentence) and not sentence.endswith("?") and _NOT_AN_ANSWER.match(low) is None
+    for cand, decision_id in decisions:
+        if (quoting_it and closed) or _names(question, cand.span):
+            return Reply("decision", cand.span, cand.start, cand.end, decision_id, speaker)
     if not sentence or sentence.endswith("?"):
         return None  # a reply that asks back answers nothing yet
     answer = lex.answer_openers.match_at(low, 0)
     agreement = lex.agreement_openers.match_at(low, 0)
     opener = max((m.end() for m in (answer, agreement) if m is not None), default=0)
-    names_it = bool(asked & _content(sentence[opener:]))  # the opener's own words ("okay") name nothing
+    names_it = _names(question, sentence[opener:])  # the opener's own words ("okay") name nothing
+    yes_no = _POLAR.match(question.strip()) is not None and _ALTERNATIVES.search(question) is None
     if (
         answer is not None
         and _NOT_AN_ANSWER.match(low) is None
-        and _POLAR.match(question.strip()) is not None
-        and _ALTERNATIVES.search(question) is None
-        and (names_it or bare_yes_allowed)
+        and yes_no
+        and (names_it or bare_yes_allowed or quoting_it)
     ):
-        return Reply("answer", sentence, start, end)
+        return Reply("answer", sentence, start, end, speaker=speaker)
     if agreement is not None and names_it:
-        return Reply("agreement", sentence, start, end)
+        return Reply("agreement", sentence, start, end, speaker=speaker)
+    if quoting_it and closed and (answer is None or names_it):
+        # "Replying to "Postgres or SQLite?" Postgres." says which question it answers; a yes or no
+        # still picks neither of two alternatives.
+        return Reply("quoted", sentence, start, end, speaker=speaker)
     return None
 
 
@@ -284,11 +401,12 @@ def answer_pending(
         reply = reply_to(str(row["value"]), turn.text, decisions, lex, bare_yes_allowed=intent_id == sole)
         if reply is None:
             continue
+        who = reply.speaker or turn.speaker
         untouched, noted = _untouched(tx, rt.namespace, intent_id)
         if not untouched or digest in noted:
             continue  # a reviewed candidate is the reviewer's; this reply is already noted
         line = (
-            f"answered by {turn.speaker or 'an unnamed speaker'} in message {evidence_id} on {turn.channel} "
+            f"answered by {who or 'an unnamed speaker'} in message {evidence_id} on {turn.channel} "
             f"({reply.signal}, chars {reply.start}..{reply.end}): {reply.span[:200]!r}"
         )
         if reply.decision_id is not None:
@@ -303,7 +421,7 @@ def answer_pending(
                 "evidence_id": evidence_id,
                 "sha256": digest,
                 "channel": turn.channel,
-                "speaker": turn.speaker,
+                "speaker": who,
                 "signal": reply.signal,
                 "span": reply.span,
                 "start": reply.start,
@@ -312,5 +430,5 @@ def answer_pending(
             },
             expected_version=int(row["version"]),
         )
-        answered.append(Answered(intent_id, str(row["evidence_id"]), reply))
+        answered.append(Answered(intent_id, str(row["evidence_id"]), replace(reply, speaker=who)))
     return answered

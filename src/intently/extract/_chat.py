@@ -37,14 +37,21 @@ class ChatNoise:
 
     def own_words_start(self, text: str) -> int:
         """Offset where the speaker's own words begin (0 when there is no quoted prefix)."""
+        quoted = self.quoted(text)
+        return 0 if quoted is None else quoted[1]
+
+    def quoted(self, text: str) -> tuple[str, int] | None:
+        """The message a reply form quotes and the offset where the speaker's own words begin, or
+        ``None`` when the turn has no quoted prefix (or its quote never ends). The quote says which
+        earlier message the turn answers: ``observe`` matches it against a question waiting in review."""
         match = self._reply.match(text)
         if match is None:
-            return 0
+            return None
         for quote_end in _QUOTE_ENDS:
             found = quote_end.search(text, match.end())
             if found is not None:
-                return found.end()
-        return 0
+                return text[match.end() : found.start()], found.end()
+        return None
 
     def is_reaction(self, text: str) -> bool:
         return self._reaction.match(text) is not None
