@@ -25,7 +25,10 @@ before a HIGH goal or a reminder; see ``mandatory_first`` in :func:`assemble`); 
 item that does not fit is left out whole and reported, never cut mid-item. A section whose
 items apply but none of which fit is named in the block's "Not included" line with how
 many were left out (:func:`_note`), so the agent never reads a tight budget as "nothing
-applies"; :func:`min_budget` holds that line for every section.
+applies"; :func:`min_budget` holds that line for every section. Last, the room the rendered
+block still leaves goes to what was left out for lack of it, higher sections first (``fill``
+in :func:`assemble`): whenever the rendered block would fit an item, it is not left out for
+the budget.
 
 **Deciding, then recording.** The block is decided from previews that change nothing.
 Only then, and only with ``fire=True``, is what the final block shows recorded: its
@@ -690,9 +693,10 @@ def assemble(
                 lo = mid + 1
         return found
 
-    def most(runs: dict[str, _Run], name: str, total: int) -> _Run | None:
-        """``name`` asked with the most room the rendered block leaves it within ``total``."""
-        lo, hi, found = frame.section[name], total, None
+    def most(runs: dict[str, _Run], name: str, hi: int, total: int, lo: int = 0) -> _Run | None:
+        """``name`` asked with the most room, between ``lo`` and ``hi``, the rendered block leaves
+        it within ``total``."""
+        lo, found = max(lo, frame.section[name]), None
         while lo <= hi:
             mid = (lo + hi) // 2
             probe = ask(name, mid)
@@ -744,7 +748,7 @@ def assemble(
                 continue
             trial[name] = raised
             for n in [*squeezed, *lower, name]:  # what is left, in order of priority
-                again = most(trial, n, total)
+                again = most(trial, n, total, total)
                 if (
                     again is not None
                     and used(n, again) > used(n, trial[n])
@@ -752,6 +756,55 @@ def assemble(
                 ):
                     trial[n] = again
             runs = trial
+        return runs
+
+    def more(run: _Run, again: _Run) -> bool:
+        """Whether ``again`` shows every item ``run`` shows (mandatory ones included), and more."""
+        before = {i.id for i in run.section.included} if run.section.body else set()
+        after = {i.id for i in again.section.included} if again.section.body else set()
+        return before < after and _mandatory(run) <= _mandatory(again)
+
+    def fill(runs: dict[str, _Run], total: int) -> dict[str, _Run]:
+        """Room the rendered block leaves goes to what was left out for lack of it, higher
+        sections first (a HIGH goal before a reminder).
+
+        The shares, the trades above and the frame's bounds are all reserved ahead of the
+        rendered text, and between them an item the block had room for could stay out: at 305
+        tokens the reminder showed (a block of 305), from 306 to 321 the same block without it
+        was 219 tokens and named it "1 over budget". Here each section that left something out
+        for the budget is asked again with the most room the rendered block leaves it; the
+        answer is taken only if it shows every item the section showed, and more."""
+        for name in PRIORITY:
+            run = runs.get(name)
+            if name not in calls or run is None or not run.section.over_budget:
+                continue
+            if run.section.status is SectionStatus.ERROR:
+                continue
+            spare = total - _tokens(ix.namespace, runs, count)
+            if spare < 0:
+                continue
+            # The most it could need: what it uses now, the spare, and its frame at the bounds.
+            # One ask with that room says whether anything more could show at all; an answer
+            # that overshoots the budget is asked again with that much less room, at most three
+            # asks in all (a search over every allowance cost a hook a second per turn).
+            lo = max(frame.section[name], used(name, run))
+            widest = allowance = min(total, used(name, run) + spare + frame.section[name] + frame.hidden)
+            for _ in range(3):
+                probe = ask(name, allowance)
+                if probe.section.status is SectionStatus.ERROR or not more(run, probe):
+                    break
+                over = _tokens(ix.namespace, {**runs, name: probe}, count) - total
+                if over <= 0:
+                    runs[name] = probe
+                    break
+                allowance -= over
+                if allowance < lo:
+                    break
+            else:
+                if not run.section.body:  # a section showing nothing is worth the full search
+                    found = most(runs, name, widest - 1, total, lo=lo)
+                    if found is not None and more(run, found):
+                        runs[name] = found
         return runs
 
     def decide(total: int) -> dict[str, _Run]:
@@ -771,7 +824,7 @@ def assemble(
             wider = preview(pool, extra=spare)
             if _tokens(ix.namespace, wider, count) <= total and _rank(wider) > _rank(runs):
                 runs = wider
-        runs = mandatory_first(runs, total)
+        runs = fill(mandatory_first(runs, total), total)
         _enforce(ix.namespace, runs, total, count, order=tuple(reversed(PRIORITY)))
         return runs
 
