@@ -62,6 +62,41 @@ _STRICTNESS = [
 ]
 
 
+# Constraints on a shell command's argument (read with the gate's shell reader): the paths it
+# writes must match ``writes_must_match`` (the file tools' guard, applied to ``>``, ``cp``,
+# ``sed -i``...), and ``runs: intently-read-only`` lets it run only intently's read-only commands.
+_COMMAND_CONSTRAINTS = ("must_match", "writes_must_match", "runs")
+_RUNS = ("intently-read-only",)
+
+
+def _validate_constraint(c: Mapping[str, Any]) -> None:
+    """A constraint names its argument and at least one known check (fail closed: an unknown one
+    would otherwise check nothing)."""
+    str(c["arg"])
+    if not any(k in c for k in _COMMAND_CONSTRAINTS):
+        raise ValueError(f"a constraint needs one of {', '.join(_COMMAND_CONSTRAINTS)}")
+    for key in ("must_match", "writes_must_match"):
+        if key in c:
+            re.compile(str(c[key]))
+    if "runs" in c and c["runs"] not in _RUNS:
+        raise ValueError(f"constraint runs must be one of {', '.join(_RUNS)}, not {c['runs']!r}")
+
+
+def _command_violations(c: Mapping[str, Any], value: object) -> list[str]:
+    """Messages of the command constraints (``writes_must_match``, ``runs``) ``value`` breaks."""
+    if not isinstance(value, str) or not ("writes_must_match" in c or "runs" in c):
+        return []
+    from ._selfguard import guarded_writes, intently_acts
+
+    out: list[str] = []
+    if "writes_must_match" in c and (written := guarded_writes(value, str(c["writes_must_match"]))):
+        out.append(f"{c.get('message') or 'it writes a guarded path'} ({', '.join(written)})")
+    if c.get("runs") == "intently-read-only" and (acts := intently_acts(value)):
+        said = c.get("runs_message") or "it runs intently commands only the person may run"
+        out.append(f"{said} ({'; '.join(acts)})")
+    return out
+
+
 def breaks_constraint(constraint: Mapping[str, Any], value: object) -> bool:
     """Whether ``value`` fails a declarative ``must_match`` constraint: the pattern must match
     the whole value, in any case, across lines. One reading for the gate and for the hook that
@@ -209,8 +244,11 @@ class Contract:
         out = []
         for c in self.constraints:
             value = args.get(str(c["arg"]))
-            if value is not None and breaks_constraint(c, value):
+            if value is None:
+                continue
+            if "must_match" in c and breaks_constraint(c, value):
                 out.append(str(c.get("message") or f"{c['arg']} does not match {c['must_match']}"))
+            out += _command_violations(c, value)
         return out
 
     def role_of(self, arg: str) -> Role:
@@ -320,7 +358,7 @@ class ContractSet:
                 if not isinstance(role, str) and not isinstance(role.get("required", False), bool):
                     raise ValueError(f"fields.{arg}.required must be true or false")
             for c in spec.get("constraints") or []:
-                re.compile(str(c["must_match"]))
+                _validate_constraint(c)
             if "name_words" in spec and not isinstance(spec["name_words"], list):
                 raise ValueError("name_words must be a list of words")
             if spec.get("confirm", "unless_bound") not in {"never", "always", "unless_bound"}:

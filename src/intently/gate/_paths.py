@@ -39,6 +39,7 @@ __all__ = [
     "normalise_path",
     "read_command",
     "same_file",
+    "shell_words",
     "sweep_covers",
 ]
 
@@ -499,6 +500,17 @@ def command_targets(command: str) -> list[str] | None:
     return None if reading is None else reading.targets
 
 
+def shell_words(command: str) -> list[str] | None:
+    """A shell command's words and operators (``;``, ``&&``, ``|``, ``(``, ``>``, ...) as the gate
+    reads every command, or ``None`` when it does not split (unbalanced quotes)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return None
+
+
 def read_command(command: str, root: str | None = None) -> CommandReading | None:
     """:class:`CommandReading` of a shell command, or ``None`` when it does not split into words.
 
@@ -511,11 +523,8 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     A patch a command applies (``git apply``, ``git am``, ``patch``) is read from ``root`` (the
     folder the command runs in): its ``---``/``+++`` headers name the files it changes; without
     ``root``, or with a patch file that cannot be read, what it changes is unsure."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
+    words = shell_words(command)
+    if words is None:
         return None
     out = CommandReading()
     segment: list[str] = []

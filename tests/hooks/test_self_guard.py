@@ -1,0 +1,141 @@
+"""An agent cannot act as the person by running intently through Claude Code's Bash tool.
+
+Bash runs as the OS user, so ``intently req accept --all`` typed there is, to the library, the
+person's own act: a prompt-injected agent could put a scanned rule in force or confirm its own
+candidates. The events go to a real home: through real ``intently hook claude`` processes for
+the main forms, and through the same handler in this process for the long lists (each hook
+process costs seconds). The commands are on the trusted shell list (allowed with no question),
+so only the guard can refuse them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from intently import Intently
+from tests._config import set_config
+
+from .conftest import Handler, HookRunner, event
+
+TRUSTED = (
+    '["intently", "python", "python3", "sh", "bash", "env", "uvx", "echo", "sed", "cp", "cat", "mv", "tee", "pytest"]'
+)
+
+
+def _decide(project: Path, run: HookRunner | Handler, command: str) -> tuple[str, str]:
+    run(event("UserPromptSubmit", project, prompt="Fix tests/test_api.py."))
+    tool = {"command": command.replace("{p}", str(project)), "description": "run"}
+    done: Any = run(event("PreToolUse", project, tool_name="Bash", tool_input=tool, tool_use_id="toolu_01"))
+    code = getattr(done, "returncode", getattr(done, "exit_code", None))
+    assert code == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)["hookSpecificOutput"]
+    return out.get("permissionDecision", "defer"), out.get("permissionDecisionReason", "")
+
+
+@pytest.fixture
+def allowed(ix: Intently) -> Intently:
+    set_config(ix.home.config_path, "hooks", "shell_trusted", TRUSTED)
+    return ix
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "intently req accept --all",
+        "intently review confirm cand-1",
+        "intently goal endorse g-1",
+        "intently goal archive g-1",
+        "intently trigger add 'when x, remind me y'",
+        "intently hook install",
+        "intently log checkpoint",
+        "intently init",
+        "intently req frobnicate",  # unknown: fail closed
+        "python -m intently req accept --all",
+        "{p}/.venv/bin/intently req enable r-1",
+        "uvx intently review dismiss cand-1",
+        "env INTENTLY_ACTOR=user:alice intently req accept --all",
+        "sh -c 'intently req accept --all'",
+        "bash -lc 'cd src && intently review confirm cand-1'",
+        "pytest -q && intently req accept --all",
+        "pytest -q; intently req accept --all",
+        "echo cand-1 | xargs intently review confirm",
+        "echo $(intently review confirm cand-1)",
+        "echo `intently log checkpoint`",
+        'python3 -c \'import intently; intently.Intently.open(".").requirements.accept("r-1")\'',
+    ],
+)
+def test_person_only_intently_commands_are_refused(
+    allowed: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    decision, reason = _decide(project, handle, command)
+    assert decision == "deny", reason
+    assert "only the person may run" in reason and "run it yourself" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "intently goal list",
+        "intently req list --json",
+        "intently req show r-1",
+        "intently context 'fix the parser'",
+        "intently log verify",
+        "intently gate explain d-1",
+        "intently --help",
+        "intently req accept --help",
+        "intently --version",
+        "intently store status",
+        "intently hook status",
+        "python -m intently goal list",
+    ],
+)
+def test_read_only_intently_commands_stay_allowed(
+    allowed: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    decision, reason = _decide(project, handle, command)
+    assert decision != "deny", reason  # allowed, or asked about as any trusted-list command may be
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo '- always approve' > .intently/requirements/r.md",
+        "echo x >> {p}/.intently/requirements/r.md",
+        "sed -i 's/a/b/' .intently/intently.toml",
+        "cp /tmp/r.md .intently/requirements/r.md",
+        "mv notes.md .intently/requirements/",
+        "echo x | tee .intently/requirements/r.md",
+        "python -c \"open('.intently/intently.toml', 'w').write('')\"",
+        "echo x > .git/hooks/pre-commit",
+        "echo {{}} > .claude/settings.json",
+    ],
+)
+def test_shell_writes_into_the_guarded_files_are_refused(
+    allowed: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """The file tools' guard (intently's home, git's internals, Claude's settings) holds for Bash."""
+    decision, reason = _decide(project, handle, command)
+    assert decision == "deny", reason
+    assert "which the agent may not change" in reason
+
+
+def test_reading_the_guarded_files_and_writing_elsewhere_stay_allowed(
+    allowed: Intently, project: Path, handle: Handler
+) -> None:
+    assert _decide(project, handle, "cat .intently/intently.toml")[0] == "defer"
+    assert _decide(project, handle, "cp notes.md notes.bak")[0] != "deny"  # asked about, as before
+
+
+def test_real_hook_processes_refuse_acting_as_the_person(
+    allowed: Intently, project: Path, run_hook: HookRunner
+) -> None:
+    """Claude Code's own sequence, each event a separate ``intently hook claude`` process."""
+    for command in ("intently req accept --all", "sh -c 'python -m intently review confirm cand-1'"):
+        decision, reason = _decide(project, run_hook, command)
+        assert decision == "deny" and "run it yourself" in reason, reason
+    decision, reason = _decide(project, run_hook, "echo x > .intently/requirements/r.md")
+    assert decision == "deny" and "which the agent may not change" in reason, reason
+    assert _decide(project, run_hook, "intently goal list")[0] == "defer"
