@@ -125,7 +125,7 @@ def test_shell_writes_into_the_guarded_files_are_refused(
 def test_reading_the_guarded_files_and_writing_elsewhere_stay_allowed(
     allowed: Intently, project: Path, handle: Handler
 ) -> None:
-    assert _decide(project, handle, "cat .intently/intently.toml")[0] == "defer"
+    assert _decide(project, handle, "cat .intently/intently.toml")[0] != "deny"  # reading is not changing
     assert _decide(project, handle, "cp notes.md notes.bak")[0] != "deny"  # asked about, as before
 
 
