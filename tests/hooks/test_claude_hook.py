@@ -530,14 +530,15 @@ def test_a_trusted_command_runs_without_intentlys_prompt(ix: Intently, project: 
     assert bash("git status") == "defer"
     assert bash("git diff --stat") == "defer"
     # a harmless program made to write a file or run another is asked about like any listed one
-    assert bash("git diff --output=.claude/settings.json") == "ask"
+    # ... unless what it writes is a guarded file: refused, as a file tool's write there is
+    assert bash("git diff --output=.claude/settings.json") == "deny"
     assert bash("git diff --ext-diff") == "ask"
     assert bash("git diff -- .git/hooks/pre-commit") == "ask"
     # the shell removes quotes and expands braces before git sees the words: asked, not trusted
     assert bash('git diff "--output=src/app.py"') == "ask"
     assert bash("git diff '--ext-diff'") == "ask"
     assert bash("git diff {--output=src/app.py,}") == "ask"
-    assert bash('git diff "--output=.clau"de/settings.json') == "ask"
+    assert bash('git diff "--output=.clau"de/settings.json') == "deny"  # the guarded file, unquoted
     assert bash("pytest -q") == "ask"
     assert bash("git diff; rm -rf src") == "deny"
     assert bash("git push") == "deny"
