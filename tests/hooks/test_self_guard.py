@@ -111,6 +111,11 @@ def test_read_only_intently_commands_stay_allowed(
         "python -c \"open('.intently/intently.toml', 'w').write('')\"",
         "echo x > .git/hooks/pre-commit",
         "echo {{}} > .claude/settings.json",
+        # the shell reader follows the working folder and the line's own variables
+        "cd .intently && echo x > requirements/r.md",
+        "cd src && echo x > ../.intently/intently.toml",
+        "(cd .git/hooks && cp /tmp/x pre-commit)",
+        "F=.intently/requirements/r.md; echo x > $F",
     ],
 )
 def test_shell_writes_into_the_guarded_files_are_refused(
