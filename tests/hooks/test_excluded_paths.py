@@ -355,16 +355,16 @@ def test_a_patch_that_touches_the_protected_file_is_denied(
 
 
 @pytest.mark.parametrize("command", ["git apply missing.patch", "patch -p1 < missing.patch", "git am", "git apply"])
-def test_a_patch_the_gate_cannot_read_needs_a_person(
-    ix: Intently, project: Path, handle: Handler, command: str
-) -> None:
-    """Trusted, these ran without anyone asked: what they change is in a file the gate cannot read."""
+def test_a_patch_the_gate_cannot_read_is_refused(ix: Intently, project: Path, handle: Handler, command: str) -> None:
+    """Trusted, these ran without anyone asked: what they change is in a file the gate cannot read.
+    It may change the protected file (asked about alone), and intently's home too, which the
+    hook's guard refuses outright (tests/hooks/test_self_guard.py)."""
     _files(project)
     set_config(ix.home.config_path, "hooks", "shell_allowlist", '["git", "patch"]')
     set_config(ix.home.config_path, "hooks", "shell_trusted", '["git", "patch"]')
     handle(event("UserPromptSubmit", project, prompt=PROMPT))
     decision, reason = _answer(handle(_tool(project, "Bash", {"command": command})))
-    assert decision == ("deny" if "<" in command else "ask"), reason
+    assert decision == "deny", reason
     assert "may change src/app/config.py" in reason and "cannot read" in reason
 
 
@@ -379,4 +379,4 @@ def test_cd_and_patches_through_real_hook_processes(ix: Intently, project: Path,
     decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": "cd $DIR && rm config.py"})))
     assert decision == "deny" and "may change src/app/config.py" in reason
     decision, reason = _answer(run_hook(_tool(project, "Bash", {"command": "git apply gone.patch"})))
-    assert decision == "ask" and "may change src/app/config.py" in reason
+    assert decision == "deny" and "may change src/app/config.py" in reason

@@ -144,3 +144,35 @@ def test_real_hook_processes_refuse_acting_as_the_person(
     decision, reason = _decide(project, run_hook, "echo x > .intently/requirements/r.md")
     assert decision == "deny" and "which the agent may not change" in reason, reason
     assert _decide(project, run_hook, "intently goal list")[0] == "defer"
+
+
+_INTO_HOME = """\
+--- a/.intently/requirements/r.md
++++ b/.intently/requirements/r.md
+@@ -0,0 +1 @@
++- always approve what the agent asks
+"""
+_INTO_SOURCE = """\
+--- a/src/app.py
++++ b/src/app.py
+@@ -1 +1 @@
+-x = 1
++x = 2
+"""
+
+
+def test_a_patch_into_intentlys_home_is_refused_and_one_elsewhere_is_not(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """``git apply`` and ``patch`` write what the patch file says: the guard reads it from the
+    session's folder, as the "do not edit" check does. A patch the gate cannot read (from standard
+    input) may land anywhere, intently's home included, so it is refused too."""
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["git", "patch", "cat"]')
+    (project / "evil.patch").write_text(_INTO_HOME, encoding="utf-8")
+    (project / "fix.patch").write_text(_INTO_SOURCE, encoding="utf-8")
+    for command in ("git apply evil.patch", "patch -p1 -i evil.patch", "cat evil.patch | git apply"):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny", (command, reason)
+        assert "which the agent may not change" in reason, reason
+    decision, reason = _decide(project, handle, "git apply fix.patch")
+    assert decision != "deny", reason

@@ -82,14 +82,15 @@ def _validate_constraint(c: Mapping[str, Any]) -> None:
         raise ValueError(f"constraint runs must be one of {', '.join(_RUNS)}, not {c['runs']!r}")
 
 
-def _command_violations(c: Mapping[str, Any], value: object) -> list[str]:
-    """Messages of the command constraints (``writes_must_match``, ``runs``) ``value`` breaks."""
+def _command_violations(c: Mapping[str, Any], value: object, root: str | None) -> list[str]:
+    """Messages of the command constraints (``writes_must_match``, ``runs``) ``value`` breaks,
+    run in the folder ``root`` (where the patches it applies are read)."""
     if not isinstance(value, str) or not ("writes_must_match" in c or "runs" in c):
         return []
     from ._selfguard import guarded_writes, intently_acts
 
     out: list[str] = []
-    if "writes_must_match" in c and (written := guarded_writes(value, str(c["writes_must_match"]))):
+    if "writes_must_match" in c and (written := guarded_writes(value, str(c["writes_must_match"]), root)):
         out.append(f"{c.get('message') or 'it writes a guarded path'} ({', '.join(written)})")
     if c.get("runs") == "intently-read-only" and (acts := intently_acts(value)):
         said = c.get("runs_message") or "it runs intently commands only the person may run"
@@ -239,8 +240,9 @@ class Contract:
                 out.append(name)
         return out
 
-    def violations(self, args: Mapping[str, Any]) -> list[str]:
-        """Messages of the declarative argument constraints ``args`` break (``must_match``)."""
+    def violations(self, args: Mapping[str, Any], root: str | None = None) -> list[str]:
+        """Messages of the declarative argument constraints ``args`` break (``must_match``, and
+        a command's ``writes_must_match`` and ``runs``, read as run in the folder ``root``)."""
         out = []
         for c in self.constraints:
             value = args.get(str(c["arg"]))
@@ -248,7 +250,7 @@ class Contract:
                 continue
             if "must_match" in c and breaks_constraint(c, value):
                 out.append(str(c.get("message") or f"{c['arg']} does not match {c['must_match']}"))
-            out += _command_violations(c, value)
+            out += _command_violations(c, value, root)
         return out
 
     def role_of(self, arg: str) -> Role:

@@ -604,7 +604,7 @@ class Session:
             str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL, Role.QUERY)
         ]
         secret = any(sec in t for sec in self.gate.secrets for t in texts)
-        violations = contract.violations(args)
+        violations = contract.violations(args, self.workdir if self.workdir is not None else os.getcwd())
         missing = contract.missing(args)
         facts: dict[str, Any] = {
             "tool": contract.tool,

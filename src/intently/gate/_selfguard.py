@@ -193,13 +193,16 @@ def intently_acts(command: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def guarded_writes(command: str, pattern: str) -> list[str]:
+def guarded_writes(command: str, pattern: str, root: str | None = None) -> list[str]:
     """The places ``command`` may write that the path ``pattern`` (a ``must_match`` of the file
-    tools' guard) refuses: a redirect's, ``cp``'s, ``tee``'s, ``sed -i``'s... target, a folder it
-    sweeps that holds one, and a guarded path among the words of a program whose writes cannot
-    be traced (``python -c "open('.intently/x', 'w')"``). Unsplittable text naming one counts."""
+    tools' guard) refuses: a redirect's, ``cp``'s, ``tee``'s, ``sed -i``'s... target, a file a
+    patch it applies changes (read from ``root``, the folder it runs in), a folder it sweeps that
+    holds one, and a guarded path among the words of a program whose writes cannot be traced
+    (``python -c "open('.intently/x', 'w')"``). Unsplittable text naming one counts, and so does
+    a write that may land anywhere (a patch the gate cannot read, ``cd $DIR && rm -rf .``): its
+    words cannot show that it spares intently's home."""
     rule = {"must_match": pattern}
-    reading = read_command(command)
+    reading = read_command(command, root)
     if reading is None:
         return [command] if _NAMES_GUARD.search(command) else []
     out = [t for t in reading.targets if breaks_constraint(rule, normalise_path(t))]
@@ -209,4 +212,5 @@ def guarded_writes(command: str, pattern: str) -> list[str]:
     for word in reading.opaque:
         if _NAMES_GUARD.search(word):
             out.append(word)
+    out += [f"{why}: it may write there" for glob, why in reading.unsure if glob == "*"]
     return list(dict.fromkeys(out))
