@@ -105,6 +105,63 @@ def test_a_request_changed_in_the_table_is_caught(ix: Intently, project: Path, h
     _session(ix, project, handle, 2)
     run = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[-1].target
     with ix.store.transaction() as tx:
-        tx.execute("UPDATE gate_sessions SET request = REPLACE(request, 'do not edit', 'edit') WHERE id = ?", (run,))
+        tx.execute("UPDATE gate_prompts SET text = REPLACE(text, 'do not edit', 'edit')")
     with pytest.raises(TableMismatch, match="request of run"):
         ix.gate.explain(run)
+
+
+def _gate_bytes(ix: Intently) -> int:
+    """What the gate's tables hold of the runs and their prompts, in bytes (on either backend)."""
+    with ix.store.transaction(write=False) as tx:
+        rows = [*tx.query("SELECT * FROM gate_sessions"), *tx.query("SELECT * FROM gate_prompts")]
+    return sum(len(str(v)) for row in rows for v in dict(row).values() if v is not None)
+
+
+def test_the_gate_tables_grow_with_the_prompts_not_their_square(
+    ix: Intently, project: Path, handle: Handler, tmp_path: Path
+) -> None:
+    """Each run of a session keeps the numbers of its prompts, not the conversation joined
+    again (and its unplaced phrases a second time): twice the prompts is about twice the bytes.
+    Storing each run's joined request made 30 prompts of 2 KB take 3.8 times what 15 did."""
+    prompts = _session(ix, project, handle, 15)
+    at_n = _gate_bytes(ix)
+    prompts += [_prompt(i) for i in range(15, 30)]
+    for text in prompts[15:]:
+        assert handle(event("UserPromptSubmit", project, prompt=text)).exit_code == 0
+    at_2n = _gate_bytes(ix)
+    assert at_2n < 2.2 * at_n, (at_n, at_2n)
+    assert at_2n < 2 * sum(map(len, prompts))  # each prompt's text once, and little else
+    # Every reader still shows each run's whole request, exactly.
+    runs = ix.gate.runs(limit=100)
+    assert [r["request"] for r in reversed(runs)] == ["\n\n".join(prompts[:k]) for k in range(1, 31)]
+    last = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[-1]
+    assert ix.gate.run(last.target)["session"]["request"] == "\n\n".join(prompts)
+    assert "prompts" not in ix.gate.run(last.target)["session"]  # the storage columns are not shown
+    assert "marker29zq." in " ".join(ix.gate.run(last.target)["session"]["resolved"]["unplaced"])
+    assert_replay_rebuilds(ix, tmp_path)
+
+
+def test_a_home_migrated_from_the_joined_rows_reads_and_numbers_its_prompts_in_log_order(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """Gate migration 4 numbers the prompts a home already kept in the order the log holds them
+    (what a replay gives them), and a run's row written before it (its request literal, no
+    prompt numbers) still reads, explains and checks against the log."""
+    from intently.store import registered_migrations
+
+    prompts = _session(ix, project, handle, 3)
+    (step,) = [m for m in registered_migrations()["gate"] if m.version == 4]
+    last = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[-1].target
+    row = ix.gate.run(last)["session"]
+    with ix.store.transaction() as tx:
+        before = [dict(r) for r in tx.query("SELECT sha256, n FROM gate_prompts ORDER BY n")]
+        tx.execute("UPDATE gate_prompts SET n = NULL")
+        tx.execute(step.statements[1])  # the numbering, as the migration ran it
+        after = [dict(r) for r in tx.query("SELECT sha256, n FROM gate_prompts ORDER BY n")]
+        tx.execute(
+            "UPDATE gate_sessions SET request = ?, resolved = ?, prompts = NULL, unplaced_at = NULL WHERE id = ?",
+            (row["request"], json.dumps(row["resolved"], sort_keys=True), last),
+        )
+    assert after == before and [r["n"] for r in after] == [1, 2, 3]
+    assert ix.gate.run(last)["session"]["request"] == "\n\n".join(prompts)
+    assert ix.gate.explain(last)["text"].startswith(f"Request: {prompts[0]}")

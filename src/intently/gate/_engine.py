@@ -79,6 +79,21 @@ register_migration(
     description="each prompt a gate run was opened on, once per namespace (runs name them by hash)",
 )
 
+register_migration(
+    "gate",
+    4,
+    "ALTER TABLE gate_prompts ADD COLUMN n INTEGER",
+    # Each prompt's number in its namespace: its place among the namespace's logged prompts,
+    # in log order (what the applier gives a new one, so a replay numbers them alike).
+    "UPDATE gate_prompts SET n = (SELECT COUNT(*) FROM gate_prompts q WHERE q.namespace = gate_prompts.namespace "
+    "AND (SELECT MIN(seq) FROM log_ops WHERE stream = q.namespace AND op = 'GATE_PROMPT_LOGGED' AND target = q.sha256)"
+    " <= (SELECT MIN(seq) FROM log_ops WHERE stream = gate_prompts.namespace AND op = 'GATE_PROMPT_LOGGED' "
+    "AND target = gate_prompts.sha256))",
+    "ALTER TABLE gate_sessions ADD COLUMN prompts TEXT",
+    "ALTER TABLE gate_sessions ADD COLUMN unplaced_at TEXT",
+    description="a run opened on prompts keeps their numbers (ranges), not their joined text: linear in the prompts",
+)
+
 TABLES = (
     "gate_prompts",
     "gate_sessions",
@@ -101,24 +116,94 @@ def _prompt_text(tx: Transaction, namespace: str) -> Callable[[str], str | None]
 
 def _apply_prompt(tx: Transaction, op: Operation) -> None:
     """One prompt's text, kept once per namespace (two processes logging the same prompt at
-    once both log it; the text is the same, so the second row is not needed)."""
+    once both log it; the text is the same, so the second row is not needed), numbered after
+    the namespace's earlier prompts (runs name their prompts by these numbers, see
+    :func:`_ranges`)."""
     p = op.payload
     if prompt_hash(str(p["text"])) != p["sha256"] or op.target != p["sha256"]:
         raise LogIntegrityError(f"prompt {op.target} does not hash to its name", stream=op.stream, seq=op.seq or None)
     if _prompt_text(tx, op.stream)(str(p["sha256"])) is None:
+        n = int(tx.scalar("SELECT COUNT(*) FROM gate_prompts WHERE namespace = ?", (op.stream,)) or 0) + 1
         tx.execute(
-            "INSERT INTO gate_prompts (namespace, sha256, text) VALUES (?, ?, ?)", (op.stream, p["sha256"], p["text"])
+            "INSERT INTO gate_prompts (namespace, sha256, text, n) VALUES (?, ?, ?, ?)",
+            (op.stream, p["sha256"], p["text"], n),
         )
 
 
+def _ranges(numbers: Sequence[int]) -> list[list[int]]:
+    """Prompt numbers as ``[first, last]`` runs of consecutive numbers: a conversation's
+    prompts are numbered in the order they were said, so run k of a session is ``[[1, k]]``
+    (or a few ranges when a prompt was said twice), whatever k is. Listing every prompt in
+    every run's row kept the table quadratic in the session's length."""
+    out: list[list[int]] = []
+    for n in numbers:
+        if out and out[-1][1] + 1 == n:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
 def _apply_session(tx: Transaction, op: Operation) -> None:
+    """The run's row. A run opened on prompts keeps their numbers in ``gate_prompts`` (as
+    ranges) and the places of its unplaced phrases, not the joined text and the phrases again
+    (:func:`_session_row` puts them back on read): a session of N prompts used to store the
+    N joins of 1, 2, ..., N prompts twice over, O(N^2) bytes for O(N) of text."""
     p = op.payload
     request = request_of(p, _prompt_text(tx, op.stream), stream=op.stream, seq=op.seq or None)
+    stored, prompts, places = request, None, None
     resolved = resolved_of(p, request)
+    if "request" not in p:
+        numbers = []
+        for digest in p["prompts"]:
+            n = tx.scalar("SELECT n FROM gate_prompts WHERE namespace = ? AND sha256 = ?", (op.stream, str(digest)))
+            numbers.append(int(n))  # request_of proved every prompt is here
+        stored, prompts = "", json.dumps(_ranges(numbers))
+        if p.get("unplaced_at") is not None:
+            places = json.dumps(p["unplaced_at"])
+            resolved = {k: v for k, v in p["resolved"].items() if k != "unplaced"}
     tx.execute(
-        "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (op.target, op.stream, op.actor, request, json.dumps(resolved, sort_keys=True), p["bundle"], op.time),
+        "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started, prompts, unplaced_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            op.target,
+            op.stream,
+            op.actor,
+            stored,
+            json.dumps(resolved, sort_keys=True),
+            p["bundle"],
+            op.time,
+            prompts,
+            places,
+        ),
     )
+
+
+def _session_row(tx: Transaction, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``gate_sessions`` row as readers see it: its request (the prompts it names, joined)
+    and its reading (``resolved``, decoded, unplaced phrases put back), whichever shape it was
+    stored in (a literal request, or prompt numbers); the storage columns are not shown."""
+    session = dict(row)
+    prompts, places = session.pop("prompts", None), session.pop("unplaced_at", None)
+    resolved = json.loads(str(session["resolved"]))
+    if prompts is not None:
+        texts: list[str] = []
+        for first, last in json.loads(str(prompts)):
+            got = tx.query(
+                "SELECT n, text FROM gate_prompts WHERE namespace = ? AND n >= ? AND n <= ? ORDER BY n",
+                (str(session["namespace"]), int(first), int(last)),
+            )
+            if len(got) != int(last) - int(first) + 1:
+                raise TableMismatch(
+                    f"run {session['id']} names prompts {first}..{last}, which the gate's table does not hold; "
+                    "`intently log replay` rebuilds it from the log"
+                )
+            texts.extend(str(r["text"]) for r in got)
+        session["request"] = JOIN.join(texts)
+        if places is not None:
+            resolved = resolved_of({"resolved": resolved, "unplaced_at": json.loads(str(places))}, session["request"])
+    session["resolved"] = resolved
+    return session
 
 
 def _apply_observed(tx: Transaction, op: Operation) -> None:
@@ -402,14 +487,19 @@ class GateEngine:
         """The newest runs, ``limit`` of them after skipping ``offset``: a page of an old list
         reads that page, not every newer run before it."""
         rows = self._read(
-            "SELECT s.id, s.request, s.started, "
+            "SELECT s.id, s.namespace, s.request, s.prompts, s.resolved, s.started, "
             "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id) AS decisions, "
             "(SELECT COUNT(*) FROM gate_decisions d WHERE d.session_id = s.id AND d.level = 'block') AS blocked "
             "FROM gate_sessions s WHERE s.namespace = ? ORDER BY s.started DESC, s.id DESC LIMIT ? OFFSET ?",
             _count(limit, "limit"),
             _count(offset, "offset"),
         )
-        return [dict(r) for r in rows]
+        return [{k: v for k, v in s.items() if k not in ("namespace", "resolved")} for s in self._sessions(rows)]
+
+    def _sessions(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Rows of ``gate_sessions`` with their requests rebuilt (:func:`_session_row`)."""
+        with self._rt.store.transaction(write=False) as tx:
+            return [_session_row(tx, r) for r in rows]
 
     _WAITING_WHERE = (
         "FROM gate_decisions d JOIN gate_sessions s ON s.id = d.session_id "
@@ -422,11 +512,15 @@ class GateEngine:
         newest first, each with its run's request: every one, however many runs came after,
         ``limit`` at a time after skipping ``offset`` (:meth:`waiting_count` says how many)."""
         rows = self._read(
-            f"SELECT d.payload, s.request {self._WAITING_WHERE} ORDER BY d.decided_at DESC, d.id DESC LIMIT ? OFFSET ?",
+            f"SELECT d.payload, s.id, s.namespace, s.request, s.prompts, s.resolved {self._WAITING_WHERE} "
+            "ORDER BY d.decided_at DESC, d.id DESC LIMIT ? OFFSET ?",
             _count(limit, "limit"),
             _count(offset, "offset"),
         )
-        return [{**json.loads(str(r["payload"])), "request": str(r["request"])} for r in rows]
+        sessions = self._sessions(rows)
+        return [
+            {**json.loads(str(r["payload"])), "request": str(s["request"])} for r, s in zip(rows, sessions, strict=True)
+        ]
 
     def waiting_count(self) -> int:
         """How many decisions wait for a person (what :meth:`waiting` pages through)."""
@@ -476,8 +570,7 @@ class GateEngine:
                 "SELECT MIN(seq) FROM log_ops WHERE stream = ? AND target = ? AND op = 'GATE_SESSION_OPENED'",
                 (str(row["namespace"]), run_id),
             )
-        session = dict(row)
-        session["resolved"] = json.loads(str(session["resolved"]))
+            session = _session_row(tx, row)
         decisions = [json.loads(str(d["payload"])) for d in decs]
         namespace = str(session["namespace"])
         ops = self._rt.log.read(namespace, ops=kinds, after=int(opened) - 1 if opened is not None else 0)
@@ -696,10 +789,11 @@ class GateEngine:
         with self._rt.store.transaction(write=False) as tx:
             self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ, tx)
             rows = tx.query(
-                "SELECT resolved FROM gate_sessions WHERE namespace = ? ORDER BY started DESC LIMIT ?",
+                "SELECT * FROM gate_sessions WHERE namespace = ? ORDER BY started DESC LIMIT ?",
                 (self._rt.namespace, limit),
             )
-        phrases = [p for r in rows for p in json.loads(str(r["resolved"])).get("unplaced", [])]
+            sessions = [_session_row(tx, r) for r in rows]
+        phrases = [p for s in sessions for p in s["resolved"].get("unplaced", [])]
         return suggest(phrases)
 
 
