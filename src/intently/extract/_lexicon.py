@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -35,11 +35,14 @@ class Phrases:
     Searching a large alternation at every offset is the extractor's main cost, so each list
     first checks whether any entry's first word occurs in the text at all (most sentences hold
     no cue of most lists) and only then runs the regex.
+
+    The pattern is built and compiled on first use, not at load: a process that handles one
+    prompt (a hook) touches only a few of the forty lists, and compiling them all cost most of
+    the extractor's start-up.
     """
 
     def __init__(self, entries: list[str]) -> None:
         self.entries = tuple(entries)
-        self.regex = re.compile(_trie_pattern(entries), re.IGNORECASE)
         firsts: set[str] = set()
         prefixes: set[str] = set()
         self._always = False
@@ -54,6 +57,16 @@ class Phrases:
                 firsts.add(head.group(0))
         self._firsts = frozenset(firsts)
         self._prefixes = tuple(sorted(prefixes))
+
+    @cached_property
+    def pattern(self) -> str:
+        """The trie-shaped alternation of every entry (see :func:`_trie_pattern`)."""
+        return _trie_pattern(list(self.entries))
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled, case-insensitive :attr:`pattern`."""
+        return re.compile(self.pattern, re.IGNORECASE)
 
     def _may_occur(self, text: str) -> bool:
         if self._always:
@@ -80,7 +93,7 @@ class Phrases:
 
     def alternation(self) -> str:
         """The pattern without anchors, for embedding in a larger regex."""
-        return self.regex.pattern
+        return self.pattern
 
 
 _END = ""  # trie key marking where an entry ends; its value is the entry's tail pattern

@@ -708,7 +708,10 @@ class Requirements:
             self._rt.access.require(self._rt.actor, self._rt.namespace, Permission.READ)
             return lambda budget: Selection(items=[], omitted=0, tokens=0, block="", explained=explain)
         loaded = self.load()
-        emb = self.embedder
+        # With no active rule there is nothing to rank by meaning: loading the embedder (an
+        # onnxruntime session, about a second of CPU in a hook's one-shot process) would buy
+        # nothing but the model's name in the explanation.
+        emb = self.embedder if any(r.status == "active" for r in loaded.requirements) else None
         index = VectorIndex(self._rt.home.index_dir, emb, name="requirements") if emb is not None else None
         scoring = scored(
             loaded.requirements,

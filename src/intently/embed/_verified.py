@@ -1,0 +1,94 @@
+"""Check a weights file against its pinned SHA-256 once per file version, not once per process.
+
+Every Claude Code prompt starts a new hook process, and each one that ranks rules by meaning
+used to read and hash the 23 MB MiniLM file before loading it. The hash is still checked
+before the first load of every version of the file, and the first load after any change to it;
+what is remembered, in a small state file of the user's own, is only that the file at this
+path with this size, modification time, inode, device and status-change time (``ctime``) was
+found to have the pinned digest.
+
+Why that is safe enough: ``ctime`` cannot be set by a user-space program, and it moves on any
+write, rename over or permission change, so a replaced or edited file no longer matches and is
+hashed again (and refused if its digest differs). Whoever can replace the weights without
+moving any of those can also replace this code, which the digest does not protect either.
+The state file is trusted only when it is a regular file owned by this user that nobody else
+may write; otherwise, or when it cannot be read or written, the file is simply hashed, as
+before: the memo can make a load cheaper, never let a different file through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["STATE_NAME", "sha256_verified", "state_dir"]
+
+STATE_NAME = "verified-weights.json"
+_CHUNK = 1 << 20
+
+
+def state_dir() -> Path:
+    """``$XDG_CACHE_HOME/intently`` (``~/.cache/intently`` by default): per user, not per home,
+    since the weights are installed once for every home."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "intently"
+
+
+def _key(st: os.stat_result) -> str:
+    return f"{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_dev}|{st.st_ctime_ns}"
+
+
+def _trusted(state: Path) -> dict[str, str]:
+    """The remembered digests, or nothing when the file is missing, unreadable or could have
+    been written by someone else."""
+    try:
+        with open(state, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not (st.st_mode & 0o170000 == 0o100000 and st.st_uid == os.getuid() and not st.st_mode & 0o022):
+                return {}
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _remember(state: Path, path: Path, key: str, digest: str) -> None:
+    """Remember one verified version per path (atomically: a reader sees the old state file or
+    the new one)."""
+    try:
+        state.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        known = _trusted(state)
+        known[str(path)] = f"{key}|{digest}"
+        fd, tmp = tempfile.mkstemp(dir=state.parent, prefix=".verified-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(known, fh)
+            os.replace(tmp, state)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return  # no memo: the next process hashes the file again, as before
+
+
+def sha256_verified(path: Path, pinned: str) -> str:
+    """The file's SHA-256: ``pinned`` when this very version of the file was hashed to it
+    before, else the digest computed now (remembered only when it equals ``pinned``)."""
+    resolved = path.resolve()
+    st = resolved.stat()
+    key = _key(st)
+    state = state_dir() / STATE_NAME
+    if _trusted(state).get(str(resolved)) == f"{key}|{pinned}":
+        return pinned
+    digest = hashlib.sha256()
+    with open(resolved, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+        after = os.fstat(fh.fileno())
+    hexdigest = digest.hexdigest()
+    if hexdigest == pinned and _key(after) == key:  # not changed while it was read
+        _remember(state, resolved, key, hexdigest)
+    return hexdigest

