@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,10 @@ pytest.register_assert_rewrite("tests._backends")
 from tests._backends import use_database  # noqa: E402
 
 pytest_plugins = ["tests._backends"]
+
+# The tests, and every process they start, keep per-user caches (the record of verified model
+# weights) in a folder of their own, never in the ~/.cache of whoever runs them.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="intently-tests-cache-")
 
 # CI clones the repository into some folder with a copy of shared/ beside it.
 SHARED = Path(__file__).resolve().parents[2] / "shared"
