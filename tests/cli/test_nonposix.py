@@ -290,3 +290,20 @@ def test_a_scan_reads_git_as_utf8_whatever_the_locale(project: Path, database_ur
     assert scan.returncode == 0, scan.stderr.decode("utf-8", "replace")
     statements = [d["statement"] for d in json.loads(scan.stdout)["decisions"]]
     assert "Не коммитить секреты — never commit secrets" in statements
+
+
+def test_model_weights_are_hashed_every_time_where_owner_and_mode_cannot_be_checked(project: Path) -> None:
+    """The record of verified weights is trusted only after its owner and mode are checked; with
+    no user ids (Windows) nothing is taken as verified and each load hashes the file again, never
+    failing and never skipping the check."""
+    weights = project / "weights.bin"
+    weights.write_bytes(b"w" * 4096)
+    code = (
+        "import hashlib, sys\n"
+        "from pathlib import Path\n"
+        "from intently.embed._verified import sha256_verified\n"
+        "p = Path(sys.argv[1]); pinned = hashlib.sha256(p.read_bytes()).hexdigest()\n"
+        "print(sha256_verified(p, pinned) == pinned, sha256_verified(p, 'f' * 64) == pinned)\n"
+    )
+    out = ok(nonposix("-c", code, str(weights), cwd=project, env={"XDG_CACHE_HOME": str(project / "cache")}))
+    assert out.split() == ["True", "True"]  # the second call, pinned elsewhere, hashed the file again

@@ -44,10 +44,13 @@ def _key(st: os.stat_result) -> str:
 def _trusted(state: Path) -> dict[str, str]:
     """The remembered digests, or nothing when the file is missing, unreadable or could have
     been written by someone else."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # Windows: owner and mode say nothing here, so nothing is taken as verified
+        return {}
     try:
         with open(state, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not (st.st_mode & 0o170000 == 0o100000 and st.st_uid == os.getuid() and not st.st_mode & 0o022):
+            if not (st.st_mode & 0o170000 == 0o100000 and st.st_uid == getuid() and not st.st_mode & 0o022):
                 return {}
             data = json.loads(fh.read())
     except (OSError, ValueError):
