@@ -20,9 +20,7 @@ from tests._config import set_config
 
 from .conftest import Handler, HookRunner, event
 
-TRUSTED = (
-    '["intently", "python", "python3", "sh", "bash", "env", "uvx", "echo", "sed", "cp", "cat", "mv", "tee", "pytest"]'
-)
+TRUSTED = '["intently", "python", "python3", "sh", "bash", "env", "uvx", "echo", "sed", "cp", "cat", "mv", "tee", "pytest", "find"]'
 
 
 def _decide(project: Path, run: HookRunner | Handler, command: str) -> tuple[str, str]:
@@ -116,6 +114,9 @@ def test_read_only_intently_commands_stay_allowed(
         "cd src && echo x > ../.intently/intently.toml",
         "(cd .git/hooks && cp /tmp/x pre-commit)",
         "F=.intently/requirements/r.md; echo x > $F",
+        # files of a name swept from the project: the rule files are Markdown, git's config is "config"
+        "find . -name '*.md' -delete",
+        "find . -name config -delete",
     ],
 )
 def test_shell_writes_into_the_guarded_files_are_refused(
@@ -132,6 +133,10 @@ def test_reading_the_guarded_files_and_writing_elsewhere_stay_allowed(
 ) -> None:
     assert _decide(project, handle, "cat .intently/intently.toml")[0] != "deny"  # reading is not changing
     assert _decide(project, handle, "cp notes.md notes.bak")[0] != "deny"  # asked about, as before
+    # Sweeping files no guarded place holds is not a guarded write (the samples are files, so
+    # git's "config" is not read as a folder every pattern reaches into).
+    for command in ("find . -name '*.pyc' -delete", "find . -type d -name __pycache__ -exec rm -rf {} +"):
+        assert _decide(project, handle, command)[0] != "deny", command
 
 
 def test_real_hook_processes_refuse_acting_as_the_person(

@@ -18,6 +18,7 @@ too: what it calls cannot be read from its words, and a read-only use has the CL
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Sequence
@@ -53,8 +54,24 @@ _LAUNCHER_VALUED = frozenset({"--from", "--with", "--python", "-p", "--spec", "-
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?")
 _IMPORTS_INTENTLY = re.compile(r"\b(?:import|from)\s+intently\b|__import__\(\s*['\"]intently")
 _NAMES_GUARD = re.compile(r"(?:^|[\s'\"/=(,])(?:\.intently|\.git|\.claude/settings(?:\.local)?\.json)(?:[/'\"\s)]|$)")
-# Sample paths standing for each guarded place, for a folder a command sweeps (``rm -rf .``).
-_GUARD_SAMPLES = (".intently/intently.toml", ".git/config", ".claude/settings.json")
+# Files each guarded place holds, standing for it when a command sweeps a folder (``rm -rf .``,
+# ``git checkout .``) or the files of a name under it (``find . -name '*.md' -delete`` removes
+# the rule files; ``-name '*.pyc'`` removes none of these).
+_GUARD_SAMPLES = (
+    ".intently/intently.toml",
+    ".intently/requirements/rule.md",
+    ".intently/state/intently.db",
+    ".intently/state/log.jsonl",
+    ".intently/keys/private/signing.pem",
+    ".git/config",
+    ".git/HEAD",
+    ".git/index",
+    ".git/hooks/pre-commit",
+    ".git/hooks/pre-commit.sample",
+    ".git/objects/pack/pack-0.pack",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+)
 _MAX_DEPTH = 4
 
 
@@ -207,7 +224,9 @@ def guarded_writes(command: str, pattern: str, root: str | None = None) -> list[
         return [command] if _NAMES_GUARD.search(command) else []
     out = [t for t in reading.targets if breaks_constraint(rule, normalise_path(t))]
     for folder, name in reading.sweeps:
-        if any(sweep_covers(normalise_path(folder) or ".", name, s) for s in _GUARD_SAMPLES):
+        # A sample stands for a file, whatever its name looks like (``.git/config`` has no suffix).
+        swept = [s for s in _GUARD_SAMPLES if name is None or fnmatch.fnmatchcase(posixpath.basename(s), name)]
+        if any(sweep_covers(normalise_path(folder) or ".", None, s) for s in swept):
             out.append(f"{folder}/{name}" if name else folder)
     for word in reading.opaque:
         if _NAMES_GUARD.search(word):
