@@ -137,7 +137,7 @@ def measure(events: int, root: Path, prompts: int = 100, prompt_words: int = 200
             timings[name].append(elapsed)
             answers.add(_decision(out))
         timings["interpreter_start"].append(_run([sys.executable, "-c", "pass"], "", env, project)[0])
-    timings["oneshot_prompt"] = _oneshot_prompts(fast, events, env, project)
+    timings["oneshot_prompt"] = _prompts(fast, events, env, project)
     timings["served_hook"], timings["served_prompt"] = _served(fast, calls, events, env, project, answers)
     long_session = _long_session(fast, events, env, project, answers, prompts, prompt_words)
     if answers != {"allow"}:
@@ -206,12 +206,15 @@ def _long_session(
     }
 
 
-def _oneshot_prompts(fast: list[str], events: int, env: dict[str, str], project: Path) -> list[float]:
-    """``events`` prompts through the installed command, each a new process with no server
-    running (in a session of their own, so the tool calls' session stays as it was)."""
+def _prompts(
+    fast: list[str], events: int, env: dict[str, str], project: Path, session: str = "bench-oneshot"
+) -> list[float]:
+    """``events`` prompts through the installed command, each answered with a context block (a
+    new process, or the hook server when one runs), in ``session`` (a session of their own, so
+    the tool calls' session stays as it was)."""
     timings = []
     for i in range(events):
-        prompt = {"session_id": "bench-oneshot", "prompt": f"{_PROMPT} (parser step {i})"}
+        prompt = {"session_id": session, "prompt": f"{_PROMPT} (parser step {i})"}
         elapsed, out = _run(fast, _event(project, "UserPromptSubmit", **prompt), env, project)
         if "additionalContext" not in out:
             raise RuntimeError(f"the prompt got no context block: {out}")
@@ -243,13 +246,7 @@ def _served(
             elapsed, out = _run(fast, calls[i % len(calls)], env, project)
             timings.append(elapsed)
             answers.add(_decision(out))
-        prompts = []
-        for i in range(events):
-            prompt = {"session_id": "bench-prompts", "prompt": f"{_PROMPT} (parser step {i})"}
-            elapsed, out = _run(fast, _event(project, "UserPromptSubmit", **prompt), env, project)
-            if "additionalContext" not in out:
-                raise RuntimeError(f"the prompt got no context block: {out}")
-            prompts.append(elapsed)
+        prompts = _prompts(fast, events, env, project, session="bench-prompts")
     finally:
         server.terminate()
         log, _ = server.communicate(timeout=30)

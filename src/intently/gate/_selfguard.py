@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 
 from ._contracts import breaks_constraint
-from ._paths import normalise_path, read_command, shell_words, sweep_covers
+from ._paths import _OPERATORS, normalise_path, read_command, shell_words, sweep_covers
 
 __all__ = ["READ_ONLY", "guarded_writes", "intently_acts", "simple_commands"]
 
@@ -42,7 +42,6 @@ READ_ONLY: dict[str, frozenset[str]] = {
     "token": frozenset({"list"}),
 }
 _GLOBAL_VALUED = frozenset({"--home", "--actor", "--namespace", "-n"})
-_OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
 _REDIRECT = re.compile(r"\d*(?:>|>>|>\||&>|&>>|<|<<|<<<)")
 # Words that run the command after them: ``env X=1 intently``, ``sudo``, ``nohup``, ``time``.
 _PREFIXES = frozenset({"sudo", "command", "env", "exec", "nohup", "time", "nice", "timeout", "stdbuf", "xargs"})
