@@ -300,6 +300,10 @@ class Session:
 
     # -- inputs ---------------------------------------------------------------
 
+    def _folder(self) -> str:
+        """Where the agent's shell commands start: :attr:`workdir`, else this process's folder."""
+        return self.workdir if self.workdir is not None else os.getcwd()
+
     def agree_to(self, proposal: str) -> frozenset[str]:
         """The user answered the agent's ``proposal`` with a bare assent ("Yes, go ahead").
 
@@ -604,7 +608,7 @@ class Session:
             str(v) for a, v in args.items() if contract.role_of(a) in (Role.CONTENT, Role.COMMAND, Role.URL, Role.QUERY)
         ]
         secret = any(sec in t for sec in self.gate.secrets for t in texts)
-        violations = contract.violations(args, self.workdir if self.workdir is not None else os.getcwd())
+        violations = contract.violations(args, self._folder())
         missing = contract.missing(args)
         facts: dict[str, Any] = {
             "tool": contract.tool,
@@ -719,7 +723,7 @@ class Session:
                     if isinstance(scalar, str):
                         hit(arg, scalar, protected, changes)
             elif role is Role.COMMAND and isinstance(value, str):
-                reading = read_command(value, self.workdir if self.workdir is not None else os.getcwd())
+                reading = read_command(value, self._folder())
                 for word in command_paths(value) if reading is None else reading.targets:
                     hit(arg, word, req.excluded_paths, True)
                 for word in command_paths(value) if req.excluded_reads else []:
