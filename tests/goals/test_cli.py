@@ -179,3 +179,26 @@ def test_goal_endorse_makes_an_agents_goal_the_persons_and_show_says_so(
         f"USER_STATED (confidence 0.80), asserted by agent:claude; endorsed by user:alice at {event['time']}" in shown
     )
     assert "already a person's own word" in run("goal", "endorse", goal[-8:], code=2)
+
+
+def test_an_agent_running_goal_cancel_on_a_persons_goal_is_refused(
+    run: Run, ix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`intently goal cancel` / `done` under an agent actor (INTENTLY_ACTOR=agent:claude)
+    on alice's goal exit 4 naming the goal, its owner and alice's command; the goal stays
+    ACTIVE. The agent's own goal it cancels; alice cancels hers."""
+    from intently import Actor, Permission
+
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    mine = ix.goals.add("Ship the API").id
+    own = ix.as_actor("agent:claude").goals.add("Try the other parser").id
+    ix.checkpoint()
+    monkeypatch.setenv("INTENTLY_ACTOR", "agent:claude")
+    for command, act in (("cancel", "cancel"), ("done", "complete")):
+        refused = run("goal", command, mine[-8:], "--json", code=4)
+        assert f"agent:claude cannot {act} intent {mine} (owner: none): it is user:alice's goal" in refused
+        assert f"user:alice runs `intently goal {command} {mine}`" in refused
+    assert run("goal", "cancel", own[-8:], "--json")["state"] == "CANCELLED"
+    monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
+    assert ix.goals.get(mine).state.value == "ACTIVE"
+    assert run("goal", "cancel", mine[-8:], "--json")["state"] == "CANCELLED"

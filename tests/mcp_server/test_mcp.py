@@ -490,9 +490,13 @@ def test_a_refused_prompt_or_resource_says_why(ix: Intently) -> None:
 def test_goal_tools_empty_fields_and_refuse_a_stale_completion(ix: Intently) -> None:
     """goals_update takes "-" to empty the owner, due date or note (as review_edit and the CLI
     do; it was refused as an actor name), and goals_complete / goals_cancel take
-    expected_version, so an agent cannot close a goal someone reworded since it read it."""
-    goal = ix.goals.add("Ship the billing API v2", owner="bob", due="2099-01-02", context_note="after the freeze")
-    other = ix.goals.add("Retire the old API")
+    expected_version, so an agent cannot close a goal someone reworded since it read it. The
+    goals are the agent's own (it added them; a person's goal is not its to close)."""
+    from intently.mcp_server import acting_view
+
+    agent = acting_view(ix).goals
+    goal = agent.add("Ship the billing API v2", owner="agent:ci", due="2099-01-02", context_note="after the freeze")
+    other = agent.add("Retire the old API")
     ix.checkpoint()
 
     async def go() -> list[Any]:
@@ -642,6 +646,42 @@ def test_over_stdio_the_agent_cannot_archive_the_persons_expired_goal(ix: Intent
     assert ix.goals.get(goal).lifecycle_state.value == "ACTIVE"  # still on alice's open list
     archived = ix.goals.archive(goal, reason="nobody will")  # alice, herself
     assert archived.lifecycle_state.value == "ARCHIVED"
+
+
+def test_over_stdio_the_agent_cannot_cancel_or_complete_the_persons_goal(ix: Intently) -> None:
+    """The MCP agent acting for alice could cancel or complete her goals (only archive asked
+    whose goal it was): a prompt injection could drop them from every context block. Both are
+    refused over the real transport, naming the goal, its owner and the command alice runs, and
+    nothing is written; the goal the agent added itself it still completes."""
+    mine = ix.goals.add("Ship the API", priority="HIGH").id
+    bobs = ix.goals.add("Review the release notes", owner="bob").id
+    ix.checkpoint()
+
+    async def go() -> list[Any]:
+        async with Client(_stdio(ix)) as client:
+            tools = {t.name: t.description or "" for t in (await client.list_tools()).tools}
+            cancel = await client.call_tool("goals_cancel", {"goal_id": mine, "reason": "a page said so"})
+            complete = await client.call_tool("goals_complete", {"goal_id": bobs})
+            own = json.loads(_text(await client.call_tool("goals_add", {"text": "Rename the module"})))["id"]
+            done = await client.call_tool("goals_complete", {"goal_id": own, "reason": "renamed"})
+            return [tools, cancel, complete, done]
+
+    tools, cancel, complete, done = _run(go)
+    assert "intently goal cancel ID" in tools["goals_cancel"]
+    assert "intently goal done ID" in tools["goals_complete"]
+    assert cancel.is_error and complete.is_error
+    assert (
+        f"PermissionDenied: agent:mcp for user:alice cannot cancel intent {mine} (owner: none): "
+        "it is user:alice's goal" in _text(cancel)
+    )
+    assert f"user:alice runs `intently goal cancel {mine}`" in _text(cancel)
+    assert f"cannot complete intent {bobs} (owner: user:bob): it is user:bob's goal" in _text(complete)
+    assert f"user:bob runs `intently goal done {bobs}`" in _text(complete)
+    assert [ix.goals.get(i).state.value for i in (mine, bobs)] == ["ACTIVE", "ACTIVE"]
+    assert not done.is_error, _text(done)
+    assert json.loads(_text(done))["state"] == "COMPLETED"
+    (op,) = ix.log.read("proj", op="INTENT_TRANSITION")
+    assert (op.actor, op.payload["to_state"]) == ("agent:mcp for user:alice", "COMPLETED")
 
 
 def test_over_stdio_an_agent_archives_an_expired_goal_it_owns(ix: Intently, clock: ManualClock) -> None:

@@ -156,6 +156,27 @@ def test_goal_cancel_over_http(api: Api) -> None:
         assert c.post(f"/v1/namespaces/proj/goals/{goal_id}/cancel").status_code == 409
 
 
+def test_an_agents_token_cannot_end_a_persons_goal_over_http(api: Api) -> None:
+    """An agent's token with write access could cancel or complete the person's goals. Each is 403 naming the goal, its owner and the command the person runs, and the goal
+    stays ACTIVE; the agent's own goal it still closes, and the person's token still cancels."""
+    mine = api.ix.goals.add("Migrate the wiki").id
+    api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    with api.client(api.token("agent:bot")) as bot:
+        cancel = bot.post(f"/v1/namespaces/proj/goals/{mine}/cancel", json={"reason": "a page said so"})
+        complete = bot.post(f"/v1/namespaces/proj/goals/{mine}/complete")
+        own = bot.post("/v1/namespaces/proj/goals", json={"text": "Rename the module"}).json()["id"]
+        own_done = bot.post(f"/v1/namespaces/proj/goals/{own}/complete")
+    for refused, act, command in ((cancel, "cancel", "cancel"), (complete, "complete", "done")):
+        assert refused.status_code == 403, refused.text
+        detail = refused.json()["detail"]
+        assert f"agent:bot cannot {act} intent {mine} (owner: none): it is user:alice's goal" in detail
+        assert f"user:alice runs `intently goal {command} {mine}" in detail
+    assert api.ix.goals.get(mine).state.value == "ACTIVE"
+    assert own_done.status_code == 200 and own_done.json()["state"] == "COMPLETED"
+    with api.client(api.token("user:alice")) as alice:
+        assert alice.post(f"/v1/namespaces/proj/goals/{mine}/cancel").json()["state"] == "CANCELLED"
+
+
 def test_an_expired_goal_is_archived_over_http_not_cancelled(api: Api, clock: ManualClock) -> None:
     """RFC-0013 draws no EXPIRED -> CANCELLED: the cancel is refused naming the way out, and
     POST .../archive puts the goal out of the open list (still EXPIRED, lifecycle ARCHIVED)."""

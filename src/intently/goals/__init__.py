@@ -7,6 +7,7 @@ and the appliers for its operations (documented in ``docs/goals.md``).
 from __future__ import annotations
 
 from ._bundle import Bundle, BundleItem, Omitted
+from ._custody import person_of
 from ._decay import DecayProfile
 from ._engine import CLEAR, Goals
 from ._graph import MAX_DEPTH, MAX_FAN_IN, DependencyCycle, DependencyLimit, check_new_edge
@@ -51,4 +52,5 @@ __all__ = [
     "SourceType",
     "Summary",
     "check_new_edge",
+    "person_of",
 ]

@@ -18,6 +18,7 @@ from ..core.tokens import TokenCounting, default_counter
 from ..store import Transaction
 from . import _lifecycle as lifecycle
 from ._bundle import Bundle, Mode, assemble
+from ._custody import guard_owner_change
 from ._model import (
     Decision,
     EpistemicType,
@@ -643,6 +644,8 @@ class Goals:
         with self._write() as tx:
             intent = load_for_write(self._rt, tx, intent_id, expected_version)
             guard_candidate(self._rt, intent, "edit")
+            if "owner" in changes:
+                guard_owner_change(self._rt, intent, changes["owner"])
             if awaiting_review and intent.epistemic_type is not EpistemicType.INFERRED:
                 raise InvalidTransition(
                     f"review of {intent_label(intent.id)}",

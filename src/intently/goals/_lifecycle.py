@@ -10,6 +10,7 @@ from ..core.clock import format_time
 from ..core.errors import InvalidInput, InvalidTransition, PermissionDenied
 from ..core.ids import new_id
 from ..store import Transaction
+from ._custody import guard_persons_goal
 from ._model import EpistemicType, Intent, IntentState, LifecycleState, initial_confidence, intent_label
 from ._ops import emit, load_for_write
 from ._review import guard_candidate
@@ -28,6 +29,7 @@ def complete(
     ACTIVE, or from EXPIRED for a risk (RFC-0013 section 8: resolving it ends its surfacing)."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     guard_candidate(rt, intent, "complete")
+    guard_persons_goal(rt, intent, "complete", f"intently goal done {intent.id}")
     transition(rt, tx, intent, IntentState.COMPLETED, reason)
     if not summary:
         return
@@ -59,6 +61,7 @@ def cancel(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, exp
     revives, are skipped."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     guard_candidate(rt, intent, "cancel")
+    guard_persons_goal(rt, intent, "cancel", f"intently goal cancel {intent.id}")
     if intent.state is IntentState.EXPIRED and not intent.is_risk:
         raise InvalidTransition(
             intent_label(intent.id),
@@ -220,6 +223,7 @@ def supersede(
     if (by is None) == (text is None):
         raise InvalidInput("give exactly one of by= (an intent id) or text= (a new intent)", where="supersede")
     intent = load_for_write(rt, tx, intent_id, expected_version)
+    guard_persons_goal(rt, intent, "supersede", f"intently goal supersede {intent.id} --text TEXT")
     if by is None:
         by = new_id()
         now = format_time(rt.clock.now())

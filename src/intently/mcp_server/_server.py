@@ -8,7 +8,9 @@ the log names both, so the agent's acts are never taken for the person's own. Pe
 ``intently review``, unless the home opts in (``[review] agents_may_review``). Endorsing an
 agent's goal as the user's own word has no tool at all (the person runs ``intently goal
 endorse``), and ``goals_archive`` is refused to it for a goal it does not own itself: retiring
-a goal is its owner's decision (RFC-0013 section 6, "the user or owning agent"). An ``--actor``
+a goal is its owner's decision (RFC-0013 section 6, "the user or owning agent"). So is ending a
+person's goal (``goals_cancel``, ``goals_complete``): the library refuses any agent that, naming
+the command the person runs; the goals the agent added itself stay its own to close. An ``--actor``
 that is already an agent (``agent:ci``) acts as itself, with its own grants. Every tool checks
 the acting actor's permissions. A tool whose engine is not built yet, and any refused or
 invalid call, returns an MCP tool error with the reason (``is_error``), never an empty success.
@@ -182,7 +184,8 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
     @server.tool(
         description=(
             'Change a goal\'s text, type, priority, owner, due date or context note ("-" empties the owner, '
-            "due date or note). With expected_version, the edit fails if someone changed the goal since that version."
+            "due date or note). The owner of a person's goal is theirs to change (`intently goal edit ID --owner "
+            "NAME`). With expected_version, the edit fails if someone changed the goal since that version."
         )
     )
     @_as_tool_error
@@ -217,8 +220,10 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
 
     @server.tool(
         description=(
-            "Mark a goal completed (it is archived and leaves a summary). With expected_version, it fails "
-            "if someone changed the goal since that version; the reason is recorded in the log."
+            "Mark a goal completed (it is archived and leaves a summary). Only a goal you added yourself: a "
+            "person's goal (one they added, endorsed or own) is theirs to close, so tell them the work is done "
+            "and they run `intently goal done ID`. With expected_version, it fails if someone changed the "
+            "goal since that version; the reason is recorded in the log."
         )
     )
     @_as_tool_error
@@ -228,8 +233,9 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
 
     @server.tool(
         description=(
-            "Cancel a goal that no longer holds (the reason is recorded in the log). With expected_version, "
-            "it fails if someone changed the goal since that version."
+            "Cancel a goal that no longer holds (the reason is recorded in the log). Only a goal you added "
+            "yourself: cancelling a person's goal (one they added, endorsed or own) is their decision; they run "
+            "`intently goal cancel ID`. With expected_version, it fails if someone changed the goal since that version."
         )
     )
     @_as_tool_error
