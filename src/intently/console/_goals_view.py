@@ -5,6 +5,13 @@ Confirm, dismiss and edit act on INFERRED candidates through ``goals.promote``,
 person saw, so an edit based on a stale page is refused by the engine instead of winning.
 A person adds an intent (``goals.add``: stated, so ASSERTED) and completes an active one
 (``goals.complete``, version-checked the same way).
+
+Each board card shows its provenance as the library records it (epistemic type, source,
+confidence, who asserted it, the evidence ids), so a person can tell their own word from an
+agent's reading. A goal an agent or a tool asserted carries **Endorse** (``goals.endorse``:
+the person makes it their own word) when the console's actor is a person: the library refuses
+it to anyone else, so it is not offered to them. For the same reason an agent's session is not
+offered **Complete** on a person's goal (:func:`intently.goals.person_of`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from starlette.responses import HTMLResponse, Response
 from ..access import Permission
 from ..context import run_engine
 from ..core.clock import format_time
+from ..goals import person_of
 from ._graph import layout
 from ._paging import PAGE, Offset, page_of, pager
 from ._web import CsrfField, act, attempt, checked_page, console_of, page_for, render
@@ -53,9 +61,27 @@ def _row(intent: Any) -> dict[str, Any]:
         "confidence": float(intent.confidence),
         "evidence": list(intent.evidence_ids),
         "source": str(intent.source_type),
+        "asserted_by": str(intent.asserted_by),
+        "persons": person_of(intent) is not None,
+        "endorsable": _endorsable(intent),
         "created": intent.created_at,
         "events": list(getattr(intent, "events", ()) or ()),
     }
+
+
+_PERSON_WORD = {"USER_STATED", "USER_DEMONSTRATED"}
+_LIVE = {"ACTIVE", "ON_HOLD", "EXPIRED"}
+
+
+def _endorsable(intent: Any) -> bool:
+    """An asserted, live intent that is not yet a person's own word: what ``goals.endorse``
+    takes (a candidate is confirmed in the review queue instead; a finished intent keeps the
+    record it closed with)."""
+    return (
+        str(intent.epistemic_type) == "ASSERTED"
+        and str(intent.source_type) not in _PERSON_WORD
+        and str(intent.state) in _LIVE
+    )
 
 
 @router.get("/ns/{namespace}/goals", response_class=HTMLResponse)
@@ -107,6 +133,7 @@ def goals_page(request: Request, namespace: str, type: str = "", offset: Offset 
         "board_pager": pager(page.url, "goals", offset, len(shown), len(matching), BOARD_PAGE, type=chosen),
         "now": now,
         "can_write": page.can(Permission.WRITE),
+        "is_person": page.session.actor.is_person,
     }
     return render(page, request, "goals.html", context)
 
@@ -197,4 +224,23 @@ def complete(
         page.url("goals"),
         done,
         lambda: run_engine(page.view, "goals", "complete", intent_id, expected_version=version),
+    )
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/endorse")
+def endorse(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    csrf: CsrfField = "",
+) -> Response:
+    """The person makes an agent's goal their own word; an agent's session is refused by the library."""
+    page = checked_page(request, namespace, csrf)
+    done = "Endorsed: it is now your own word (USER_STATED), and the log names you."
+    return act(
+        page,
+        page.url("goals"),
+        done,
+        lambda: run_engine(page.view, "goals", "endorse", intent_id, expected_version=version),
     )
