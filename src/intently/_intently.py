@@ -179,12 +179,18 @@ class Intently:
     ) -> Intently:
         config = home.load_config()
         store = open_store(database_url or home.database_url(config), group_commit=config.log.group_commit)
+        before_signatures: dict[str, int] = {}
         try:
             if store.current_versions() != _engines.SCHEMA_VERSIONS:
                 _load_engines()  # something to create, upgrade or refuse: the full registry decides
                 store.check_not_newer()
                 if config.store.auto_upgrade:
-                    store.upgrade()
+                    from .log._oplog import SIGNED_OPERATIONS_SCHEMA, unsigned_before_upgrade
+
+                    before_signatures = unsigned_before_upgrade(store)
+                    applied = store.upgrade()
+                    if not any(m.component == "log" and m.version == SIGNED_OPERATIONS_SCHEMA for m in applied):
+                        before_signatures = {}  # another process upgraded it first: not ours to adopt
                 else:
                     pending = [s for s in store.schema_status() if s.pending]
                     if pending:
@@ -210,6 +216,12 @@ class Intently:
             actor=_actor(actor),
             namespace=validate_namespace(namespace or config.home.name),
         )
+        if before_signatures:  # this process made operations carry signatures: sign what came before
+            try:
+                log.adopt_written_before_signatures(before_signatures, actor=str(runtime.actor))
+            except BaseException:
+                store.close()
+                raise
         return cls(runtime)
 
     def as_actor(self, actor: Actor | str) -> Intently:

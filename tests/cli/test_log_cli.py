@@ -186,6 +186,33 @@ def test_verify_checkpoint_refuses_a_retired_keys_backdated_checkpoint_of_a_newe
     assert run("log", "verify-checkpoint", str(path), "--keys", str(public), cwd=tmp_path, actor=None).code == 0
 
 
+def test_verify_checkpoint_refuses_a_retired_keys_checkpoint_of_another_tree_of_a_size_it_signed(
+    busy_home: Path, tmp_path: Path
+) -> None:
+    """The same thief, staying within the size the key had signed: a tree of that very size but
+    other content, dated before the retirement, was reported ok. The rotation recorded the
+    root the key last signed; only that tree is its own."""
+    pem = (busy_home / ".intently" / "keys" / "private" / "log-ed25519.pem").read_bytes()
+    old_key = serialization.load_pem_private_key(pem, password=None)
+    assert isinstance(old_key, Ed25519PrivateKey)
+    witness = busy_home / ".intently" / "checkpoints.json"
+    (entry,) = (v for k, v in json.loads(witness.read_text()).items() if k.startswith("db:"))
+    signed = entry["streams"]["proj"]
+    assert run("log", "rotate-key", cwd=busy_home).code == 0
+    forged = Checkpoint("intently/proj", "proj", signed["size"], bytes(32), signed["time"], signed["key_id"], b"")
+    forged = replace(forged, signature=old_key.sign(forged.signed_body()))
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged.to_json()))
+    public = busy_home / ".intently" / "keys" / "public.json"
+    result = run("log", "verify-checkpoint", str(path), "--keys", str(public), cwd=tmp_path, actor=None)
+    assert result.code == 8, result.stdout
+    assert result.error_line().startswith(f"error: stream 'proj' at seq {signed['size']}: checkpoint at size")
+    assert "not this tree" in result.error_line()
+    path.write_text(json.dumps(signed))
+    assert run("log", "verify-checkpoint", str(path), "--keys", str(public), cwd=tmp_path, actor=None).code == 0
+    assert run("log", "verify", cwd=busy_home).code == 0
+
+
 def test_non_owners_verify_the_streams_they_may_read(busy_home: Path) -> None:
     with library(busy_home, namespace="other") as ix:
         ix.access.grant(Actor.parse("carol"), Permission.READ)

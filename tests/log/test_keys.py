@@ -14,7 +14,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from intently import Actor, Intently, InvalidInput, Permission
 from intently.core.errors import BadSignature, UnattributedOperation, UnknownKey
-from intently.log import Checkpoint, Frontier, KeyRing, key_id_of
+from intently.log import (
+    Checkpoint,
+    Frontier,
+    KeyRing,
+    canonical_json,
+    inclusion_proof,
+    key_id_of,
+    leaf_hash,
+    root_hash,
+    verify_anchored_proof,
+    verify_inclusion_proof,
+)
 
 from .conftest import STREAM, LoggedHome, change_one, only_failure, rehash
 
@@ -60,7 +71,8 @@ def test_rotation_keeps_old_checkpoints_verifiable(logged: LoggedHome) -> None:
     with logged.open() as ix:
         keys = [cp.key_id for cp in _all_checkpoints(logged)]
         assert keys[:3] == [retired] * 3 and set(keys[3:]) == {new}
-        assert ix.log.read(STREAM, op="KEY_ROTATED")[0].payload == {"retired": retired, "key_id": new}
+        payload = ix.log.read(STREAM, op="KEY_ROTATED")[0].payload
+        assert (payload["retired"], payload["key_id"]) == (retired, new)
     # Anyone holding only the public keyring verifies both generations.
     public_only = KeyRing.load_public(logged.project / ".intently" / "keys" / "public.json")
     for cp in _all_checkpoints(logged):
@@ -336,3 +348,121 @@ def test_the_signing_key_read_without_the_key_format_module_is_the_same_key(proj
         pem_path.write_bytes(text)
         ring = KeyRing.load(project / ".intently" / "keys")
         assert not ring.can_sign and ring.private_problem, name
+
+
+def _rotated(logged: LoggedHome) -> tuple[Ed25519PrivateKey, str, KeyRing]:
+    """The template's key retired after signing 'proj' up to size 8 (and the new key signing the
+    rotation at 9): (the retired private key, as a thief holds it; its id; the public keyring)."""
+    old_key = private_key(logged.project)
+    with logged.open() as ix:
+        logged.clock.advance("1h")
+        retired, _new = ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+    assert retired is not None
+    return old_key, retired, KeyRing.load_public(logged.project / ".intently" / "keys" / "public.json")
+
+
+def test_rotation_records_the_root_of_the_last_tree_the_retired_key_signed(logged: LoggedHome) -> None:
+    _old_key, retired, ring = _rotated(logged)
+    with logged.open() as ix:
+        cp8 = ix.log.checkpoint_at(STREAM, 8)
+        (rotation,) = ix.log.read(STREAM, op="KEY_ROTATED")
+    assert cp8 is not None and cp8.key_id == retired
+    entry = ring.entries[retired]
+    assert entry.signed_sizes == {STREAM: 8} and entry.signed_roots == {STREAM: cp8.root.hex()}
+    # The log itself says so too, in the rotation the new key signed.
+    assert rotation.payload["signed"] == {STREAM: {"size": 8, "root": cp8.root.hex()}}
+    assert logged.verify().ok
+
+
+def test_a_leaked_retired_key_cannot_sign_another_tree_of_a_size_it_had_signed(logged: LoggedHome) -> None:
+    """The size bound alone let a thief of the retired key sign any tree up to the size the key
+    had reached, dated before its retirement: a checkpoint (or a proof anchored on one) of a
+    history it never signed was reported ok with the public keyring alone."""
+    old_key, retired, ring = _rotated(logged)
+    with logged.open() as ix:
+        cp4, cp8 = ix.log.checkpoint_at(STREAM, 4), ix.log.checkpoint_at(STREAM, 8)
+        proof = ix.log.inclusion_proof(STREAM, 3, 8)
+        consistency = ix.log.consistency_proof(STREAM, 4, 8)
+    assert cp4 is not None and cp8 is not None
+    forged_op = {**proof["operation"], "target": "user:mallory"}
+    leaves = [bytes([n]) * 32 for n in range(8)]
+    leaves[2] = leaf_hash(canonical_json(forged_op))
+    for size in (8, 4):  # the very size it last signed, and one below it
+        root = root_hash(leaves[:size])
+        forged = Checkpoint(cp8.origin, STREAM, size, root, cp4.time, retired, b"")
+        forged = Checkpoint(**{**forged.__dict__, "signature": old_key.sign(forged.signed_body())})
+        ring.verify(retired, forged.signed_body(), forged.signature)  # a valid signature...
+        made_up = {
+            **proof,
+            "operation": forged_op,
+            "tree_size": size,
+            "leaf_hash": leaves[2].hex(),
+            "root": root.hex(),
+            "proof": [h.hex() for h in inclusion_proof(leaves[:size], 2)],
+            "checkpoint": forged.to_json(),
+        }
+        verify_inclusion_proof(made_up)  # the arithmetic holds
+        with pytest.raises(BadSignature, match="retired") as caught:  # ...of a tree it never signed
+            verify_anchored_proof(made_up, ring)
+        assert (caught.value.stream, caught.value.seq) == (STREAM, size)
+        with pytest.raises(BadSignature, match="not this tree" if size == 8 else "nothing shows this tree"):
+            ring.check_retirement(retired, STREAM, size, forged.time, forged.root)
+    # What the key really signed still checks: its last tree with the keyring alone, an older one
+    # with a consistency proof up to it (or against the log: `log verify` above).
+    ring.check_retirement(retired, STREAM, 8, cp8.time, cp8.root)
+    assert verify_anchored_proof({**proof, "checkpoint": cp8.to_json()}, ring)["ok"]
+    both = {**consistency, "old_checkpoint": cp4.to_json(), "new_checkpoint": cp8.to_json()}
+    assert [c["size"] for c in verify_anchored_proof(both, ring)["checkpoints"]] == [4, 8]
+    with pytest.raises(BadSignature, match="consistency proof to size 8"):
+        ring.check_retirement(retired, STREAM, 4, cp4.time, cp4.root)
+
+
+def _resign_ops_with(db: Any, key: Ed25519PrivateKey, upto: int) -> None:
+    for seq, leaf in db.execute("SELECT seq, leaf FROM log_ops WHERE stream = ? AND seq <= ?", (STREAM, upto)):
+        signature = base64.b64encode(key.sign(b"intently operation v1\n" + bytes.fromhex(leaf))).decode()
+        db.execute(
+            "UPDATE log_ops SET key_id = ?, signature = ? WHERE stream = ? AND seq = ?",
+            (key_id_of(key.public_key()), signature, STREAM, seq),
+        )
+
+
+@pytest.mark.parametrize("keep_checkpoint", [True, False])
+def test_log_verify_refuses_history_rewritten_and_resigned_with_the_leaked_retired_key(
+    logged: LoggedHome, keep_checkpoint: bool
+) -> None:
+    """A thief holding the retired key and the database (and the working copy of the witness
+    file) rewrites the history the key had signed, cuts everything after it and signs the result
+    with the old key, dated before its retirement: `log verify` reported the log ok."""
+    old_key, retired, _ring = _rotated(logged)
+    with logged.raw() as db:
+        (origin, backdated) = db.execute(
+            "SELECT origin, time FROM log_checkpoints WHERE stream = ? AND size = 8", (STREAM,)
+        ).fetchone()
+        db.execute("DELETE FROM log_ops WHERE stream = ? AND seq > 8", (STREAM,))
+        db.execute("DELETE FROM log_checkpoints WHERE stream = ?", (STREAM,))
+        change_one(db, "UPDATE log_ops SET target = 'user:mallory' WHERE stream = ? AND seq = 3", (STREAM,))
+        rehash(db)
+        _resign_ops_with(db, old_key, 8)
+        if keep_checkpoint:
+            (frontier,) = db.execute("SELECT frontier FROM log_streams WHERE stream = ?", (STREAM,)).fetchone()
+            root = Frontier.from_hex(8, json.loads(frontier)).root()
+            db.execute(
+                "INSERT INTO log_checkpoints (stream, size, root, time, origin, key_id, signature, frontier) "
+                "VALUES (?, 8, ?, ?, ?, ?, ?, ?)",
+                (
+                    STREAM,
+                    root.hex(),
+                    backdated,
+                    origin,
+                    retired,
+                    _sign_with(old_key, (origin, STREAM, 8, root, backdated)),
+                    frontier,
+                ),
+            )
+    logged.witness.unlink()  # the working copy rolled back with it (only the pushed copy would tell)
+    report = logged.verify()
+    if keep_checkpoint:
+        assert only_failure(report) == ("RootMismatch", 8)
+        assert f"key {retired} last signed" in (report.streams[0].error or "")
+    else:  # no checkpoint at all: the operations' own signatures by the retired key vouch for nothing
+        assert only_failure(report) == ("UnattributedOperation", 1)

@@ -244,3 +244,76 @@ def test_cli_verify_names_the_row_and_checkpoint_adopt_signs_it(home: Path, cloc
     assert adopted.code == 0, adopted.stderr
     assert [cp["size"] for cp in adopted.json] == [forged + 1]
     assert run("log", "verify", "--strict", cwd=home).code == 0
+
+
+def _left_by_an_older_intently(home: Path, clock: ManualClock, *, edit: bool = False) -> int:
+    """The database as an intently older than operation signatures (``log`` schema v2) leaves it
+    when a command is killed between its change and its checkpoint (a hook that timed out, a
+    Ctrl-C): rows with no signature columns past the last checkpoint. Returns that last seq."""
+    ix = Intently.open(home, actor="user:alice", clock=clock)
+    ix.access.grant(Actor.parse("dave"), Permission.READ)
+    with ix.store.transaction(write=True) as tx:
+        if edit:  # ...and someone edited its row since, its leaf left alone
+            tx.execute(
+                "UPDATE log_ops SET target = 'user:mallory' WHERE stream = ? AND target = 'user:dave'", (STREAM,)
+            )
+        tx.execute("DROP TABLE log_quarantine")
+        tx.execute("ALTER TABLE log_ops DROP COLUMN key_id")
+        tx.execute("ALTER TABLE log_ops DROP COLUMN signature")
+        tx.execute("ALTER TABLE log_checkpoints DROP COLUMN frontier")
+        tx.execute("UPDATE schema_versions SET version = 2 WHERE component = 'log'")
+        size = int(tx.scalar("SELECT size FROM log_streams WHERE stream = ?", (STREAM,)))
+    ix.runtime.store.close()  # killed before its checkpoint
+    return size
+
+
+def test_an_upgrade_signs_what_an_older_intently_left_without_a_checkpoint(
+    home: Path, clock: ManualClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every command after such an upgrade saved its change and exited 8 until someone ran
+    `intently log checkpoint --adopt`. The process that makes operations carry signatures now
+    signs the rows that were there before, on the record, and only those."""
+    size = _left_by_an_older_intently(home, clock)
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert "1 operation(s) an older intently appended" in capsys.readouterr().err
+        (adopted,) = ix.log.read(STREAM, op="LOG_ADOPTED")
+        assert adopted.seq == size + 1 and adopted.actor == "user:alice"
+        assert adopted.payload["reason"] == "upgrade"
+        assert (adopted.payload["first_seq"], adopted.payload["last_seq"]) == (size, size)
+        assert newest_checkpoint(ix.store) == size + 1
+        ix.access.grant(Actor.parse("erin"), Permission.READ)  # the next command just works
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        report = ix.log.verify()
+        assert report.ok, report.to_json()
+        assert report.streams[0].unsigned_tail == 0
+        assert len(ix.log.read(STREAM, op="LOG_ADOPTED")) == 1  # once, at the upgrade
+        forged = forge_append(ix.store)  # behind the log's back after the upgrade: never adopted
+        with pytest.raises(UnattributedOperation) as caught:
+            ix.log.checkpoint()
+        assert caught.value.seq == forged
+
+
+def test_an_upgrade_never_adopts_an_edited_row_nor_without_a_key(
+    home: Path, clock: ManualClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    size = _left_by_an_older_intently(home, clock, edit=True)
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:  # opening still works
+        assert "not adopted" in capsys.readouterr().err
+        assert ix.log.read(STREAM, op="LOG_ADOPTED") == []
+        report = ix.log.verify()
+        assert (report.streams[0].error_type, report.streams[0].bad_seq) == ("LeafMismatch", size)
+
+
+def test_an_upgrade_without_the_key_adopts_nothing_and_names_the_command(home: Path, clock: ManualClock) -> None:
+    size = _left_by_an_older_intently(home, clock)
+    private = home / ".intently" / "keys" / "private" / "log-ed25519.pem"
+    kept = private.read_bytes()
+    private.unlink()
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        assert ix.log.read(STREAM, op="LOG_ADOPTED") == []
+    private.write_bytes(kept)
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:  # the key is back: the message says what to run
+        report = ix.log.verify()
+        assert (report.streams[0].error_type, report.streams[0].bad_seq) == ("UnattributedOperation", size)
+        assert "older than operation signatures" in (report.streams[0].error or "")
+        assert "intently log checkpoint --adopt" in (report.streams[0].error or "")

@@ -360,5 +360,5 @@ def verify_checkpoint(
         raise InvalidInput(f"not a checkpoint: {exc}", where=str(checkpoint_file)) from exc
     ring = _public_ring(keys)
     ring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
-    ring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
+    ring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time, cp.root)
     emit({"ok": True, "stream": cp.stream, "size": cp.size, "key_id": cp.key_id}, as_json)

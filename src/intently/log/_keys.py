@@ -20,6 +20,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -51,6 +52,15 @@ def _merge_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
             sizes = [v for v in (held.get("signed_sizes"), value.get("signed_sizes")) if isinstance(v, dict)]
             if sizes:  # the larger bound of each stream: both sides are the one machine's signing
                 merged["signed_sizes"] = {s: max(d.get(s, 0) for d in sizes) for d in sizes for s in d}
+            roots: list[tuple[dict[str, Any], dict[str, Any]]] = [
+                (sz, rt)
+                for sz, rt in ((side.get("signed_sizes"), side.get("signed_roots")) for side in (held, value))
+                if isinstance(sz, dict) and isinstance(rt, dict)
+            ]
+            if roots:  # each stream's root from the side that recorded the larger bound (its size's root)
+                merged["signed_roots"] = {
+                    s: max((sz.get(s, 0), rt[s]) for sz, rt in roots if s in rt)[1] for _, rt in roots for s in rt
+                }
             out[name] = merged
         else:
             out[name] = value
@@ -103,6 +113,11 @@ class PublicKeyEntry:
     #: but a tree larger than the key ever signed can. ``None``: not retired, or retired
     #: before this was recorded (then only the date is checked).
     signed_sizes: dict[str, int] | None = None
+    #: Per stream, the hex root of the tree this key last signed (at ``signed_sizes``), recorded
+    #: by rotation. The size alone left a leaked key free to sign a *different* tree of a size it
+    #: had signed: the root pins what it signed. ``None``: retired before roots were recorded
+    #: (then only the date and the size are checked).
+    signed_roots: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, object]:
         raw = self.public_key.public_bytes_raw()
@@ -117,7 +132,48 @@ class PublicKeyEntry:
         }
         if self.signed_sizes is not None:  # only retired keys: other keys' lines stay as they were
             out["signed_sizes"] = dict(sorted(self.signed_sizes.items()))
+        if self.signed_roots is not None:
+            out["signed_roots"] = dict(sorted(self.signed_roots.items()))
         return out
+
+    def last_signed_head(self, stream: str) -> tuple[int, bytes] | None:
+        """The tree head (size, root) this retired key last signed in ``stream``, when its
+        rotation recorded one: everything it may vouch for in that stream is this tree or a
+        prefix of it."""
+        if self.retired is None or self.signed_sizes is None or self.signed_roots is None:
+            return None
+        root = self.signed_roots.get(stream)
+        if root is None:
+            return None
+        return self.signed_sizes.get(stream, 0), bytes.fromhex(root)
+
+    def head_problem(self, stream: str, size: int, root: bytes, *, proven: bool) -> str | None:
+        """Why this retired key's checkpoint of ``stream`` at (``size``, ``root``) is not one it
+        signed before its retirement, judged by its recorded last head, or ``None``.
+
+        At the head's size the root must be the recorded one. Below it the checkpoint must be a
+        prefix of the head, which only a consistency proof or the log's own leaves can show:
+        ``proven`` says the caller has shown it (or checks it against the log); otherwise the
+        checkpoint is refused, naming what would bind it."""
+        head = self.last_signed_head(stream)
+        if head is None or size > head[0]:
+            return None  # no root recorded, or ``signed_beyond`` refuses it
+        if size == head[0]:
+            if root == head[1]:
+                return None
+            return (
+                f"key {self.key_id} was retired having signed stream {stream!r} at size {size} with root "
+                f"{head[1].hex()} (keys/public.json), not this tree (a retired key may have leaked)"
+            )
+        if proven:
+            return None
+        return (
+            f"key {self.key_id} is retired: offline, keys/public.json binds only the last tree it signed of "
+            f"stream {stream!r} (size {head[0]}), and nothing shows this tree of size {size} is a prefix of it "
+            f"(a retired key may have leaked); check it against the log (`intently log verify`) or with a "
+            f"consistency proof to size {head[0]} (`intently log consistency {size} {head[0]}`, then "
+            "`intently log verify-proof`)"
+        )
 
     def signed_beyond(self, stream: str, size: int) -> str | None:
         """Why a signature of this key over ``stream`` at ``size`` cannot be its own from
@@ -182,6 +238,7 @@ class KeyRing:
                     item.get("last_signed"),
                     item.get("retired"),
                     _signed_sizes(item.get("signed_sizes"), f"{path}: {where}"),
+                    _signed_roots(item.get("signed_roots"), f"{path}: {where}"),
                 )
             )
         return cls(entries)
@@ -303,6 +360,15 @@ class KeyRing:
         beyond = entry.signed_beyond(stream, seq)
         if beyond is not None:
             return beyond.replace("signed size", "signed operation")
+        head = entry.last_signed_head(stream)
+        if head is not None:
+            # Operations are asked about only past the stream's last checkpoint, and a rotation
+            # first signs with the old key every operation it vouched for, up to the recorded head:
+            # one still uncovered was not signed before the retirement (a leaked key's).
+            return (
+                f"signed by key {key_id}, retired having signed stream {stream!r} up to size {head[0]}, "
+                "whose checkpoints cover every operation it signed; this one is under none"
+            )
         if entry.retired is not None and time > entry.retired:
             return f"signed by key {key_id}, which was retired at {entry.retired}, with a later date"
         return None
@@ -327,14 +393,22 @@ class KeyRing:
                 f"checkpoint signature does not verify under key {key_id}", stream=stream, seq=seq
             ) from exc
 
-    def check_retirement(self, key_id: str, stream: str, size: int, time: str) -> None:
+    def check_retirement(
+        self, key_id: str, stream: str, size: int, time: str, root: bytes, *, proven: bool = False
+    ) -> None:
         """Raise :class:`BadSignature` when ``key_id`` (whose signature checked) cannot have made a
         checkpoint of ``stream`` at ``size`` dated ``time`` before its retirement: dated after it,
-        or of a tree larger than it had signed (its date then is no evidence: it may have leaked)."""
+        of a tree larger than it had signed (its date then is no evidence: it may have leaked),
+        or, where its rotation recorded the root it last signed, of a tree that is not that one
+        nor shown to be a prefix of it (``proven``: the caller showed that, see
+        :meth:`PublicKeyEntry.head_problem`)."""
         entry = self.entries[key_id]
         beyond = entry.signed_beyond(stream, size)
         if beyond is not None:
             raise BadSignature(f"checkpoint at size {size}: {beyond}", stream=stream, seq=size)
+        problem = entry.head_problem(stream, size, root, proven=proven)
+        if problem is not None:
+            raise BadSignature(f"checkpoint at size {size}: {problem}", stream=stream, seq=size)
         if entry.retired is not None and time > entry.retired:
             raise BadSignature(
                 f"checkpoint at size {size} signed by key {key_id} after it was retired at {entry.retired}",
@@ -353,6 +427,26 @@ def _signed_sizes(value: object, where: str) -> dict[str, int] | None:
     ):
         raise InvalidInput("signed_sizes must map each stream to a tree size", where=where)
     return {str(k): int(n) for k, n in value.items()}
+
+
+def _signed_roots(value: object, where: str) -> dict[str, str] | None:
+    """A retired key's per-stream last signed roots: an object of 32-byte hex hashes, or refused
+    naming the entry (a root that does not read must not turn the check off)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(_is_hash(r) for r in value.values()):
+        raise InvalidInput("signed_roots must map each stream to a 32-byte hex root", where=where)
+    return {str(k): str(r).lower() for k, r in value.items()}
+
+
+def _is_hash(value: object) -> bool:
+    if not isinstance(value, str) or len(value) != 64:
+        return False
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

@@ -69,6 +69,9 @@ register_migration(
     description="each operation signed by the key of the process that appended it; each checkpoint's frontier",
 )
 
+#: The ``log`` schema version from which every operation carries its appender's signature.
+SIGNED_OPERATIONS_SCHEMA = 3
+
 NO_KEY_HINT = (
     "this machine holds no signing key for this home's log, so its operations stay unsigned; "
     "run `intently init` in the project to join it with a key of its own"
@@ -383,7 +386,54 @@ class OperationLog:
 
     # -- checkpoints ----------------------------------------------------------
 
-    def checkpoint(self, streams: Iterable[str] | None = None, *, adopt: str | None = None) -> list[Checkpoint]:
+    def adopt_written_before_signatures(self, sizes: dict[str, int], *, actor: str) -> list[Checkpoint]:
+        """Sign, right after this process applied the migration that made operations carry
+        signatures, the operations an older intently had appended but not yet checkpointed (a
+        command killed between its change and its checkpoint, a hook that timed out).
+
+        ``sizes`` (from :func:`unsigned_before_upgrade`, read before the migration) bounds them:
+        only rows that existed before signatures did, carry none, and hash to their leaf are
+        adopted, as the older intently's next checkpoint would have signed them anyway. Nothing
+        written since (which must carry a signature) is. It is recorded as a ``LOG_ADOPTED``
+        operation (``reason``: ``upgrade``) and said on stderr. Without a key, or when the tail
+        is damaged, nothing is adopted and the command that meets it names
+        ``intently log checkpoint --adopt`` / ``intently log repair``, as before."""
+        if not sizes or not self.keyring.can_sign:
+            return []
+        try:
+            made = self.checkpoint(set(sizes), adopt=actor, adopt_upto=sizes)
+        except LogIntegrityError as exc:
+            sys.stderr.write(
+                f"intently: warning: operations written before this version signed them not adopted: {exc}\n"
+            )
+            return []
+        with self.store.transaction(write=False) as tx:
+            count = sum(
+                int(op["count"])
+                for stream in sorted(sizes)
+                for op in (
+                    json.loads(str(r["payload"]))
+                    for r in tx.query(
+                        "SELECT payload FROM log_ops WHERE stream = ? AND op = 'LOG_ADOPTED' AND seq > ?",
+                        (stream, sizes[stream]),
+                    )
+                )
+                if op.get("reason") == "upgrade"
+            )
+        if count:
+            sys.stderr.write(
+                f"intently: {count} operation(s) an older intently appended without a checkpoint were signed "
+                "after the upgrade, recorded as LOG_ADOPTED (`intently log show --op LOG_ADOPTED`)\n"
+            )
+        return made
+
+    def checkpoint(
+        self,
+        streams: Iterable[str] | None = None,
+        *,
+        adopt: str | None = None,
+        adopt_upto: dict[str, int] | None = None,
+    ) -> list[Checkpoint]:
         """Sign a checkpoint for every stream that grew since its last one, then update the
         tracked witness file (unless :attr:`witness_on_checkpoint` is off). Called at the end
         of every command that appended.
@@ -394,7 +444,8 @@ class OperationLog:
         :class:`UnattributedOperation` naming it once the rest is committed. ``adopt`` (the
         actor who vouches, ``intently log checkpoint --adopt`` or joining a home) signs
         operations that carry no signature at all, and records that as a ``LOG_ADOPTED``
-        operation; a signature that fails is never adopted.
+        operation; a signature that fails is never adopted. ``adopt_upto`` limits adoption to
+        the rows at or below each stream's given size (:meth:`adopt_written_before_signatures`).
 
         The witness file is written once the new checkpoints are committed, in a write
         transaction of its own: concurrent processes update it one at a time and it never goes
@@ -414,7 +465,7 @@ class OperationLog:
         with self.store.transaction(write=True) as tx:
             stale = self._retired_elsewhere(tx)
             if stale is None:
-                made, refused = self._sign_pending(tx, wanted, adopt=adopt)
+                made, refused = self._sign_pending(tx, wanted, adopt=adopt, adopt_upto=adopt_upto)
             if made:
                 self._ensure_database_id(tx)
             # A checkpoint of every stream (``intently log checkpoint``) also catches the
@@ -440,7 +491,12 @@ class OperationLog:
         return made
 
     def _sign_pending(
-        self, tx: Transaction, wanted: set[str] | None, *, adopt: str | None = None
+        self,
+        tx: Transaction,
+        wanted: set[str] | None,
+        *,
+        adopt: str | None = None,
+        adopt_upto: dict[str, int] | None = None,
     ) -> tuple[list[Checkpoint], list[LogIntegrityError]]:
         """Sign, under ``tx``'s write lock, each stream's operations since its last checkpoint
         that a key vouched for; returns (the checkpoints made, why a stream stopped short).
@@ -467,20 +523,26 @@ class OperationLog:
                 continue
             try:
                 frontier = self._signed_frontier(tx, stream, signed)
-                problem, unsigned = self._extend_vouched(tx, stream, frontier, size, adopt=adopt is not None)
+                upto = size if adopt_upto is None else adopt_upto.get(stream, 0)
+                problem, unsigned = self._extend_vouched(
+                    tx, stream, frontier, size, adopt=adopt is not None, adopt_upto=upto
+                )
                 if unsigned and adopt is not None:
+                    payload: dict[str, Any] = {
+                        "first_seq": unsigned[0][0],
+                        "last_seq": unsigned[-1][0],
+                        "count": len(unsigned),
+                        "first_id": unsigned[0][1],
+                    }
+                    if adopt_upto is not None:
+                        payload["reason"] = "upgrade"  # written before operations were signed
                     adopted = self.append(
                         tx,
                         namespace=stream,
                         actor=adopt,
                         op="LOG_ADOPTED",
                         target=stream,
-                        payload={
-                            "first_seq": unsigned[0][0],
-                            "last_seq": unsigned[-1][0],
-                            "count": len(unsigned),
-                            "first_id": unsigned[0][1],
-                        },
+                        payload=payload,
                         policy_version="intently@log",
                     )
                     frontier.append(leaf_hash(adopted.canonical()))
@@ -567,11 +629,11 @@ class OperationLog:
         return frontier
 
     def _extend_vouched(
-        self, tx: Transaction, stream: str, frontier: Frontier, size: int, *, adopt: bool
+        self, tx: Transaction, stream: str, frontier: Frontier, size: int, *, adopt: bool, adopt_upto: int = 0
     ) -> tuple[LogIntegrityError | None, list[tuple[int, str]]]:
         """Append to ``frontier`` the leaves of the operations after it, up to ``size``, while
         each is vouched for; returns (why the walk stopped short, the (seq, id) of operations
-        without any signature taken in because ``adopt``)."""
+        without any signature, at or below ``adopt_upto``, taken in because ``adopt``)."""
         unsigned: list[tuple[int, str]] = []
         expected = frontier.size + 1
         for seq, id_, time_, actor, op, target, payload, policy, leaf, key_id, signature in _chunked(
@@ -602,7 +664,7 @@ class OperationLog:
                 ), unsigned
             why = self._unvouched(stream, int(seq), str(time_), str(leaf), key_id, signature)
             if why is not None:
-                if not (adopt and key_id is None and signature is None):
+                if not (adopt and key_id is None and signature is None and int(seq) <= adopt_upto):
                     return _unattributed(stream, int(seq), str(id_), why), unsigned
                 unsigned.append((int(seq), str(id_)[:80]))
             frontier.append(bytes.fromhex(str(leaf)))
@@ -821,6 +883,7 @@ class OperationLog:
         # One write transaction from reading what the old key signed to logging the rotation:
         # no other process can sign with the old key in between (it would sign past the
         # recorded bound), and one that tries later finds the key retired (_retired_elsewhere).
+        signed_heads: dict[str, dict[str, Any]] = {}
         with self.store.transaction(write=True) as tx:
             # What other processes appended (signed with the old key) since the checkpoint
             # above is signed with the old key too, under this lock: once it is retired, its
@@ -838,10 +901,20 @@ class OperationLog:
             if old is not None and old in self.keyring.entries:
                 # What the retiring key signed, per stream: once retired it vouches for nothing
                 # larger (a leaked key could otherwise sign new operations dated before retirement).
-                sizes = tx.query(
-                    "SELECT stream, MAX(size) AS size FROM log_checkpoints WHERE key_id = ? GROUP BY stream", (old,)
+                # And the root of that last tree: a leaked key could otherwise sign a different tree
+                # of a size it had signed (a rewritten history, a forged trace within its seqs).
+                heads = tx.query(
+                    "SELECT c.stream, c.size, c.root FROM log_checkpoints c JOIN (SELECT stream, MAX(size) AS size "
+                    "FROM log_checkpoints WHERE key_id = ? GROUP BY stream) m ON c.stream = m.stream "
+                    "AND c.size = m.size ORDER BY c.stream",
+                    (old,),
                 )
-                self.keyring.entries[old].signed_sizes = {str(r["stream"]): int(r["size"]) for r in sizes}
+                retiring = self.keyring.entries[old]
+                retiring.signed_sizes = {str(r["stream"]): int(r["size"]) for r in heads}
+                retiring.signed_roots = {str(r["stream"]): str(r["root"]).lower() for r in heads}
+                signed_heads = {
+                    str(r["stream"]): {"size": int(r["size"]), "root": str(r["root"]).lower()} for r in heads
+                }
             now = format_time(self.clock.now())
             new = self.keyring.generate(now)
             self.keyring.save(keys_dir)
@@ -857,7 +930,7 @@ class OperationLog:
                 actor=actor,
                 op="KEY_ROTATED",
                 target=new,
-                payload={"retired": old, "key_id": new},
+                payload={"retired": old, "key_id": new, "signed": signed_heads},
                 policy_version="intently@keys",
             )
         self.checkpoint()
@@ -1044,7 +1117,9 @@ class OperationLog:
             entry.signature = "unknown key"
             return entry
         try:
-            self._verify_signature(cp)
+            # Another database's tree is not here to prove a retired key's older checkpoint a
+            # prefix of its last one: only its size bound and its last root are checked.
+            self._verify_signature(cp, proven=True)
         except LogIntegrityError as exc:
             entry.signature = "bad"
             entry.error, entry.error_type = f"{database}: {exc}", type(exc).__name__
@@ -1116,6 +1191,7 @@ class OperationLog:
         if witnessed is not None:
             rep.witnessed_size = witnessed.size
         at_size = {cp.size: cp for cp in cps}
+        heads = self._retired_heads(stream, [*cps, *([witnessed] if witnessed is not None else [])])
         frontier = Frontier()
         expected = 1
         append, root = frontier.append, frontier.root
@@ -1137,9 +1213,18 @@ class OperationLog:
                 if op == "LOG_REPAIRED":
                     repairs += 1
                     rep.repairs = repairs
+                for key_id, head_root in heads.get(seq, ()):
+                    if head_root != root():
+                        raise RootMismatch(
+                            f"the tree at size {seq} is not the one key {key_id} last signed before its retirement "
+                            "(its root is recorded in keys/public.json): history was rewritten, and a retired key "
+                            "may have leaked",
+                            stream=stream,
+                            seq=seq,
+                        )
                 signed = at_size.get(seq)
                 if signed is not None:
-                    self._verify_signature(signed)
+                    self._verify_signature(signed, proven=True)
                     if signed.root != root():
                         raise RootMismatch(
                             f"checkpoint at size {seq} does not match the tree (history was changed at or before here)",
@@ -1147,7 +1232,7 @@ class OperationLog:
                             seq=seq,
                         )
                 if witnessed is not None and seq == witnessed.size:
-                    self._verify_signature(witnessed)
+                    self._verify_signature(witnessed, proven=True)
                     if witnessed.root != root():
                         raise RootMismatch(
                             f"witnessed checkpoint at size {seq} does not match the tree (history was rewritten)",
@@ -1181,9 +1266,18 @@ class OperationLog:
                 stream=stream,
                 seq=size,
             )
+        beyond_heads = [n for n in heads if n > size]
+        if beyond_heads:
+            n = min(beyond_heads)
+            raise RolledBack(
+                f"key {heads[n][0][0]} signed a tree of {n} operations before its retirement (recorded in "
+                f"keys/public.json) but only {size} are stored",
+                stream=stream,
+                seq=size + 1,
+            )
         for cp in cps:
             if cp.size > size or cp.size < 1:
-                self._verify_signature(cp)
+                self._verify_signature(cp, proven=True)
                 if cp.size < 1:
                     raise RootMismatch(f"checkpoint of impossible size {cp.size}", stream=stream, seq=1)
                 raise RolledBack(
@@ -1193,7 +1287,7 @@ class OperationLog:
                 )
         if witnessed is not None:
             if witnessed.size > size or witnessed.size < 1:
-                self._verify_signature(witnessed)
+                self._verify_signature(witnessed, proven=True)
                 raise RolledBack(
                     f"the witnessed checkpoint covers {witnessed.size} operations but the database holds {size} "
                     "(database rolled back or truncated)",
@@ -1236,14 +1330,50 @@ class OperationLog:
         if first is not None:
             raise first
 
-    def _verify_signature(self, cp: Checkpoint) -> None:
-        """Signature, key validity period and origin of one checkpoint; errors name its size."""
+    def _retired_heads(self, stream: str, signers: Iterable[Checkpoint]) -> dict[int, list[tuple[str, bytes]]]:
+        return _retired_heads_of(self.keyring, stream, signers)
+
+    def _verify_signature(self, cp: Checkpoint, *, proven: bool = False) -> None:
+        """Signature, key validity period and origin of one checkpoint; errors name its size.
+
+        ``proven``: the caller checks the checkpoint's root against this log's tree, and the tree
+        against the last head a retired key signed (:meth:`_verify_stream`), so a retired key's
+        checkpoint below that head needs no other proof of being a prefix of it."""
         self.keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
-        self.keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
+        self.keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time, cp.root, proven=proven)
         if cp.origin != self.origin:
             raise BadSignature(
                 f"checkpoint origin {cp.origin!r} is not this log's {self.origin!r}", stream=cp.stream, seq=cp.size
             )
+
+
+def unsigned_before_upgrade(store: Store) -> dict[str, int]:
+    """Each stream's size when it has operations past its last checkpoint and the database's
+    ``log`` schema predates operation signatures: read just before the migration, these are the
+    rows an older intently appended and never checkpointed (see
+    :meth:`OperationLog.adopt_written_before_signatures`). Empty otherwise."""
+    if not 1 <= store.current_versions().get("log", 0) < SIGNED_OPERATIONS_SCHEMA:
+        return {}
+    with store.transaction(write=False) as tx:
+        rows = tx.query(
+            "SELECT s.stream, s.size, COALESCE((SELECT MAX(c.size) FROM log_checkpoints c "
+            "WHERE c.stream = s.stream), 0) AS signed FROM log_streams s"
+        )
+    return {str(r["stream"]): int(r["size"]) for r in rows if int(r["size"]) > int(r["signed"])}
+
+
+def _retired_heads_of(
+    keyring: KeyRing, stream: str, signers: Iterable[Checkpoint]
+) -> dict[int, list[tuple[str, bytes]]]:
+    """size -> [(key id, root)] of the last tree each retired key among ``signers``' keys signed
+    of ``stream``, as its rotation recorded it: this log's tree must hold that very root there."""
+    out: dict[int, list[tuple[str, bytes]]] = {}
+    for key_id in sorted({cp.key_id for cp in signers}):
+        entry = keyring.entries.get(key_id)
+        head = entry.last_signed_head(stream) if entry is not None else None
+        if head is not None and head[0] > 0:
+            out.setdefault(head[0], []).append((key_id, head[1]))
+    return out
 
 
 def _retired(tx: Transaction, key_id: str) -> bool:
@@ -1337,7 +1467,8 @@ def _content_leaf(stream: str, seq: Any, *fields: Any) -> str | None:
 def _unattributed(stream: str, seq: int, id_: str, why: str) -> UnattributedOperation:
     return UnattributedOperation(
         f"operation {seq} (id {id_[:80]!r}) {why}: it was not appended by a holder of a signing key (written "
-        "behind the log's back, or where no key was loaded), so no checkpoint signs it or anything after it; "
+        "behind the log's back, where no key was loaded, or by an intently older than operation signatures and "
+        "never checkpointed), so no checkpoint signs it or anything after it; "
         "run `intently log verify`, and to vouch for operations written without a key run "
         "`intently log checkpoint --adopt`; to set aside operations nobody vouches for, `intently log repair`",
         stream=stream,

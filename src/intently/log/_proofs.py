@@ -116,7 +116,13 @@ def verify_anchored_proof(
     anchored: dict[int, Checkpoint] = {}
     for cp in [*anchors, *checkpoints]:
         keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
-        keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time)
+        # The proof's arithmetic checked: its tree heads are prefixes of one another. So a retired
+        # key's checkpoint below the last tree it signed is bound to that tree when the proof
+        # also relates the recorded last head (a consistency proof up to it).
+        entry = keyring.entries[cp.key_id]
+        head = entry.last_signed_head(cp.stream)
+        proven = head is not None and cp.stream == stream and heads.get(head[0]) == head[1].hex()
+        keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time, cp.root, proven=proven)
         if cp.stream != stream or cp.size not in heads:
             raise ProofError(
                 f"the checkpoint of stream {cp.stream!r} at size {cp.size} is not of a tree this proof relates "
