@@ -117,7 +117,9 @@ def _chain_append(tx: Transaction, op: _Op, clock: ManualClock) -> None:
 def _log(store: SQLiteStore, clock: ManualClock) -> OperationLog:
     ring = KeyRing([])
     ring.generate(format_time(clock.now()))
-    return OperationLog(store, clock=clock, keyring=ring, origin=ORIGIN)
+    log = OperationLog(store, clock=clock, keyring=ring, origin=ORIGIN)
+    log.seal_batches = True  # as a `[log] group_commit = true` home signs (one transaction, one signature)
+    return log
 
 
 def _bench_appends(folder: Path, count: int, batch: int, synchronous: str) -> dict[str, float]:

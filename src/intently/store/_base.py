@@ -98,6 +98,18 @@ class Transaction(ABC):
             self._after_commit: list[Any] = []
         return self._after_commit
 
+    def before_commit(self, callback: Any) -> None:
+        """Run ``callback()`` inside the transaction once its body has finished, just before it
+        commits: what it writes commits with the rest, and an error from it rolls everything back.
+        The log signs a batch of appends there once, instead of each append on its own."""
+        if not hasattr(self, "_before_commit"):
+            self._before_commit: list[Any] = []
+        self._before_commit.append(callback)
+
+    def _run_before_commit(self) -> None:
+        for callback in getattr(self, "_before_commit", ()):
+            callback()
+
 
 @dataclass
 class SchemaStatus:

@@ -298,6 +298,7 @@ class PostgresStore(Store):
         tx = _PostgresTx(conn)
         try:
             yield tx
+            tx._run_before_commit()
         except BaseException:
             with suppress(psycopg.Error):
                 conn.execute("ROLLBACK")

@@ -161,6 +161,7 @@ class SQLiteStore(Store):
         tx = _SQLiteTx(conn, self)
         try:
             yield tx
+            tx._run_before_commit()
         except BaseException:
             conn.execute("ROLLBACK")
             raise
