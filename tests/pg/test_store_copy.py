@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,38 @@ def test_store_status_and_upgrade_work_on_the_copy(sqlite_home: Path, pg_databas
     upgrade = intently("--home", str(sqlite_home), "store", "upgrade", "--json")
     assert upgrade.returncode == 0, upgrade.stderr
     assert json.loads(upgrade.stdout) == {"applied": []}
+
+
+def test_bytes_kept_by_repair_cross_as_escaped_text_and_the_copy_names_them(
+    sqlite_home: Path, pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    """``log repair`` keeps a tampered row's text that is not UTF-8 as its very bytes (SQLite
+    holds any value in any column). PostgreSQL text cannot hold them: the copy exited 0 and
+    the column read ``\\x6d616c6cff``, the bytes' hex, indistinguishable from a real string.
+    Now the value crosses with only its bad byte spelled, and the copy names the row."""
+    with sqlite3.connect(sqlite_home / "state" / "intently.db") as db:
+        db.execute(
+            "INSERT INTO log_quarantine (stream, seq, id, time, actor, op, reason, voided_by) "
+            "VALUES ('proj', '6', 'op-forged', '2026-03-02T09:30:00Z', X'6d616c6cff', 'GRANT', 'unsigned', 'op-v')"
+        )
+    url = pg_cluster.create_database(template=None)
+    done = intently("--home", str(sqlite_home), "store", "copy", "--to", url, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["escaped"] == [
+        {"table": "log_quarantine", "column": "actor", "row": 1, "id": "op-forged"}
+    ]
+    assert "log_quarantine row 1 (id op-forged) column actor" in done.stderr
+    target = open_store(url)
+    try:
+        with target.transaction(write=False) as tx:
+            assert tx.scalar("SELECT actor FROM log_quarantine WHERE id = 'op-forged'") == "mall\\xff"
+    finally:
+        target.close()
+
+    # to another SQLite file the bytes cross as they are, and nothing is named
+    copied = tmp_path / "copy.db"
+    done = intently("--home", str(sqlite_home), "store", "copy", "--to", str(copied), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["escaped"] == []
+    with closing(sqlite3.connect(copied)) as db:
+        assert db.execute("SELECT actor FROM log_quarantine").fetchone() == (b"mall\xff",)

@@ -11,7 +11,7 @@ from ..access import Permission
 from ..core.errors import LogIntegrityError
 from ..store import open_store
 from ..store._copy import copy_tables
-from ._common import JsonOpt, emit, err, open_home, out, state, table
+from ._common import JsonOpt, emit, err, escape, open_home, out, state, table
 
 if TYPE_CHECKING:  # loaded by the commands that open a home, not by `intently --help`
     from .._intently import Intently
@@ -85,6 +85,12 @@ def copy(
         ix.require(Permission.ADMIN)
         data = copy_home(ix, to if "://" in to else f"sqlite:///{Path(to).expanduser().resolve()}")
     emit(data, as_json, _render_copy)
+    for e in data["escaped"]:
+        row = f"{e['table']} row {e['row']}" + (f" (id {e['id']})" if e["id"] else "")
+        err.print(
+            f"warning: {escape(row)} column {escape(e['column'])} held bytes that are not UTF-8 text; the "
+            "target's text column got them with each such byte spelled \\xNN (the source keeps the bytes)"
+        )
     if not as_json:
         err.print(
             f"Point the home at it: set [store] url in intently.toml or INTENTLY_DATABASE_URL={data['to']}",
@@ -102,7 +108,7 @@ def copy_home(ix: Intently, url: str) -> dict[str, Any]:
     target = open_store(url)
     try:
         target.upgrade()
-        counts = copy_tables(ix.store, target)
+        copy = copy_tables(ix.store, target)
         copied = OperationLog(
             target,
             clock=ix.runtime.clock,
@@ -115,9 +121,10 @@ def copy_home(ix: Intently, url: str) -> dict[str, Any]:
         return {
             "from": ix.store.url,
             "to": target.url,
-            "tables": counts,
+            "tables": copy.tables,
             "streams": {s.stream: s.size for s in report.streams},
             "verified": True,
+            "escaped": [e.to_json() for e in copy.escaped],
         }
     finally:
         target.close()
