@@ -32,8 +32,10 @@ __all__ = [
     "State",
     "emit",
     "err",
+    "escape",
     "open_home",
     "out",
+    "plain",
     "progress_bar",
     "state",
     "table",
@@ -72,22 +74,29 @@ def open_home(ctx: typer.Context) -> Iterator[Intently]:
         ix.close()
 
 
-# Terminal controls: C0 (but tab and newline), DEL, C1, and the bidirectional overrides that
-# reorder what a reader sees ("Trojan Source"). Each is shown as a space.
-_CONTROLS = {
-    c: " "
-    for c in (*range(0, 9), *range(11, 32), 127, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+def plain(text: str, *, one_line: bool = False) -> str:
+    """Untrusted text with no terminal control in it: the one filter every command prints through.
+
+    Goals, rules, reminders, candidates, prompts and log payloads come from people, agents,
+    repositories and tool output. An escape sequence in one (``ESC ] 0 ; ... BEL`` retitles a
+    terminal, ``ESC ] 8 ;; URL`` plants a link, ``ESC [ 2 J`` clears it, C1 ``\\x9b`` is a
+    one-byte ``ESC [``, ``\\r`` returns the cursor to write over what was printed) must not act
+    on the terminal of whoever reads it, and a bidi or zero-width mark must not reorder or hide
+    what they read. One policy, the one the rendered blocks use (:func:`core.strings.quoted_line`):
+    every character that is not printable becomes a space, so the sequence is shown inert
+    and the words around it stay. Newline and tab stay where the output is several lines
+    (``one_line=False``); in a one-line cell they become spaces too, since they would break
+    the row. Two filters with two lists drifted apart (a listing kept a left-to-right mark
+    that the one-line table dropped), so there is one."""
+    if text.isprintable():
+        return text
+    keep = "" if one_line else "\n\t"
+    return "".join(c if c.isprintable() or c in keep else " " for c in text)
 
 
-def escape(text: str) -> str:
-    """Stored text made safe to print: not read as Rich markup, and no terminal control.
-
-    Goals, rules, reminders, candidates and log payloads come from people, agents, repositories
-    and tool output. An escape sequence in one (``ESC ] 0 ; ... BEL`` retitles a terminal,
-    ``ESC [ 31 m`` recolours it, others move the cursor over what was printed) must not act on
-    the terminal of whoever lists them, so every command prints stored text through here."""
-    return _markup_escape(text.translate(_CONTROLS))
+def escape(text: str, *, one_line: bool = False) -> str:
+    """Untrusted text for a Rich print with markup: :func:`plain`, then not read as markup."""
+    return _markup_escape(plain(text, one_line=one_line))
 
 
 def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
@@ -143,11 +152,8 @@ def _one_line_table(title: str, columns: Sequence[str], cells: Sequence[Sequence
     (a pipe, a file) nothing is cut: the table is as wide as its longest row, for ``grep``.
     """
     # One line per cell (a line break or a tab would push its column out of line), and no
-    # terminal control: an escape sequence in a rule file anyone can edit must not recolour,
-    # move the cursor or retitle the reader's terminal. Each such character becomes a space.
-    lines = [
-        [v if v.isprintable() else "".join(c if c.isprintable() else " " for c in v) for v in row] for row in cells
-    ]
+    # terminal control (:func:`plain`): a rule file anyone can edit must not drive the terminal.
+    lines = [[plain(v, one_line=True) for v in row] for row in cells]
     texts = [Text("\n".join(row[i] for row in lines)) for i in range(len(columns))]
     options = out.options.update_width(1 << 20)  # the widths the cells need, not what fits
     natural = [

@@ -11,7 +11,7 @@ import typer
 
 from ..core.errors import InvalidInput
 from ..core.extras import require
-from ._common import JsonOpt, emit, open_home, out, table
+from ._common import JsonOpt, emit, open_home, out, plain, table
 
 gate_app = typer.Typer(help="The tool-call gate: contracts, decisions, approvals, signed traces.", no_args_is_help=True)
 bundle_app = typer.Typer(help="The signed bundle of contracts, vocabulary and policies.", no_args_is_help=True)
@@ -134,7 +134,7 @@ def check(
         data,
         as_json,
         lambda d: out.print(
-            f"{d['outcome']}: {d['reason']}"
+            plain(f"{d['outcome']}: {d['reason']}")
             + (f"\ndecision {d['decision_id']} in session {d['session_id']}" if d["decision_id"] else ""),
             markup=False,
             highlight=False,
@@ -219,7 +219,7 @@ def explain(
     """Why was this blocked? Each decision of a run in plain words, from the log."""
     with open_home(ctx) as ix:
         data = ix.gate.explain(run)
-    emit(data, as_json, lambda d: out.print(d["text"], markup=False, highlight=False))
+    emit(data, as_json, lambda d: out.print(plain(d["text"]), markup=False, highlight=False))
 
 
 @gate_app.command("approve")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import JsonOpt, emit, escape, open_home, out, table
+from ._common import JsonOpt, emit, escape, open_home, out, plain, table
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not for `intently --help`
     from ..goals import Goals, Intent
@@ -393,7 +393,7 @@ def bundle(
 
     def render(d: Any) -> None:
         # The block is plain text, not Rich markup: print it verbatim.
-        out.print(d["rendered"] or "(no intents)", markup=False, highlight=False)
+        out.print(plain(d["rendered"]) or "(no intents)", markup=False, highlight=False)
         omitted = d["omitted"]
         why = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(omitted["reasons"].items()))
         out.print(

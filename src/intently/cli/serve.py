@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..core.extras import require
-from ._common import JsonOpt, emit, err, open_home, out, table
+from ._common import JsonOpt, emit, err, open_home, out, plain, table
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -60,7 +60,7 @@ def context(
         )
 
     def render(_: Any) -> None:
-        out.print(result.text, markup=False, highlight=False)
+        out.print(plain(result.text), markup=False, highlight=False)
         table(
             f"Sections ({result.tokens} of {result.budget} tokens, counted by {result.counter})",
             ["section", "status", "tokens", "budget", "included", "left out", "detail"],
