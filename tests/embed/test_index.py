@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import warnings
@@ -27,6 +28,18 @@ def test_only_new_or_changed_texts_are_embedded(tmp_path: Path) -> None:
     reopened.vectors(["alpha rule", "beta rule, reworded"])
     assert reopened.embedded == 1
     assert (tmp_path / ".gitignore").read_text() == "*\n"
+
+
+def test_the_index_file_is_private_to_its_user(tmp_path: Path) -> None:
+    """The index is a per-user cache of vectors of the project's texts: 0o600 when written, and
+    again after each rewrite, whatever mode it was given meanwhile."""
+    index = VectorIndex(tmp_path, HashingEmbedder())
+    index.vectors(["alpha rule"])
+    assert index.path is not None and stat.S_IMODE(index.path.stat().st_mode) == 0o600
+    index.path.chmod(0o644)
+    index.vectors(["alpha rule", "beta rule"])
+    assert stat.S_IMODE(index.path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", index.path.name]
 
 
 def test_corrupt_or_foreign_model_files_are_rebuilt(tmp_path: Path) -> None:
@@ -153,7 +166,7 @@ def test_concurrent_writers_never_leave_a_file_a_reader_rejects(tmp_path: Path) 
         while any(p.poll() is None for p in procs):
             VectorIndex(tmp_path, emb)
     assert [p.wait() for p in procs] == [0, 0]
-    assert not list(tmp_path.glob(".vectors-*"))  # no temp file left behind
+    assert not list(tmp_path.glob(".*.tmp"))  # no temp file left behind
 
 
 def test_vanished_texts_are_pruned(tmp_path: Path) -> None:

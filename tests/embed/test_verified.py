@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,7 @@ def test_a_state_file_others_may_write_is_not_trusted(model: Path, tmp_path: Pat
     assert _load(model, cache)["hashed"] == model.stat().st_size
     (cache / "intently" / STATE_NAME).chmod(0o666)
     assert _load(model, cache)["hashed"] == model.stat().st_size
+    # That load wrote the record again, private (0o600) as always: it is trusted again.
+    assert stat.S_IMODE((cache / "intently" / STATE_NAME).stat().st_mode) == 0o600
+    assert _load(model, cache)["hashed"] == 0
+    assert [p.name for p in (cache / "intently").iterdir()] == [STATE_NAME]  # no temporary left

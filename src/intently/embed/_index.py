@@ -23,12 +23,10 @@ removed once the binary file is written.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.files import atomic_write
 from ._base import Embedder, Vector
 
 __all__ = ["VectorIndex", "VectorIndexWarning", "content_hash", "dot_scores"]
@@ -48,6 +47,8 @@ _VERSION = 2
 _LEGACY_VERSION = 1  # the JSON file, read once for migration
 _DTYPES: dict[str, np.dtype[Any]] = {"f4": np.dtype("<f4"), "f8": np.dtype("<f8")}
 _HEADER_MAX = 64 * 1024 * 1024
+#: The index file's permission bits: a per-user cache, readable by its owner only.
+_FILE_MODE = 0o600
 
 #: The parsed files of this process: path -> (what the file was when read, model id, rows, row of each hash).
 _PARSED: dict[Path, tuple[tuple[int, int, int], str, Matrix, dict[str, int]]] = {}
@@ -266,19 +267,14 @@ class VectorIndex:
             return
         hashes = sorted(self._rows, key=self._rows.__getitem__)
         data = _encode(self.embedder.model_id, self.embedder.dim, hashes, self._matrix)
-        tmp: str | None = None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".vectors-", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                written = os.fstat(fh.fileno())
-            os.replace(tmp, self.path)
-            tmp = None
+            # A cache, rebuilt from the texts if lost: no fsync. Private to its user (0o600), as
+            # the temporary file it has always been renamed from was.
+            written = atomic_write(self.path, data, durable=False, mode=_FILE_MODE)
             # What this process just wrote is what the next reader here would parse.
             self._remember((written.st_mtime_ns, written.st_size, written.st_ino))
             if self.legacy_path is not None:
@@ -286,7 +282,3 @@ class VectorIndex:
         except OSError:
             # A read-only checkout still selects; the cache is only an optimisation.
             return
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)

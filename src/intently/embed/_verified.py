@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from ..core.files import atomic_write
 
 __all__ = ["STATE_NAME", "sha256_verified", "state_dir"]
 
@@ -65,14 +66,9 @@ def _remember(state: Path, path: Path, key: str, digest: str) -> None:
         state.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         known = _trusted(state)
         known[str(path)] = f"{key}|{digest}"
-        fd, tmp = tempfile.mkstemp(dir=state.parent, prefix=".verified-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(known, fh)
-            os.replace(tmp, state)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        # 0o600 whatever the old file's mode: _trusted refuses a file others can write. No
+        # fsync: a torn memo is read as no memo, and the weights are hashed again.
+        atomic_write(state, json.dumps(known), durable=False, mode=0o600)
     except OSError:
         return  # no memo: the next process hashes the file again, as before
 
