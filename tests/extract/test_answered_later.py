@@ -99,6 +99,41 @@ def test_a_next_turn_that_does_not_answer_changes_nothing(ix: Intently, reply: s
     _untouched(ix, qid)
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "No probation is involved.",  # "no" as a determiner opens a statement
+        "No one has looked at the CI logs yet.",
+        "No tests cover the release script.",
+    ],
+)
+def test_a_no_that_opens_an_unrelated_sentence_answers_nothing(ix: Intently, reply: str) -> None:
+    """The turn right after the one question may answer it with a bare "No", but "No" that is a
+    determiner ("No probation is involved.") opens a statement: it must not be noted as an answer
+    the reviewer would then dismiss the question on."""
+    qid = _question(ix)
+    assert _say(ix, reply, "m-2", 1).answered == []
+    _untouched(ix, qid)
+
+
+@pytest.mark.parametrize(
+    ("reply", "span"),
+    [
+        ("No.", "No."),
+        ("No, keep it until April.", "No, keep it until April."),
+        ("No - keep it until April.", "No - keep it until April."),
+        ("No we keep it until April.", "No we keep it until April."),
+        ("No let's wait for the LTS.", "No let's wait for the LTS."),
+        ("Nope, not this release.", "Nope, not this release."),
+        ("Yes we can.", "Yes we can."),
+    ],
+)
+def test_a_no_that_stands_as_an_answer_still_answers(ix: Intently, reply: str, span: str) -> None:
+    qid = _question(ix)
+    (answered,) = _say(ix, reply, "m-2", 1).answered
+    assert answered.intent_id == qid and (answered.reply.signal, answered.reply.span) == ("answer", span)
+
+
 def test_a_yes_to_alternatives_picks_neither(ix: Intently) -> None:
     qid = _question(ix, "Should we use Postgres or SQLite for the store?")
     assert _say(ix, "Yes.", "m-2", 1).answered == []

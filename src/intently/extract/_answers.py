@@ -74,6 +74,15 @@ _ALTERNATIVES = re.compile(r"\bor\b(?!\s+not\b)", re.IGNORECASE)
 # The first sentence of a reply: up to a full stop, "!" or "?" before a space, or a line end.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _ADDRESS = re.compile(r"@[\w.-]+[,:]?\s+")
+# "No" is the one answer opener that is also a determiner: "No probation is involved.", "No one
+# knows", "No tests cover it" open a statement, not an answer. It answers when it stands alone:
+# at the end of the sentence, before punctuation ("No, keep it", "No.", "No - keep it"), or before
+# a subject or "let's"/"not" ("No we keep it", "No, not yet", "No let's wait"), which no noun
+# phrase starts with. "Yes", "yeah", "nope" and the rest are never determiners.
+_DETERMINER_OPENERS = frozenset({"no"})
+_STANDS_ALONE = re.compile(
+    r"\s*(?:$|[,.;:!?…)]|\s[-–—]|[–—]|(?:i|we|you|they|he|she|it|let's|lets|let\s+us|not)\b)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -209,6 +218,14 @@ def _first_sentence(text: str, start: int = 0) -> tuple[int, int]:
     return start, end
 
 
+def _stands_alone(low: str, opener: re.Match[str]) -> bool:
+    """Whether the answer opener matched at the start of ``low`` (a lowercased sentence) is an
+    answer on its own rather than the first word of a statement (see ``_DETERMINER_OPENERS``)."""
+    if opener.group().strip() not in _DETERMINER_OPENERS:
+        return True
+    return _STANDS_ALONE.match(low, opener.end()) is not None
+
+
 def _own_words(turn_text: str, lex: Lexicon) -> tuple[int, str | None, str | None]:
     """Where the speaker's own words begin, the message a chat client's reply form quotes
     (``Replying to "..."``, ``[chat]`` in lexicon.toml) and the name a ``Name:`` label sets (minutes:
@@ -256,6 +273,8 @@ def reply_to(
     if not sentence or sentence.endswith("?"):
         return None  # a reply that asks back answers nothing yet
     answer = lex.answer_openers.match_at(low, 0)
+    if answer is not None and not _stands_alone(low, answer):
+        answer = None  # "No probation is involved." says nothing about the question
     agreement = lex.agreement_openers.match_at(low, 0)
     opener = max((m.end() for m in (answer, agreement) if m is not None), default=0)
     names_it = _names(question, sentence[opener:])  # the opener's own words ("okay") name nothing
