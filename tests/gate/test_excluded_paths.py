@@ -395,3 +395,44 @@ def test_a_patch_on_disk_is_read_for_the_files_it_changes(ix: Intently, tmp_path
     assert "excluded-path" in s.check("run_shell", {"command": "patch -d src -p2 -i ../fix.patch"}).rule_ids
     other = s.check("run_shell", {"command": "patch -p0 -i other.patch"})
     assert not {"excluded-path", "excluded-path-named"} & set(other.rule_ids), other.reason
+
+
+@pytest.mark.parametrize(
+    ("call", "args"),
+    [
+        ("edit_file", _edit("src/app/config.py")),
+        ("write_file", {"path": "SRC/APP/CONFIG.PY", "content": "x"}),
+        ("write_file", {"path": "C:\\work\\proj\\src\\app\\Config.py", "content": "x"}),
+    ],
+)
+def test_a_protected_path_written_in_another_case_is_still_protected(ix: Intently, call: str, args: Any) -> None:
+    """On Windows and macOS (and a Windows drive under WSL) ``src/app/config.py`` is the file
+    the user protected as ``src/App/Config.py``: the gate compared paths case-sensitively, so an
+    edit of it in other letters went through."""
+    s = ix.gate.session(FILE_TOOLS, user_request="Fix tests/test_api.py. Do not edit src/App/Config.py.")
+    d = s.check(call, args)
+    assert d.level is Level.BLOCK and "excluded-path" in d.rule_ids, (d.level, d.rule_ids, d.reason)
+    assert "src/App/Config.py" in d.reason  # named as the user wrote it
+    assert s.check("edit_file", _edit("tests/test_api.py")).level is Level.ALLOW
+
+
+@pytest.mark.parametrize(
+    ("glob", "folder", "pattern", "words"),
+    [("SRC/app/*.PY", "Src", "CONFIG.py", ["python", "fix.py", "SRC/APP/CONFIG.PY"])],
+)
+def test_globs_sweeps_and_named_paths_ignore_case(glob: str, folder: str, pattern: str, words: list[str]) -> None:
+    from intently.gate._paths import named_in
+
+    assert matching_exclusion(glob, ["src/App/Config.py"]) == "src/App/Config.py"
+    assert sweep_covers(folder, None, "src/App/Config.py") and sweep_covers(folder, pattern, "src/App/Config.py")
+    assert named_in(words, ["src/App/Config.py"]) == ["src/App/Config.py"]
+    assert not sweep_covers("docs", None, "src/App/Config.py")  # other paths stay other paths
+
+
+def test_lifting_a_protection_still_names_the_path_as_protected(ix: Intently) -> None:
+    """Folding case never frees more than was said: the protection is lifted by the path the
+    user protected, and then the file can be changed however its letters are written."""
+    s = _conversation(
+        ix, "Fix tests/test_api.py. Do not edit src/App/Config.py.", "Now you can edit src/App/Config.py."
+    )
+    assert s.check("edit_file", _edit("src/app/config.py")).level is Level.ALLOW

@@ -75,6 +75,28 @@ def test_every_way_of_changing_the_protected_file_is_denied(
     assert "the request says not to change src/app/config.py" in reason
 
 
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Edit", {"file_path": "{p}/SRC/APP/CONFIG.PY", "old_string": "False", "new_string": "True"}),
+        ("Bash", {"command": "rm -rf src/APP"}),
+        ("Bash", {"command": "sed -i 's/False/True/' Src/App/config.py"}),
+        ("Bash", {"command": "find src -name CONFIG.py -delete"}),
+    ],
+)
+def test_the_protected_file_written_in_other_letters_is_denied(
+    ix: Intently, project: Path, handle: Handler, tool: str, tool_input: dict[str, Any]
+) -> None:
+    """On Windows and macOS ``SRC/APP/CONFIG.PY`` is the protected file: its case does not free it."""
+    _files(project)
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["rm", "sed", "find"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    filled = json.loads(json.dumps(tool_input).replace("{p}", str(project)))
+    decision, reason = _answer(handle(_tool(project, tool, filled)))
+    assert decision == "deny", reason
+    assert "the request says not to change src/app/config.py" in reason
+
+
 def test_do_not_touch_a_folder_protects_what_is_under_it(project: Path, handle: Handler) -> None:
     (project / "src" / "lib").mkdir(parents=True)
     (project / "src" / "lib" / "a.py").write_text("x = 1\n")

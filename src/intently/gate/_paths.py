@@ -37,6 +37,7 @@ __all__ = [
     "matching_exclusion",
     "named_in",
     "normalise_path",
+    "protected_key",
     "read_command",
     "same_file",
     "shell_words",
@@ -394,22 +395,38 @@ def _ends(
     return stems[i] in _TURNS or stems[i] in _READ_VERBS or bool(vocab.kinds_at(stems, i))
 
 
+def protected_key(path: str) -> str:
+    """A path as it is compared with a protected one: :func:`normalise_path`, and case folded.
+
+    On Windows and macOS the usual file systems ignore case, so ``src/app/config.py`` is the
+    file the user protected as ``src/App/Config.py``; so are a Linux checkout on a Windows drive
+    (WSL's ``/mnt/c``), a FAT or exFAT stick and an ext4 folder with casefolding on. Which one a
+    project is on cannot be told from a path, and this comparison decides what is refused, so it
+    fails closed: case never tells two paths apart here, on any platform (the self-guard's
+    patterns ignore case too). The cost, on a case-sensitive file system, is a refusal of a path
+    differing only in case from a protected one; the user lifts it by naming the path as they
+    protected it ("now you may edit src/App/Config.py"): lifting compares paths exactly
+    (:func:`same_file`), so folding never frees more than was said."""
+    return normalise_path(path).casefold()
+
+
 def matching_exclusion(path: str, excluded: Iterable[str]) -> str | None:
     """The excluded path that covers ``path`` (the same file, or a folder it lies under), or
     ``None``. A bare name (``config.py``) covers a file of that name in any folder; an absolute
-    path in a call is matched by its end, since the user names paths relative to the project."""
-    p = normalise_path(path)
+    path in a call is matched by its end, since the user names paths relative to the project.
+    Case does not tell them apart (:func:`protected_key`)."""
+    p = protected_key(path)
     if not p:
         return None
     if any(c in p for c in "*?["):  # a glob the shell expands ("rm src/app/*.py"): what it may match
         for raw in excluded:
-            e = normalise_path(raw)
+            e = protected_key(raw)
             bare = "/" not in e and fnmatch.fnmatchcase(e, posixpath.basename(p))  # config.py: anywhere
             if e and (fnmatch.fnmatchcase(e, p) or bare or fnmatch.fnmatchcase(e, p + "/*")):
                 return raw
         # and as written too: "app/[id]/page.tsx" is a file's real name as often as a pattern
     for raw in excluded:
-        e = normalise_path(raw)
+        e = protected_key(raw)
         if not e:
             continue
         if p == e or p.startswith(e + "/"):
@@ -1004,12 +1021,14 @@ def _xargs(args: Sequence[str], piped: Sequence[list[str]]) -> CommandReading:
 def sweep_covers(folder: str, pattern: str | None, excluded: str) -> bool:
     """Whether changing what lies under ``folder`` (named ``pattern``, when given) changes the
     protected path ``excluded``: it lies under the folder (``.`` is the whole project), or the
-    folder lies under it; a bare protected name (``config.py``) only when ``pattern`` names it."""
-    f, e = normalise_path(folder), normalise_path(excluded)
+    folder lies under it; a bare protected name (``config.py``) only when ``pattern`` names it.
+    Case does not tell them apart (:func:`protected_key`)."""
+    f, e = protected_key(folder), protected_key(excluded)
     if not e:
         return False
-    if pattern is not None and not fnmatch.fnmatchcase(posixpath.basename(e), pattern):
-        return not _FILE_NAME.fullmatch(posixpath.basename(e)) and _under(e, f)  # a protected folder inside
+    if pattern is not None and not fnmatch.fnmatchcase(posixpath.basename(e), pattern.casefold()):
+        name = posixpath.basename(normalise_path(excluded))  # as written: a file has a lower-case extension
+        return not _FILE_NAME.fullmatch(name) and _under(e, f)  # a protected folder inside
     if "/" not in e and pattern is not None:
         return True  # a file of that name, wherever it lies
     return _under(e, f) or (bool(f) and matching_exclusion(f, [excluded]) is not None)
@@ -1033,10 +1052,10 @@ def named_in(words: Sequence[str], excluded: Iterable[str]) -> list[str]:
     found: list[str] = []
     pieces = [p for w in words for p in re.split(r"[\s;&|()<>=\"'`,]+", w) if p]
     for raw in excluded:
-        e = normalise_path(raw)
+        e = protected_key(raw)
         name = posixpath.basename(e)
         for piece in pieces:
-            if matching_exclusion(piece, [raw]) is not None or (e and normalise_path(piece) == name):
+            if matching_exclusion(piece, [raw]) is not None or (e and protected_key(piece) == name):
                 found.append(raw)
                 break
     return found
