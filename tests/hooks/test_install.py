@@ -6,7 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from intently import InvalidInput
 from intently.hooks import CLAUDE_EVENTS
+from intently.hooks._install import interpreter_command
 
 from .conftest import INTENTLY
 
@@ -151,3 +155,43 @@ def test_install_refuses_a_hooks_table_of_the_wrong_shape_untouched(tmp_path: Pa
     assert "hooks.Stop" in done.stderr
     assert settings.read_text() == '{"hooks": {"Stop": {"hooks": []}}}'
     assert not (settings.parent / "settings.json.bak").exists()
+
+
+def _bash_words(command: str) -> list[str]:
+    """The words a real Bash (what Claude Code runs hook commands with on Windows when it finds
+    Git Bash, as on Linux and macOS) reads ``command`` as."""
+    shown = subprocess.run(["bash", "-c", f"printf '%s\\n' {command}"], capture_output=True, text=True, check=True)
+    return shown.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    "python",
+    [
+        r"C:\Users\Jane Doe\AppData\Local\Programs\Python\Python312\python.exe",
+        r"C:\Python312\python.exe",  # no space: subprocess.list2cmdline leaves it bare, and Bash eats "\"
+        r"D:\proj\.venv\Scripts\python.exe",
+    ],
+)
+def test_the_windows_hook_command_reads_the_same_in_bash_and_cmd(python: str) -> None:
+    """The default hook command on Windows was quoted the POSIX way ('C:\\...\\python.exe'),
+    which cmd.exe does not read as quoting at all. It is now the path in double quotes with
+    forward slashes: one word to Git Bash (checked here with a real bash) and to cmd.exe."""
+    command = interpreter_command(python, windows=True)
+    forward = python.replace("\\", "/")
+    assert command == f'"{forward}" -m intently.hooks'
+    assert _bash_words(command) == [forward, "-m", "intently.hooks"]
+
+
+@pytest.mark.parametrize("python", [r"C:\Users\100%\python.exe", r"C:\Users\$env\python.exe", "C:\\a`b\\python.exe"])
+def test_a_windows_python_path_a_shell_would_expand_is_refused_not_installed(python: str) -> None:
+    """A hook command that fails to start lets every tool call through: such a path is refused,
+    naming --command, instead of being installed."""
+    with pytest.raises(InvalidInput) as caught:
+        interpreter_command(python, windows=True)
+    assert caught.value.where == "--command"
+
+
+def test_the_posix_hook_command_is_one_word_to_sh(tmp_path: Path) -> None:
+    python = str(tmp_path / "it's a venv" / "bin" / "python")
+    command = interpreter_command(python, windows=False)
+    assert _bash_words(command) == [python, "-m", "intently.hooks"]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import sys
 from pathlib import Path
@@ -54,8 +53,11 @@ def claude(ctx: typer.Context) -> None:
 
 def _default_command() -> str:
     """This interpreter running the hooks' own entry point: the same answers as
-    ``intently hook claude`` without building the whole CLI on every tool call."""
-    return f"{shlex.quote(sys.executable)} -m intently.hooks"
+    ``intently hook claude`` without building the whole CLI on every tool call, quoted for
+    this platform's hook shell."""
+    from ..hooks._install import interpreter_command
+
+    return interpreter_command(sys.executable, windows=os.name == "nt")
 
 
 @hook_app.command("install")

@@ -17,6 +17,7 @@ reads them at all, is refused untouched, with its path.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from ..core.errors import InvalidInput
 from ..core.files import atomic_write
 
-__all__ = ["CLAUDE_EVENTS", "InstallReport", "install_claude"]
+__all__ = ["CLAUDE_EVENTS", "InstallReport", "install_claude", "interpreter_command"]
 
 #: Event -> matcher (None: the event takes no matcher).
 CLAUDE_EVENTS: dict[str, str | None] = {
@@ -37,6 +38,38 @@ CLAUDE_EVENTS: dict[str, str | None] = {
 }
 _MARKER = "hook claude"
 _TIMEOUT_S = 30
+
+
+# What a Windows hook command cannot hold inside double quotes and mean the same to both shells
+# Claude Code may run it with (Git Bash: "$", "`" and "!" expand; cmd.exe: "%" expands; a quote
+# ends the quoting in both).
+_WINDOWS_UNSAFE = frozenset('"$`%!')
+
+
+def interpreter_command(executable: str, *, windows: bool) -> str:
+    """``executable`` running the hooks' entry point (``-m intently.hooks``), quoted for the shell
+    Claude Code runs hook commands with.
+
+    POSIX: ``sh -c`` reads it, so :func:`shlex.quote`. Windows: Claude Code runs hooks through
+    Git Bash when it finds it and through ``cmd.exe`` otherwise, and the two quote differently:
+    ``shlex.quote``'s single quotes mean nothing to ``cmd.exe``, and
+    :func:`subprocess.list2cmdline` leaves a path without spaces unquoted, whose backslashes
+    Bash then eats (``C:\\Python\\python.exe`` runs ``C:Pythonpython.exe``). The path in
+    double quotes with forward slashes (which Windows accepts) reads the same to both. A path
+    holding a character either shell would still expand is refused, naming ``--command``,
+    rather than installed: a hook command that fails to start lets every tool call through.
+    ``windows`` is a parameter, not ``os.name``, so the Windows branch is tested on Linux."""
+    if not windows:
+        return f"{shlex.quote(executable)} -m intently.hooks"
+    unsafe = sorted(set(executable) & _WINDOWS_UNSAFE)
+    if unsafe:
+        raise InvalidInput(
+            f"the Python path {executable!r} holds {' '.join(unsafe)}, which Git Bash or cmd.exe would "
+            "expand in a hook command; pass --command with the command quoted for your shell",
+            where="--command",
+        )
+    forward = executable.replace("\\", "/")
+    return f'"{forward}" -m intently.hooks'
 
 
 @dataclass(frozen=True)
