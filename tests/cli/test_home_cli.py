@@ -39,6 +39,16 @@ def test_init_creates_the_home_and_reports_stable_keys(tmp_path: Path) -> None:
     assert again.code == 2
 
 
+def test_init_prints_a_folder_name_with_brackets_as_it_is(tmp_path: Path) -> None:
+    """The folder is the user's, but Rich read ``[bold]`` in it as markup and dropped it, so the
+    line named a folder that does not exist."""
+    root = tmp_path / "proj [bold]x"
+    root.mkdir()
+    result = run("init", cwd=root)
+    assert result.code == 0, result.stderr
+    assert f"Created {root / '.intently'} " in result.stdout.replace("\n", "")
+
+
 def test_whoami_grant_revoke_grants(home: Path) -> None:
     who = run("whoami", "--json", cwd=home).json
     assert who == {

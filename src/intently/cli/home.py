@@ -10,7 +10,7 @@ import typer
 from ..access import Permission
 from ..core.actors import Actor
 from ..core.homedir import HOME_DIRNAME
-from ._common import JsonOpt, emit, open_home, out, state, table
+from ._common import JsonOpt, emit, escape, open_home, out, state, table
 
 if TYPE_CHECKING:
     from .._intently import Intently
@@ -58,7 +58,11 @@ def init(
         }
     finally:
         ix.close()
-    emit(data, as_json, lambda d: out.print(f"Created {d['home']} (namespace {d['namespace']}, owner {d['owner']})"))
+    emit(
+        data,
+        as_json,
+        lambda d: out.print(escape(f"Created {d['home']} (namespace {d['namespace']}, owner {d['owner']})")),
+    )
 
 
 def join(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -92,8 +96,10 @@ def _join(ix: Intently, as_json: bool) -> None:
         data,
         as_json,
         lambda d: out.print(
-            f"Joined {d['home']} as {d['actor']} (signing key {d['key_id']}, owner stays {d['owner']}); "
-            "commit keys/public.json and checkpoints.json"
+            escape(
+                f"Joined {d['home']} as {d['actor']} (signing key {d['key_id']}, owner stays {d['owner']}); "
+                "commit keys/public.json and checkpoints.json"
+            )
         ),
     )
 
@@ -108,7 +114,7 @@ def grant(
     with open_home(ctx) as ix:
         ix.access.grant(Actor.parse(actor), permission)
         data = {"namespace": ix.namespace, "actor": str(Actor.parse(actor)), "permission": permission.value}
-    emit(data, as_json, lambda d: out.print(f"Granted {d['permission']} to {d['actor']} in {d['namespace']}"))
+    emit(data, as_json, lambda d: out.print(escape(f"Granted {d['permission']} to {d['actor']} in {d['namespace']}")))
 
 
 def revoke(
