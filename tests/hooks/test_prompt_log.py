@@ -61,7 +61,12 @@ def test_each_prompt_enters_the_log_once_and_every_run_reads_back_exactly(
         request, resolved = opening_read(ix.log, op)
         assert request == "\n\n".join(prompts[:k])
         assert f"marker{k - 1}zq." in " ".join(resolved["unplaced"])  # the reading, unplaced phrases and all
-        assert "request" not in op.payload and len(op.payload["prompts"]) == k
+        assert "request" not in op.payload
+        if k == 1:
+            assert len(op.payload["prompts"]) == 1
+        else:  # it continues the run before it, naming only the prompt added since
+            assert "prompts" not in op.payload and len(op.payload["added"]) == 1 and op.payload["count"] == k
+            assert op.payload["after"] == {"seq": opened[k - 2].seq, "run": opened[k - 2].target}
         explained = ix.gate.explain(op.target)
         assert explained["text"].startswith(f"Request: {request}\n")
         assert ix.gate.run(op.target)["session"]["resolved"] == resolved
@@ -110,6 +115,11 @@ def test_a_request_changed_in_the_table_is_caught(ix: Intently, project: Path, h
         ix.gate.explain(run)
 
 
+def _openings_bytes(ix: Intently) -> int:
+    """What the log holds of the runs' openings (their payloads), in bytes."""
+    return sum(len(json.dumps(op.payload)) for op in ix.log.read(ix.namespace, op="GATE_SESSION_OPENED"))
+
+
 def _gate_bytes(ix: Intently) -> int:
     """What the gate's tables hold of the runs and their prompts, in bytes (on either backend)."""
     with ix.store.transaction(write=False) as tx:
@@ -124,12 +134,17 @@ def test_the_gate_tables_grow_with_the_prompts_not_their_square(
     again (and its unplaced phrases a second time): twice the prompts is about twice the bytes.
     Storing each run's joined request made 30 prompts of 2 KB take 3.8 times what 15 did."""
     prompts = _session(ix, project, handle, 15)
-    at_n = _gate_bytes(ix)
+    at_n, log_at_n, openings_at_n = _gate_bytes(ix), _payload_bytes(ix), _openings_bytes(ix)
     prompts += [_prompt(i) for i in range(15, 30)]
     for text in prompts[15:]:
         assert handle(event("UserPromptSubmit", project, prompt=text)).exit_code == 0
     at_2n = _gate_bytes(ix)
     assert at_2n < 2.2 * at_n, (at_n, at_2n)
+    # The log too: each run's opening names the run it continues and the prompts added since,
+    # not every prompt's hash again (which made 30 prompts' openings 2.75 times 15's, and
+    # 200 prompts of 2 KB log 2.8 MB where 100 logged 0.96 MB).
+    assert _openings_bytes(ix) < 2.2 * openings_at_n, (openings_at_n, _openings_bytes(ix))
+    assert _payload_bytes(ix) < 2.2 * log_at_n, (log_at_n, _payload_bytes(ix))
     assert at_2n < 2 * sum(map(len, prompts))  # each prompt's text once, and little else
     # Every reader still shows each run's whole request, exactly.
     runs = ix.gate.runs(limit=100)
@@ -165,3 +180,127 @@ def test_a_home_migrated_from_the_joined_rows_reads_and_numbers_its_prompts_in_l
     assert after == before and [r["n"] for r in after] == [1, 2, 3]
     assert ix.gate.run(last)["session"]["request"] == "\n\n".join(prompts)
     assert ix.gate.explain(last)["text"].startswith(f"Request: {prompts[0]}")
+
+
+def _log_old_runs(ix: Intently, prompts: list[str]) -> list[str]:
+    """Runs opened the way the log held them before openings were chained: each prompt logged
+    once, and each run's opening listing every prompt's hash so far. Written directly to the
+    log (and applied, as the journal does), as an older intently wrote them."""
+    from intently.gate._engine import _apply_prompt, _apply_session
+    from intently.gate._prompts import prompt_hash
+
+    runs = []
+    with ix.store.transaction() as tx:
+        for k, text in enumerate(prompts, 1):
+            digest = prompt_hash(text)
+            common = {"namespace": ix.namespace, "actor": str(ix.actor), "policy_version": "gate@1;old"}
+            _apply_prompt(
+                tx,
+                ix.log.append(
+                    tx, op="GATE_PROMPT_LOGGED", target=digest, payload={"sha256": digest, "text": text}, **common
+                ),
+            )
+            opening = {
+                "prompts": [prompt_hash(p) for p in prompts[:k]],
+                "resolved": {"intents": [], "negated": [], "unplaced": []},
+                "unplaced_at": [],
+                "bundle": "old",
+            }
+            runs.append(f"run_old{k}")
+            _apply_session(tx, ix.log.append(tx, op="GATE_SESSION_OPENED", target=runs[-1], payload=opening, **common))
+    return runs
+
+
+def test_openings_that_list_every_prompt_still_read_and_a_new_run_continues_them(ix: Intently, tmp_path: Path) -> None:
+    """A log written before openings were chained (every run listing all its prompts' hashes)
+    reads, explains, exports, verifies and replays as before; the next run of that conversation
+    continues the last of those runs, naming only its new prompt, and reads back whole."""
+    from intently.gate import verify_trace
+
+    prompts = ["Fix the failing test in tests/test_api.py.", "Do not edit src/app/config.py.", "yes"]
+    runs = _log_old_runs(ix, prompts)
+    old = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")
+    for k, (run, op) in enumerate(zip(runs, old, strict=True), 1):
+        assert len(op.payload["prompts"]) == k
+        assert opening_read(ix.log, op)[0] == "\n\n".join(prompts[:k])
+        assert ix.gate.explain(run)["text"].startswith(f"Request: {prompts[0]}")
+    assert ix.gate.run(runs[-1])["session"]["request"] == "\n\n".join(prompts)
+    assert verify_trace(ix.gate.export_run(runs[-1]), ix.log.keyring)["ok"]
+
+    more = [*prompts, "Now update the changelog too."]
+    session = ix.gate.session([], user_request="\n\n".join(more), request_parts=more)
+    new = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[-1]
+    assert new.target == str(session.id)
+    assert new.payload["after"] == {"seq": old[-1].seq, "run": runs[-1]}
+    assert len(new.payload["added"]) == 1 and new.payload["count"] == 4
+    assert opening_read(ix.log, new)[0] == "\n\n".join(more)
+    assert ix.gate.explain(str(session.id))["text"].startswith(f"Request: {prompts[0]}")
+    bundle = ix.gate.export_run(str(session.id))
+    assert [op["target"] for op in bundle["operations"] if op["op"] == "GATE_SESSION_OPENED"] == [runs[-1], new.target]
+    assert verify_trace(bundle, ix.log.keyring)["ok"]
+    assert ix.log.verify().ok
+    assert_replay_rebuilds(ix, tmp_path)
+
+
+def test_an_export_late_in_a_session_carries_its_chain_and_proves_its_request(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    """A run late in a session names the run before it, which names the one before that: its
+    export carries every opening of that chain and every prompt, so the bundle alone rebuilds
+    the request, and verifying it proves the request the run shows is the one it was made on."""
+    from intently.core.errors import TableMismatch as Mismatch
+    from intently.gate import verify_trace
+
+    prompts = _session(ix, project, handle, 8)
+    opened = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")
+    bundle = ix.gate.export_run(opened[-1].target)
+    ops = bundle["operations"]
+    assert [op["target"] for op in ops if op["op"] == "GATE_SESSION_OPENED"] == [op.target for op in opened]
+    assert [op["payload"]["text"] for op in ops if op["op"] == "GATE_PROMPT_LOGGED"] == prompts
+    assert bundle["run"]["session"]["request"] == "\n\n".join(prompts)
+    assert verify_trace(bundle, ix.log.keyring)["ok"]
+
+    # A bundle whose run shows another request, or that lacks a link of the chain, does not verify.
+    shown = json.loads(json.dumps(bundle))
+    shown["run"]["session"]["request"] = shown["run"]["session"]["request"].replace("do not edit", "edit")
+    with pytest.raises(Mismatch, match="request of the trace's run"):
+        verify_trace(shown, ix.log.keyring)
+    cut = json.loads(json.dumps(bundle))
+    cut["operations"] = [op for op in cut["operations"] if op.get("target") != opened[3].target]
+    with pytest.raises(Mismatch, match="cannot be rebuilt"):
+        verify_trace(cut, ix.log.keyring)
+
+
+def test_an_opening_that_continues_no_run_of_the_log_is_refused(ix: Intently, project: Path, handle: Handler) -> None:
+    """A chained opening must name an earlier opening of its stream, of the run it says: one
+    naming a prompt's operation, or a later place, cannot say what its run was made on, and
+    is refused when written and when read (never read as some other run's prompts)."""
+    from intently.core.errors import LogIntegrityError
+    from intently.gate._engine import _apply_session
+
+    _session(ix, project, handle, 2)
+    last = ix.log.read(ix.namespace, op="GATE_SESSION_OPENED")[-1]
+    prompt = ix.log.read(ix.namespace, op="GATE_PROMPT_LOGGED")[0]
+    common = {"namespace": ix.namespace, "actor": str(ix.actor), "policy_version": last.policy_version}
+    for after in ({"seq": prompt.seq, "run": last.target}, {"seq": last.seq + 5, "run": last.target}):
+        forged = {**last.payload, "after": after}
+        with pytest.raises(LogIntegrityError, match="continues run"), ix.store.transaction() as tx:
+            _apply_session(
+                tx, ix.log.append(tx, op="GATE_SESSION_OPENED", target="run_forged", payload=forged, **common)
+            )
+    wrong_count = {**last.payload, "count": 7}
+    with pytest.raises(LogIntegrityError, match="says it read 7 prompts"), ix.store.transaction() as tx:
+        _apply_session(
+            tx, ix.log.append(tx, op="GATE_SESSION_OPENED", target="run_forged", payload=wrong_count, **common)
+        )
+    # Read from the log alone: an opening pointing at the prompt's operation (written behind the gate's back).
+    with ix.store.transaction() as tx:
+        op = ix.log.append(
+            tx,
+            op="GATE_SESSION_OPENED",
+            target="run_forged",
+            payload={**last.payload, "after": {"seq": prompt.seq, "run": last.target}},
+            **common,
+        )
+    with pytest.raises(LogIntegrityError, match="continues run"):
+        opening_read(ix.log, ix.log.get(ix.namespace, op.seq))

@@ -34,7 +34,20 @@ from ._contracts import ToolDefinition
 from ._decision import Decision, Level
 from ._gate import Gate, Session
 from ._journal import DENIED, postcondition_record
-from ._prompts import JOIN, PROMPT_OP, prompt_hash, request_of, resolved_of, unplaced_places
+from ._prompts import (
+    JOIN,
+    OPENED_OP,
+    PROMPT_OP,
+    OpeningAt,
+    continued,
+    places_after,
+    prompt_hash,
+    prompts_of,
+    read_opening,
+    request_of,
+    resolved_of,
+    unplaced_places,
+)
 
 if TYPE_CHECKING:
     from .._runtime import Runtime
@@ -94,6 +107,11 @@ register_migration(
     description="a run opened on prompts keeps their numbers (ranges), not their joined text: linear in the prompts",
 )
 
+#: How many of a namespace's newest runs a new opening looks through for the one it continues
+#: (the previous run of the same conversation; others interleave when several sessions share a
+#: namespace). Finding none costs bytes, not correctness: the opening then lists every prompt.
+_CONTINUE_WINDOW = 32
+
 TABLES = (
     "gate_prompts",
     "gate_sessions",
@@ -144,24 +162,87 @@ def _ranges(numbers: Sequence[int]) -> list[list[int]]:
     return out
 
 
+def _numbers(ranges: str) -> list[int]:
+    """The prompt numbers a run's row names (its ``prompts`` column, see :func:`_ranges`)."""
+    return [n for first, last in json.loads(ranges) for n in range(int(first), int(last) + 1)]
+
+
+def _in_log(tx: Transaction, stream: str) -> OpeningAt:
+    """:data:`~intently.gate._prompts.OpeningAt` over the log as this transaction sees it (an
+    applier's: the operations before the one it applies are there, in a replay as when written)."""
+
+    def opening_at(seq: int) -> tuple[str, str, Mapping[str, Any]] | None:
+        row = tx.one("SELECT * FROM log_ops WHERE stream = ? AND seq = ?", (stream, seq))
+        if row is None:
+            return None
+        op = Operation.from_row(row)
+        return op.op, op.target, op.payload
+
+    return opening_at
+
+
+def _prompt_number(tx: Transaction, op: Operation, digest: str) -> int:
+    """The number of a prompt the run names in its namespace; one never logged there is a log
+    that cannot say what the run was decided on."""
+    n = tx.scalar("SELECT n FROM gate_prompts WHERE namespace = ? AND sha256 = ?", (op.stream, digest))
+    if n is None:
+        raise LogIntegrityError(
+            f"the run's opening names prompt {digest}, which the log does not hold",
+            stream=op.stream,
+            seq=op.seq or None,
+        )
+    return int(n)
+
+
+def _continued(tx: Transaction, op: Operation) -> tuple[list[int], list[Any] | None]:
+    """The prompt numbers of a chained opening and the places of its unplaced phrases: those
+    of the run it continues (its row, written when that opening was applied, before this one)
+    and then of the prompts it adds (and the places it adds, :func:`places_after`). The
+    opening it continues is checked in the log, as a reader of the log alone checks it
+    (:func:`~intently.gate._prompts.continued`); no prompt before the new ones is read again,
+    so applying run k of a session costs its new prompts, not k."""
+    p = op.payload
+    continued(p, _in_log(tx, op.stream), stream=op.stream, seq=op.seq or None)
+    run = str(p["after"]["run"])
+    base = tx.one("SELECT prompts, unplaced_at FROM gate_sessions WHERE id = ? AND namespace = ?", (run, op.stream))
+    if base is None or base["prompts"] is None:
+        raise TableMismatch(
+            f"run {op.target} continues run {run}, whose prompts the gate's table does not hold; "
+            "`intently log replay` rebuilds it from the log"
+        )
+    numbers = _numbers(str(base["prompts"])) + [_prompt_number(tx, op, str(d)) for d in p["added"]]
+    if p.get("count", len(numbers)) != len(numbers):
+        raise LogIntegrityError(
+            f"the run's opening says it read {p['count']} prompts; the runs it continues name {len(numbers)}",
+            stream=op.stream,
+            seq=op.seq or None,
+        )
+    kept = None if base["unplaced_at"] is None else json.loads(str(base["unplaced_at"]))
+    return numbers, places_after(kept, p, stream=op.stream, seq=op.seq or None)
+
+
 def _apply_session(tx: Transaction, op: Operation) -> None:
     """The run's row. A run opened on prompts keeps their numbers in ``gate_prompts`` (as
     ranges) and the places of its unplaced phrases, not the joined text and the phrases again
     (:func:`_session_row` puts them back on read): a session of N prompts used to store the
-    N joins of 1, 2, ..., N prompts twice over, O(N^2) bytes for O(N) of text."""
+    N joins of 1, 2, ..., N prompts twice over, O(N^2) bytes for O(N) of text. A chained
+    opening (``after``) is read from the row of the run it continues."""
     p = op.payload
-    request = request_of(p, _prompt_text(tx, op.stream), stream=op.stream, seq=op.seq or None)
-    stored, prompts, places = request, None, None
-    resolved = resolved_of(p, request)
-    if "request" not in p:
-        numbers = []
-        for digest in p["prompts"]:
-            n = tx.scalar("SELECT n FROM gate_prompts WHERE namespace = ? AND sha256 = ?", (op.stream, str(digest)))
-            numbers.append(int(n))  # request_of proved every prompt is here
-        stored, prompts = "", json.dumps(_ranges(numbers))
-        if p.get("unplaced_at") is not None:
-            places = json.dumps(p["unplaced_at"])
-            resolved = {k: v for k, v in p["resolved"].items() if k != "unplaced"}
+    stored, prompts, places = "", None, None
+    if "request" in p:
+        stored = str(p["request"])
+        resolved = resolved_of(p, stored)
+    else:
+        if "prompts" in p:
+            request_of(p, _prompt_text(tx, op.stream), stream=op.stream, seq=op.seq or None)  # every prompt is here
+            numbers, at = [_prompt_number(tx, op, str(d)) for d in p["prompts"]], p.get("unplaced_at")
+        else:
+            numbers, at = _continued(tx, op)
+        prompts = json.dumps(_ranges(numbers))
+        resolved = dict(p["resolved"])
+        if at is not None:
+            places = json.dumps(at)
+            resolved.pop("unplaced", None)
     tx.execute(
         "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started, prompts, unplaced_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -251,7 +332,7 @@ def _apply_approved(tx: Transaction, op: Operation) -> None:
 
 
 register_applier(PROMPT_OP, _apply_prompt)
-register_applier("GATE_SESSION_OPENED", _apply_session)
+register_applier(OPENED_OP, _apply_session)
 register_applier("GATE_OUTPUT_OBSERVED", _apply_observed)
 register_applier("GATE_DECIDED", _apply_decided)
 register_applier("GATE_APPROVED", _apply_approved)
@@ -344,7 +425,51 @@ class HomeJournal:
                 _apply_prompt(tx, self._append(tx, PROMPT_OP, digest, {"sha256": digest, "text": text}))
             digests.append(digest)
         resolved.pop("unplaced", None)
-        return {"prompts": digests, "resolved": resolved, "unplaced_at": places, "bundle": info["bundle"]}
+        base = self._continues(tx, digests)
+        if base is None:
+            return {"prompts": digests, "resolved": resolved, "unplaced_at": places, "bundle": info["bundle"]}
+        seq, run, m, before = base
+        kept = 0  # the unplaced phrases of the run continued that this one has too, at the same places
+        while kept < min(len(before), len(places)) and list(before[kept]) == list(places[kept]):
+            kept += 1
+        return {
+            "after": {"seq": seq, "run": run},
+            "added": digests[m:],
+            "count": len(digests),
+            "resolved": resolved,
+            "unplaced_kept": kept,
+            "unplaced_at": places[kept:],
+            "bundle": info["bundle"],
+        }
+
+    def _continues(self, tx: Transaction, digests: Sequence[str]) -> tuple[int, str, int, list[Any]] | None:
+        """The run this opening continues (its opening's seq, its id, how many prompts it read,
+        the places of its unplaced phrases):
+        the newest of the namespace's recent runs whose prompts begin this one's, most prompts
+        first. Run k of a conversation then logs its new prompts' hashes, not all k of them
+        again (which made the log grow with the square of the session's length)."""
+        numbers: list[int] = []
+        for digest in digests:
+            n = tx.scalar("SELECT n FROM gate_prompts WHERE namespace = ? AND sha256 = ?", (self._ns, digest))
+            if n is None:  # a table older than gate migration 4: list them all
+                return None
+            numbers.append(int(n))
+        best: tuple[int, str, int, list[Any]] | None = None
+        # The newest openings of the stream, by its primary key read backwards: no scan of the
+        # namespace's runs, however many it holds.
+        for opened in tx.query(
+            "SELECT seq, target FROM log_ops WHERE stream = ? AND op = ? ORDER BY seq DESC LIMIT ?",
+            (self._ns, OPENED_OP, _CONTINUE_WINDOW),
+        ):
+            row = tx.one(
+                "SELECT prompts, unplaced_at FROM gate_sessions WHERE id = ? AND namespace = ?",
+                (str(opened["target"]), self._ns),
+            )
+            earlier = [] if row is None or row["prompts"] is None else _numbers(str(row["prompts"]))
+            if earlier and numbers[: len(earlier)] == earlier and (best is None or len(earlier) > best[2]):
+                places = json.loads(str(row["unplaced_at"] or "[]")) if row is not None else []
+                best = (int(opened["seq"]), str(opened["target"]), len(earlier), places)
+        return best
 
     def _own_session(self, tx: Transaction, session_id: str) -> None:
         """A session belongs to the actor who opened it: another actor may not add its calls or
@@ -575,10 +700,11 @@ class GateEngine:
         namespace = str(session["namespace"])
         ops = self._rt.log.read(namespace, ops=kinds, after=int(opened) - 1 if opened is not None else 0)
         if opened is not None:
-            prompts = self._logged_prompts(namespace, int(opened))
-            if not kinds:  # an export holds the prompts its run names (logged by it or before it), no others
-                ops = sorted([*prompts, *(op for op in ops if op.op != PROMPT_OP)], key=lambda op: op.seq)
-            self._request_in_log(namespace, int(opened), session, prompts)
+            chain, prompts = self._logged_prompts(namespace, int(opened))
+            if not kinds:  # an export holds the prompts its run names (logged by it or before it), no others,
+                # and the earlier openings a chained one continues (what says which prompts it names)
+                ops = sorted([*chain[:-1], *prompts, *(op for op in ops if op.op != PROMPT_OP)], key=lambda op: op.seq)
+            self._request_in_log(namespace, session, [*chain, *prompts])
         settled = self._settled_in_log(namespace, run_id, decisions, [dict(a) for a in approvals], ops)
         run = {
             "session": session,
@@ -590,30 +716,42 @@ class GateEngine:
         }
         return run, ops
 
-    def _logged_prompts(self, namespace: str, opened: int) -> list[Operation]:
-        """The ``GATE_PROMPT_LOGGED`` operations the run's opening (at ``opened``) names, each
-        once, oldest first: logged by this run or by an earlier one of the conversation."""
-        opening = self._rt.log.get(namespace, opened)
-        found: dict[str, Operation] = {}
-        for digest in opening.payload.get("prompts") or ():
-            if digest not in found:
-                logged = self._rt.log.read(namespace, op=PROMPT_OP, target=str(digest), limit=1)
-                if logged:
-                    found[str(digest)] = logged[0]
-        return sorted(found.values(), key=lambda op: op.seq)
+    def _logged_prompts(self, namespace: str, opened: int) -> tuple[list[Operation], list[Operation]]:
+        """The run's opening (at ``opened``) and the earlier openings it continues (oldest
+        first), and the ``GATE_PROMPT_LOGGED`` operations they name, each once, oldest first:
+        logged by this run or by an earlier one of the conversation."""
+        chain = [self._rt.log.get(namespace, opened)]
 
-    def _request_in_log(self, namespace: str, opened: int, session: dict[str, Any], prompts: list[Operation]) -> None:
+        def opening_at(seq: int) -> tuple[str, str, Mapping[str, Any]] | None:
+            try:
+                op = self._rt.log.get(namespace, seq)
+            except NotFound:
+                return None
+            chain.append(op)
+            return op.op, op.target, op.payload
+
+        opening = chain[0].payload
+        digests = [] if "request" in opening else prompts_of(opening, opening_at, stream=namespace, seq=opened)
+        found: dict[str, Operation] = {}
+        for digest in digests:
+            if digest not in found:
+                logged = self._rt.log.read(namespace, op=PROMPT_OP, target=digest, limit=1)
+                if logged:
+                    found[digest] = logged[0]
+        return chain[::-1], sorted(found.values(), key=lambda op: op.seq)
+
+    def _request_in_log(self, namespace: str, session: dict[str, Any], logged: list[Operation]) -> None:
         """The run's request and reading as its table row shows them are what its logged opening
-        (and the prompts it names) say: what ``explain`` prints as the request is the log's."""
-        opening = self._rt.log.get(namespace, opened)
-        texts = {str(op.target): str(op.payload.get("text")) for op in prompts}
-        request = request_of(opening.payload, texts.get, stream=namespace, seq=opened)
-        if request != session["request"] or resolved_of(opening.payload, request) != session["resolved"]:
+        (the last of ``logged``'s openings; the earlier ones it continues, and the prompts they
+        name, are the rest) say: what ``explain`` prints as the request is the log's."""
+        opening = next(op for op in reversed(logged) if op.op == OPENED_OP and op.target == session["id"])
+        request, resolved = _read_among([op.to_json() for op in logged], opening.to_json())
+        if request != session["request"] or resolved != session["resolved"]:
             raise TableMismatch(
                 f"the request of run {session['id']} differs from its logged opening: the gate's table was "
                 "changed outside the log; `intently log replay` rebuilds it from the log",
                 stream=namespace,
-                seq=opened,
+                seq=opening.seq,
             )
 
     def logged_request(self, run_id: str) -> str:
@@ -769,7 +907,9 @@ class GateEngine:
         run, logged = self._run(run_id, ())
         targets = {str(run["session"]["id"]), *(d["id"] for d in run["decisions"])}
         targets |= {op.target for op in logged if op.op == PROMPT_OP}  # only the prompts the run names
-        ops = [op.to_json() for op in logged if op.target in targets]
+        opened = min((op.seq for op in logged if op.op == OPENED_OP and op.target in targets), default=0)
+        # The openings before the run's own are those it continues: the prompts it names are theirs and its added ones.
+        ops = [op.to_json() for op in logged if op.target in targets or (op.op == OPENED_OP and op.seq < opened)]
         now = format_time(self._rt.clock.now())
         body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin, "signed_at": now}
         ring = self._rt.log.keyring
@@ -813,6 +953,7 @@ def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
     if body["format"] not in (TRACE_FORMAT, _LEGACY_TRACE_FORMAT):
         raise InvalidInput(f"unknown trace format {body['format']!r}")
     _consistent(body)
+    _request_consistent(body)
     entry = keyring.entries.get(key_id)
     if entry is None:
         raise UnknownKey(f"trace signed by unknown key {key_id}")
@@ -889,3 +1030,49 @@ def _consistent(body: Mapping[str, Any]) -> None:
     extra = sorted(set(logged) - {str(d.get("id")) for d in decisions})
     if extra:
         raise TableMismatch(f"the trace's operations hold decision(s) its run leaves out: {', '.join(extra)}")
+
+
+def _read_among(ops: Sequence[Mapping[str, Any]], opening: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The request ``opening`` (an operation as JSON) was made on, and its reading, from ``ops`` alone: the
+    prompts, and the earlier openings of its stream a chained opening continues, that they
+    hold. What a trace bundle's verification and the check of a run's row against the log
+    both rebuild it from, so an export proves what ``gate explain`` proves."""
+    stream = str(opening["namespace"])
+    mine = [op for op in ops if op.get("namespace") == stream]
+    by_seq = {op.get("seq"): op for op in mine}
+    texts = {str(op.get("target")): str(op["payload"].get("text")) for op in mine if op.get("op") == PROMPT_OP}
+
+    def opening_at(seq: int) -> tuple[str, str, Mapping[str, Any]] | None:
+        op = by_seq.get(seq)
+        return None if op is None else (str(op.get("op")), str(op.get("target")), dict(op["payload"]))
+
+    seq = opening.get("seq")
+    return read_opening(
+        opening["payload"],
+        texts.get,
+        stream=stream,
+        seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+        opening_at=opening_at,
+    )
+
+
+def _request_consistent(body: Mapping[str, Any]) -> None:
+    """The request and reading the trace's run shows are what its opening (and the prompts and
+    earlier openings it names, all in the trace) say: a trace carries what it needs to prove
+    which text its decisions were made on, and a run shown on another text does not verify."""
+    try:
+        ops = [op for op in body["operations"] if isinstance(op, Mapping)]
+        session = body["run"]["session"]
+        run_id = session["id"]
+        opening = next((op for op in ops if op.get("op") == OPENED_OP and op.get("target") == run_id), None)
+        if opening is None:
+            raise TableMismatch(
+                f"the trace's run {run_id} has no opening among its operations: its request is unproven"
+            )
+        request, resolved = _read_among(ops, opening)
+    except LogIntegrityError as exc:
+        raise TableMismatch(f"the request of the trace's run cannot be rebuilt from its operations: {exc}") from exc
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise InvalidInput(f"not a gate trace bundle ({exc})") from exc
+    if request != session.get("request") or resolved != session.get("resolved"):
+        raise TableMismatch(f"the request of the trace's run {run_id} differs from the one its opening was made on")
