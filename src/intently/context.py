@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from ._engines import engine_method
 from .access import Permission
 from .core.errors import IntentlyError, InvalidInput
+from .core.gcpause import gc_paused
 from .core.strings import quoted_line, str_list
 from .core.tokens import default_counter
 
@@ -514,6 +515,7 @@ class _Run:
     wants_more: bool = False  # the engine left something out for the budget
 
 
+@gc_paused()  # the block makes many objects and no cycles: see core/gcpause
 def assemble(
     ix: Intently,
     query: str,

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ..access import Permission, may_review, require_reviewer
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound, first_problem
+from ..core.gcpause import gc_paused
 from ..core.strings import str_list
 from ..embed import Embedder, VectorIndex, get_embedder
 from ._apply import recover
@@ -690,6 +691,7 @@ class Requirements:
             self.record_injected(chosen, task)
         return chosen
 
+    @gc_paused()  # loading and scoring every rule: many objects and no cycles (core/gcpause)
     def selector(
         self,
         task: str,
