@@ -16,13 +16,23 @@ selection is the same whether its index is fresh or reloaded. The checksum catch
 that was cut short or damaged in place; wrong vectors are never used.
 
 A file is parsed once per process for as long as it is unchanged (same path, size, mtime and
-inode: a rename by another process changes them). The JSON index of earlier versions is read
+inode: a rename by another process changes them).
+
+Two processes may embed into one index at once (two hooks of two sessions, a ``req add`` beside
+a ``req preview``). Each saves the whole file, so the later save used to drop the rows the
+other had added since both read it: never a wrong vector (rows are keyed by the hash of their
+text), but those texts were embedded again by the next process. So a save takes an exclusive
+lock on a lock file beside the index, and when the file changed since this process read it,
+keeps the rows the other writer added (those this process never saw; a row this process read
+and dropped stays dropped) before it writes. Where no file lock exists the save goes ahead
+without it: the index is only a cache. The JSON index of earlier versions is read
 once, if there is no binary file yet, so an upgrade does not embed every rule again; it is
 removed once the binary file is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -36,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.files import atomic_write
+from ..core.locks import LockUnavailable, lock
 from ._base import Embedder, Vector
 
 __all__ = ["VectorIndex", "VectorIndexWarning", "content_hash", "dot_scores"]
@@ -155,6 +166,8 @@ class VectorIndex:
         self._rows: dict[str, int] = {}  # hash -> row of _matrix
         self._fresh: dict[str, Vector] = {}  # embedded since the read, not in _matrix
         self._dropped: set[str] = set()  # rows of _matrix no longer wanted
+        self._seen: tuple[int, int, int] | None = None  # the file this process read (or last wrote)
+        self._known: set[str] = set()  # the rows it held: any other row on disk, another writer added
         self._read()
         self.embedded = 0  # how many texts the last call had to embed (0 when all were cached)
 
@@ -170,6 +183,7 @@ class VectorIndex:
         cached = _PARSED.get(self.path)
         if cached is not None and cached[0] == stamp and cached[1] == self.embedder.model_id:
             self._matrix, self._rows = cached[2], dict(cached[3])
+            self._seen, self._known = stamp, set(self._rows)
             return
         try:
             with open(self.path, "rb") as fh:
@@ -182,7 +196,8 @@ class VectorIndex:
         except _Unusable as why:
             warnings.warn(f"{self.path}: {why}; its vectors are rebuilt", VectorIndexWarning, stacklevel=3)
             return
-        self._remember((before.st_mtime_ns, before.st_size, before.st_ino))
+        self._seen, self._known = (before.st_mtime_ns, before.st_size, before.st_ino), set(self._rows)
+        self._remember(self._seen)
 
     def _migrate(self) -> None:
         """Take the vectors of the JSON index earlier versions wrote, if it is sound."""
@@ -262,21 +277,42 @@ class VectorIndex:
 
     # -- writing -------------------------------------------------------------------
 
+    def _merge_other_writers(self) -> None:
+        """Keep the rows another process saved since this one read the file (see the module)."""
+        assert self.path is not None
+        stamp = _stamp(self.path)
+        if stamp is None or stamp == self._seen:
+            return
+        try:
+            matrix, rows = _decode(self.path.read_bytes(), self.embedder.model_id, self.embedder.dim)
+        except (OSError, _Unusable):
+            return  # nothing usable to keep: this save replaces it
+        added = [h for h in rows if h not in self._known and h not in self._rows]
+        if added:
+            self._fresh = {h: [float(x) for x in matrix[rows[h]]] for h in added}
+            self._compact()
+
     def _save(self) -> None:
         if self.path is None or self.folder is None:
             return
-        hashes = sorted(self._rows, key=self._rows.__getitem__)
-        data = _encode(self.embedder.model_id, self.embedder.dim, hashes, self._matrix)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")
-            # A cache, rebuilt from the texts if lost: no fsync. Private to its user (0o600), as
-            # the temporary file it has always been renamed from was.
-            written = atomic_write(self.path, data, durable=False, mode=_FILE_MODE)
+            # Held until the new file is in place: one writer at a time merges and replaces.
+            with open(self.path.with_suffix(".lock"), "ab") as guard:
+                with contextlib.suppress(LockUnavailable):
+                    lock(guard)
+                self._merge_other_writers()
+                hashes = sorted(self._rows, key=self._rows.__getitem__)
+                data = _encode(self.embedder.model_id, self.embedder.dim, hashes, self._matrix)
+                # A cache, rebuilt from the texts if lost: no fsync. Private to its user (0o600),
+                # as the temporary file it has always been renamed from was.
+                written = atomic_write(self.path, data, durable=False, mode=_FILE_MODE)
             # What this process just wrote is what the next reader here would parse.
-            self._remember((written.st_mtime_ns, written.st_size, written.st_ino))
+            self._seen, self._known = (written.st_mtime_ns, written.st_size, written.st_ino), set(self._rows)
+            self._remember(self._seen)
             if self.legacy_path is not None:
                 self.legacy_path.unlink(missing_ok=True)  # migrated: the binary file replaces it
         except OSError:
