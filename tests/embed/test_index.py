@@ -39,7 +39,10 @@ def test_the_index_file_is_private_to_its_user(tmp_path: Path) -> None:
     index.path.chmod(0o644)
     index.vectors(["alpha rule", "beta rule"])
     assert stat.S_IMODE(index.path.stat().st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", index.path.name]
+    # no temporary file left behind: only the index and its writers' (empty) lock file
+    lock = index.path.with_suffix(".lock")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".gitignore", index.path.name, lock.name])
+    assert lock.stat().st_size == 0
 
 
 def test_corrupt_or_foreign_model_files_are_rebuilt(tmp_path: Path) -> None:
