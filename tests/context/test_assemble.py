@@ -460,18 +460,18 @@ def test_a_block_ranks_the_rules_once_however_many_allowances_it_tries(
     other sections left: each selection loaded every rule file, opened and parsed the vector
     cache and ranked everything anew (with 1,000 rules, 4.8 s a block instead of 1.7 s). The
     rules are ranked once per block and packed into each allowance tried."""
-    import intently.requirements._engine as engine_module
+    import intently.embed as embed_package  # the engine imports VectorIndex from it where it ranks
 
     _write_rules(ix, 60)
     opened: list[object] = []
-    real = engine_module.VectorIndex
+    real = embed_package.VectorIndex
 
     class Counted(real):  # type: ignore[misc,valid-type]
         def __init__(self, *args: object, **kwargs: object) -> None:
             opened.append(self)
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine_module, "VectorIndex", Counted)
+    monkeypatch.setattr(embed_package, "VectorIndex", Counted)
     result = assemble(ix, "add retries to the billing export", paths=["src/billing/export.py"], budget=900)
     rules = result.section("requirements")
     assert rules.body and rules.over_budget > 0  # it left rules out, so it was offered more room

@@ -83,6 +83,9 @@ def test_a_session_end_still_queues_its_transcript(ix: Intently, project: Path) 
     assert [(e["session_id"], e["event"]) for e in queued] == [("8a2f7c1e-5b0d-4f2a-9c3e-1d2b3c4d5e6f", "SessionEnd")]
 
 
+# Modules a prompt read by the rules, with no active rule to rank, has no use for.
+NOT_FOR_A_RULES_PROMPT = {"intently.embed._index", "intently.extract._llm", "intently.extract._scoring"}
+
 PROMPT_DRIVER = """
 import json, sys
 from intently.hooks.__main__ import main
@@ -114,6 +117,11 @@ def test_a_prompt_with_no_rule_to_rank_does_not_load_the_embedder(ix: Intently, 
     loaded = {str(name).partition(".")[0] for name in seen["modules"]}  # type: ignore[attr-defined]
     assert "onnxruntime" not in loaded
     assert 0 < int(seen["compiled"]) < int(seen["lists"])  # type: ignore[call-overload]
+    # Nor what only ranking by meaning, an LLM extractor or the eval needs: numpy (the vector
+    # index's, a tenth of a second or more), the LLM reply's and the labelled turn's models.
+    assert "numpy" not in loaded
+    modules = set(seen["modules"])  # type: ignore[call-overload]
+    assert not NOT_FOR_A_RULES_PROMPT & modules, sorted(NOT_FOR_A_RULES_PROMPT & modules)
 
 
 def test_a_prompt_with_an_active_rule_still_ranks_it_by_meaning(ix: Intently, project: Path) -> None:

@@ -8,9 +8,15 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-__all__ = ["Embedder", "HashingEmbedder", "Vector", "cosine"]
+__all__ = ["Embedder", "HashingEmbedder", "Vector", "content_hash", "cosine"]
 
 Vector = list[float]
+
+
+def content_hash(text: str) -> str:
+    """The key a text's vector is cached under (here, beside the interface, so that a module
+    that only hashes texts does not import numpy through :mod:`._index`)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Embedder(ABC):

@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from ..core.files import atomic_write
 from ..core.locks import LockUnavailable, lock
-from ._base import Embedder, Vector
+from ._base import Embedder, Vector, content_hash
 
 __all__ = ["VectorIndex", "VectorIndexWarning", "content_hash", "dot_scores"]
 
@@ -80,10 +80,6 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def dot_scores(matrix: Matrix, query: Sequence[float]) -> list[float]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Literal
 
+from ..core.errors import IntentlyError
 from ._models import Candidate, Turn
 
-__all__ = ["Extractor"]
+__all__ = ["ExtractionRejected", "Extractor"]
 
 
 class Extractor(ABC):
@@ -29,3 +31,19 @@ class Extractor(ABC):
         An empty answer must not pass for "nothing was said": ``observe`` reports this reason
         with the result and in the log."""
         return None
+
+
+class ExtractionRejected(IntentlyError):
+    """The extractor's answer could not be trusted (malformed, or the endpoint failed).
+
+    Defined here, beside the interface, because ``observe`` and the scorer catch it whatever
+    the extractor: importing it from the LLM extractor's module built that module's reply
+    models in every process, a hook's included, that reads with the rules alone.
+
+    ``kind`` is ``malformed`` or ``unavailable``; nothing is created from a rejected answer.
+    """
+
+    def __init__(self, message: str, *, kind: Literal["malformed", "unavailable"], extractor: str) -> None:
+        self.kind = kind
+        self.extractor = extractor
+        super().__init__(f"{extractor}: {message}")

@@ -26,9 +26,8 @@ from ..core.clock import format_time
 from ..core.errors import InvalidInput, first_problem
 from ..log import register_applier
 from ._answers import Answered, answer_pending
-from ._base import Extractor
+from ._base import ExtractionRejected, Extractor
 from ._lexicon import load_lexicon
-from ._llm import ExtractionRejected, LLMExtractor
 from ._models import Candidate, CandidateType, Turn
 from ._rules import _AGENT_SPEAKERS, AGENT_CHANNELS, DIALOGUE_CHANNELS, RuleExtractor
 
@@ -168,6 +167,8 @@ class Extraction:
                 )
             except InvalidInput as exc:
                 raise InvalidInput(str(exc), where=f"{self._rt.home.config_path}: extract") from exc
+        from ._llm import LLMExtractor  # its reply models are built only where it is configured
+
         llm = self._rt.config.llm
         if not llm.base_url or not llm.model:
             raise InvalidInput(

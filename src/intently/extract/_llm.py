@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.errors import IntentlyError, first_problem
+from ..core.errors import first_problem
 from ..core.extras import missing_extra
-from ._base import Extractor
+from ._base import ExtractionRejected, Extractor
 from ._dates import find_due
 from ._models import Candidate, CandidateType, Turn
 
@@ -63,18 +63,6 @@ REPLY_SCHEMA: dict[str, Any] = {
         }
     },
 }
-
-
-class ExtractionRejected(IntentlyError):
-    """The extractor's answer could not be trusted (malformed, or the endpoint failed).
-
-    ``kind`` is ``malformed`` or ``unavailable``; nothing is created from a rejected answer.
-    """
-
-    def __init__(self, message: str, *, kind: Literal["malformed", "unavailable"], extractor: str) -> None:
-        self.kind = kind
-        self.extractor = extractor
-        super().__init__(f"{extractor}: {message}")
 
 
 class _Item(BaseModel):

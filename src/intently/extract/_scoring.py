@@ -18,8 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.errors import InvalidInput
-from ._base import Extractor
-from ._llm import ExtractionRejected
+from ._base import ExtractionRejected, Extractor
 from ._models import Candidate, CandidateType, Turn
 
 __all__ = ["EVAL_TYPES", "RFC4_TYPES", "LabelledTurn", "Score", "load_labelled", "score"]

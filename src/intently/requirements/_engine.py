@@ -18,7 +18,7 @@ from ..access import Permission, may_review, require_reviewer
 from ..core.errors import ConflictError, InvalidInput, InvalidTransition, NotFound, first_problem
 from ..core.gcpause import gc_paused
 from ..core.strings import str_list
-from ..embed import Embedder, VectorIndex, get_embedder
+from ..embed import Embedder, get_embedder
 from ._apply import recover
 from ._conflicts import Conflict, RequirementConflictWarning, find_conflicts
 from ._files import FileError, parse_requirement, render_domains, render_new_requirement, rewrite_requirement
@@ -714,7 +714,11 @@ class Requirements:
         # onnxruntime session, about a second of CPU in a hook's one-shot process) would buy
         # nothing but the model's name in the explanation.
         emb = self.embedder if any(r.status == "active" for r in loaded.requirements) else None
-        index = VectorIndex(self._rt.home.index_dir, emb, name="requirements") if emb is not None else None
+        index = None
+        if emb is not None:
+            from ..embed import VectorIndex  # numpy with it: only when there is something to rank
+
+            index = VectorIndex(self._rt.home.index_dir, emb, name="requirements")
         scoring = scored(
             loaded.requirements,
             task,

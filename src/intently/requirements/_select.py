@@ -14,18 +14,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..core.tokens import TokenCounting, default_counter
-from ..embed import Embedder, VectorIndex, dot_scores
+from ..embed import Embedder
 from ._bm25 import BM25
 from ._conflicts import Conflict, resolve_conflicts
 from ._model import Domain, Requirement
 from ._render import HEADER, bullet, omitted_marker, render_block
 from ._scope import canonical_language, glob_depth, language_of, matching_globs, mentioned_paths, overlaps
 from ._tokencache import TokenCache
+
+if TYPE_CHECKING:
+    from ..embed import VectorIndex
 
 __all__ = ["Decision", "Omission", "Policy", "Scored", "Selection", "requirement_text", "scored", "select"]
 
@@ -313,6 +314,10 @@ def scored(
     query = query_text(task, files)
     cosines = [0.0] * len(active)
     if embedder is not None and active and query.strip():
+        import numpy as np  # here, not at import: a prompt with no active rule ranks nothing by meaning
+
+        from ..embed import dot_scores
+
         if index is not None:
             vecs = index.matrix(texts)
         else:
