@@ -94,6 +94,38 @@ def test_eval_extraction_on_a_tiny_slice(tmp_path: Path) -> None:
     assert json.loads(alone.output)["extractor"] == "rules-only"
 
 
+def test_eval_times_a_warm_extractor_with_the_same_figures(tmp_path: Path) -> None:
+    """``turns_per_second`` is the extractor's reading speed: the word lists, which compile at
+    their first use, are compiled before the clock starts, not by the first turns it times (a
+    single pass read about half the speed of ``--repeat 20`` for that alone). Warming changes
+    no figure: an extractor that skips it scores the same."""
+    from importlib import resources
+
+    from intently.extract import Lexicon, RuleExtractor, load_labelled, score
+    from intently.extract._lexicon import Phrases
+
+    class Unwarmed(RuleExtractor):
+        def warm(self) -> None:
+            return None
+
+    rows = [
+        {"id": "a", "speaker": "-", "text": "Michael to rename the TSC repo", "labels": [{"type": "COMMITMENT"}]},
+        {"id": "b", "speaker": "x", "text": "Should we adopt it? I sent it.", "labels": [{"type": "OPEN_QUESTION"}]},
+    ]
+    data = tmp_path / "slice.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    shipped = Path(str(resources.files("intently.extract").joinpath("lexicon.toml")))
+    lex = Lexicon.from_path(shipped)  # a lexicon of its own: nothing compiled yet
+    lists = [v for v in vars(lex).values() if isinstance(v, Phrases)]
+    warm = score(RuleExtractor(lex), load_labelled(data)).to_json()
+    assert all("regex" in vars(p) for p in lists), "the eval's clock ran while word lists compiled"
+    cold = score(Unwarmed(Lexicon.from_path(shipped)), load_labelled(data)).to_json()
+    assert warm.pop("turns_per_second") > 0
+    cold.pop("turns_per_second")
+    assert warm == cold
+    assert warm["types"]["COMMITMENT"]["tp"] == 1
+
+
 def test_eval_scores_finer_types_as_the_types_they_refine(tmp_path: Path) -> None:
     """FOLLOW_UP counts as COMMITMENT and DECISION_IN_PROGRESS as OPEN_QUESTION, on both sides."""
     rows = [

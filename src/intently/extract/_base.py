@@ -25,6 +25,12 @@ class Extractor(ABC):
         """Return the candidates found in ``turn`` (an empty list when there are none)."""
         raise NotImplementedError
 
+    def warm(self) -> None:
+        """Pay now any one-off cost the first turns would (compiling word lists): called before
+        a timed run starts its clock. Reading is the same with or without it; an extractor with
+        nothing to prepare (the LLM's) keeps this default."""
+        return None
+
     def unread(self, turn: Turn) -> str | None:
         """Why this extractor cannot read ``turn`` (say, its language), or ``None`` when it can.
 

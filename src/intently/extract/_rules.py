@@ -289,6 +289,10 @@ class RuleExtractor(Extractor):
         the agent on an agent channel, the listener in a one-to-one dialogue."""
         return turn.channel in self.agent_channels or turn.channel in self.dialogue_channels
 
+    def warm(self) -> None:
+        """Compile every word list (each compiles at its first use otherwise)."""
+        self.lex.compile_all()
+
     def unread(self, turn: Turn) -> str | None:
         if looks_english(turn.text):
             return None
