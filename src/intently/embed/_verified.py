@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..core.files import atomic_write
 
-__all__ = ["STATE_NAME", "sha256_verified", "state_dir"]
+__all__ = ["STATE_NAME", "read_verified", "sha256_verified", "state_dir"]
 
 STATE_NAME = "verified-weights.json"
 _CHUNK = 1 << 20
@@ -91,3 +91,26 @@ def sha256_verified(path: Path, pinned: str) -> str:
     if hexdigest == pinned and _key(after) == key:  # not changed while it was read
         _remember(state, resolved, key, hexdigest)
     return hexdigest
+
+
+def read_verified(path: Path, pinned: str) -> tuple[bytes, str]:
+    """The file's bytes and their SHA-256, from one read: what is checked is what is loaded.
+
+    As :func:`sha256_verified`, the digest is ``pinned`` without hashing when this very version
+    of the file was found to have it before, here judged by the open file's own status before
+    and after the read (unchanged meanwhile); else the bytes read are hashed, and the digest
+    remembered when it is ``pinned``. Hashing a path and then handing the path to a loader
+    read the 23 MB weights twice on a first load, and a file replaced between the two reads
+    would have been loaded unchecked."""
+    resolved = path.resolve()
+    with open(resolved, "rb") as fh:
+        key = _key(os.fstat(fh.fileno()))
+        data = fh.read()
+        unchanged = _key(os.fstat(fh.fileno())) == key
+    state = state_dir() / STATE_NAME
+    if unchanged and _trusted(state).get(str(resolved)) == f"{key}|{pinned}":
+        return data, pinned
+    hexdigest = hashlib.sha256(data).hexdigest()
+    if hexdigest == pinned and unchanged:
+        _remember(state, resolved, key, hexdigest)
+    return data, hexdigest
