@@ -130,3 +130,37 @@ def test_a_prompt_with_an_active_rule_still_ranks_it_by_meaning(ix: Intently, pr
     assert "Never log request bodies of the payments service" in context
     loaded = {str(name).partition(".")[0] for name in seen["modules"]}  # type: ignore[attr-defined]
     assert "onnxruntime" in loaded
+
+
+SYNONYM_DRIVER = """
+import json, sys
+from intently.triggers import _synonyms
+parsed = []
+read_file = _synonyms._read_file
+
+
+def counting(table, path):  # counts, then parses as ever
+    parsed.append(str(path))
+    return read_file(table, path)
+
+
+_synonyms._read_file = counting
+from intently.hooks.__main__ import main
+code = main(["hook", "claude"])
+sys.stderr.write("\\n" + json.dumps(parsed) + "\\n")
+sys.exit(code)
+"""
+
+
+def test_a_prompt_reads_the_synonym_tables_once(ix: Intently, project: Path) -> None:
+    """The standing intents' matcher parses the synonym YAML (shipped, and the home's) once per
+    process: the live index read it when created and again for its first build, a tenth of a
+    second of every prompt's process. A reminder still fires through a home synonym."""
+    (project / ".intently" / "synonyms.yaml").write_text("equivalents:\n  - [parser, tokenizer]\n", encoding="utf-8")
+    ix.triggers.add("The parser freeze ends Friday", when=["parser"], expires="2099-01-01")
+    payload = event("UserPromptSubmit", project, prompt="rework the tokenizer module")
+    done = run_command([sys.executable, "-c", SYNONYM_DRIVER], payload, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "The parser freeze ends Friday" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    parsed = json.loads(done.stderr.strip().splitlines()[-1])
+    assert sorted(Path(r).parent.name for r in parsed) == [".intently", "data"], parsed
