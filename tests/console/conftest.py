@@ -215,3 +215,18 @@ def browser() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+VIEWPORT = {"width": 1360, "height": 900}
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    """A page of its own with JavaScript on, in the size the docs' screenshots are taken at."""
+    context = browser.new_context(viewport=VIEWPORT, java_script_enabled=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        yield page
+    finally:
+        context.close()

@@ -16,23 +16,11 @@ from typing import Any
 
 import pytest
 
-from .conftest import Served
+from .conftest import VIEWPORT, Served
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
-VIEWPORT = {"width": 1360, "height": 900}
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT, java_script_enabled=True)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    try:
-        yield page
-    finally:
-        context.close()
 
 
 def _login(page: Any, served: Served, actor: str = "user:alice") -> None:

@@ -10,7 +10,6 @@ offered Endorse, nor Complete on the person's goal, and the library refuses it a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,20 +19,8 @@ from intently.goals import SourceType
 from intently.server import TokenStore
 
 from .conftest import Served
-from .test_browser import VIEWPORT
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT, java_script_enabled=True)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    try:
-        yield page
-    finally:
-        context.close()
 
 
 def _login(page: Any, served: Served, token: str) -> None:

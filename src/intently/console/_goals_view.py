@@ -139,10 +139,20 @@ def goals_page(request: Request, namespace: str, type: str = "", offset: Offset 
 
 
 def _form_action(
-    request: Request, namespace: str, csrf: str, name: str, intent_id: str, done: str, **fields: Any
+    request: Request,
+    namespace: str,
+    csrf: str,
+    name: str,
+    intent_id: str,
+    done: str,
+    *,
+    anchor: str = "#review",
+    **fields: Any,
 ) -> Response:
+    """Run one goals operation a form posted, then show the board at ``anchor`` with ``done``
+    (or the library's refusal): the library decides who may, the page only relays it."""
     page = checked_page(request, namespace, csrf)
-    back = page.url("goals") + "#review"
+    back = page.url("goals") + anchor
     return act(page, back, done, lambda: run_engine(page.view, "goals", name, intent_id, **fields))
 
 
@@ -217,14 +227,8 @@ def complete(
     version: Annotated[int | None, Form()] = None,
     csrf: CsrfField = "",
 ) -> Response:
-    page = checked_page(request, namespace, csrf)
     done = "Completed: it leaves the active board and agents are no longer told to pursue it."
-    return act(
-        page,
-        page.url("goals"),
-        done,
-        lambda: run_engine(page.view, "goals", "complete", intent_id, expected_version=version),
-    )
+    return _form_action(request, namespace, csrf, "complete", intent_id, done, anchor="", expected_version=version)
 
 
 @router.post("/ns/{namespace}/goals/{intent_id}/endorse")
@@ -236,11 +240,5 @@ def endorse(
     csrf: CsrfField = "",
 ) -> Response:
     """The person makes an agent's goal their own word; an agent's session is refused by the library."""
-    page = checked_page(request, namespace, csrf)
     done = "Endorsed: it is now your own word (USER_STATED), and the log names you."
-    return act(
-        page,
-        page.url("goals"),
-        done,
-        lambda: run_engine(page.view, "goals", "endorse", intent_id, expected_version=version),
-    )
+    return _form_action(request, namespace, csrf, "endorse", intent_id, done, anchor="", expected_version=version)
