@@ -25,10 +25,9 @@ from pathlib import Path
 
 from ..core.files import atomic_write
 
-__all__ = ["STATE_NAME", "read_verified", "sha256_verified", "state_dir"]
+__all__ = ["STATE_NAME", "read_verified", "state_dir"]
 
 STATE_NAME = "verified-weights.json"
-_CHUNK = 1 << 20
 
 
 def state_dir() -> Path:
@@ -73,31 +72,11 @@ def _remember(state: Path, path: Path, key: str, digest: str) -> None:
         return  # no memo: the next process hashes the file again, as before
 
 
-def sha256_verified(path: Path, pinned: str) -> str:
-    """The file's SHA-256: ``pinned`` when this very version of the file was hashed to it
-    before, else the digest computed now (remembered only when it equals ``pinned``)."""
-    resolved = path.resolve()
-    st = resolved.stat()
-    key = _key(st)
-    state = state_dir() / STATE_NAME
-    if _trusted(state).get(str(resolved)) == f"{key}|{pinned}":
-        return pinned
-    digest = hashlib.sha256()
-    with open(resolved, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-        after = os.fstat(fh.fileno())
-    hexdigest = digest.hexdigest()
-    if hexdigest == pinned and _key(after) == key:  # not changed while it was read
-        _remember(state, resolved, key, hexdigest)
-    return hexdigest
-
-
 def read_verified(path: Path, pinned: str) -> tuple[bytes, str]:
     """The file's bytes and their SHA-256, from one read: what is checked is what is loaded.
 
-    As :func:`sha256_verified`, the digest is ``pinned`` without hashing when this very version
-    of the file was found to have it before, here judged by the open file's own status before
+    The digest is ``pinned`` without hashing when this very version of the file was found to
+    have it before, here judged by the open file's own status before
     and after the read (unchanged meanwhile); else the bytes read are hashed, and the digest
     remembered when it is ``pinned``. Hashing a path and then handing the path to a loader
     read the 23 MB weights twice on a first load, and a file replaced between the two reads
