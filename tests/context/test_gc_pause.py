@@ -17,6 +17,8 @@ from intently import Intently
 from intently.core.errors import InvalidInput
 from intently.core.gcpause import gc_paused
 
+from ..requirements.test_selection_caches import add_varied_rules
+
 _TASK = "fix the retry timeout of the api handler in src/api/client.py"
 
 
@@ -36,22 +38,11 @@ def collections() -> Iterator[list[int]]:
         gc.callbacks.remove(note)
 
 
-def _rules(ix: Intently, count: int) -> None:
-    for n in range(count):
-        paths = [f"src/{('api', 'log', 'db')[n % 3]}/**"] if n % 2 else []
-        verb = "Never" if n % 4 == 0 else "Always"
-        ix.requirements.add(
-            f"{verb} retry request {n % 5} with a timeout; check the errors of handler {n}.",
-            paths=paths,
-            rationale=f"It broke in release {n}.",
-        )
-
-
 def test_a_block_and_a_selection_run_no_cyclic_collection(
     ix: Intently, collections: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("INTENTLY_EMBEDDER", "hashing")
-    _rules(ix, 120)
+    add_varied_rules(ix, 120)
     ix.context(_TASK, fire=False)  # embeds and caches every rule once
     assert gc.isenabled()
     collections.clear()

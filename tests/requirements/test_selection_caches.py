@@ -27,9 +27,10 @@ _TASKS = [
 ]
 
 
-def _rules(ix: Intently) -> None:
-    """Rules of every scope kind, some contradicting each other, so every stage has work."""
-    for n in range(24):
+def add_varied_rules(ix: Intently, count: int) -> None:
+    """``count`` rules, scoped or not, ``Never`` beside ``Always`` on the same words, so
+    selection, ranking and the contradiction check all have work (also used by the context tests)."""
+    for n in range(count):
         paths = [f"src/{('api', 'log', 'db')[n % 3]}/**"] if n % 2 else []
         verb = "Never" if n % 4 == 0 else "Always"
         ix.requirements.add(
@@ -37,6 +38,11 @@ def _rules(ix: Intently) -> None:
             paths=paths,
             rationale=f"It broke in release {n}.",
         )
+
+
+def _rules(ix: Intently) -> None:
+    """Rules of every scope kind, some contradicting each other, so every stage has work."""
+    add_varied_rules(ix, 24)
     ix.requirements.add("Always log secrets of a failed request for debugging.")
     ix.requirements.add("Never log secrets of a failed request.")
 
