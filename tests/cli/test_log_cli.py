@@ -8,6 +8,7 @@ import sqlite3
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -161,18 +162,25 @@ def test_rotate_key_then_verify_with_the_public_keyring_only(busy_home: Path, tm
     )
 
 
+def _rotate_keeping_the_old_key(home: Path) -> tuple[Ed25519PrivateKey, dict[str, Any]]:
+    """The thief's position: the private key as it was before a rotation (leaked), and the
+    stream's checkpoint that key last signed, from the tracked witness file; then the rotation."""
+    pem = (home / ".intently" / "keys" / "private" / "log-ed25519.pem").read_bytes()
+    old_key = serialization.load_pem_private_key(pem, password=None)
+    assert isinstance(old_key, Ed25519PrivateKey)
+    witness = home / ".intently" / "checkpoints.json"
+    (entry,) = (v for k, v in json.loads(witness.read_text()).items() if k.startswith("db:"))
+    signed: dict[str, Any] = entry["streams"]["proj"]
+    assert run("log", "rotate-key", cwd=home).code == 0
+    return old_key, signed
+
+
 def test_verify_checkpoint_refuses_a_retired_keys_backdated_checkpoint_of_a_newer_tree(
     busy_home: Path, tmp_path: Path
 ) -> None:
     """An auditor with only the public keyring: a checkpoint the leaked, since-retired key signed
     over a tree larger than it ever signed, dated before its retirement, was reported ok."""
-    pem = (busy_home / ".intently" / "keys" / "private" / "log-ed25519.pem").read_bytes()
-    old_key = serialization.load_pem_private_key(pem, password=None)
-    assert isinstance(old_key, Ed25519PrivateKey)
-    witness = busy_home / ".intently" / "checkpoints.json"
-    (entry,) = (v for k, v in json.loads(witness.read_text()).items() if k.startswith("db:"))
-    signed = entry["streams"]["proj"]
-    assert run("log", "rotate-key", cwd=busy_home).code == 0
+    old_key, signed = _rotate_keeping_the_old_key(busy_home)
     forged = Checkpoint("intently/proj", "proj", signed["size"] + 1, bytes(32), signed["time"], signed["key_id"], b"")
     forged = replace(forged, signature=old_key.sign(forged.signed_body()))
     path = tmp_path / "forged.json"
@@ -192,13 +200,7 @@ def test_verify_checkpoint_refuses_a_retired_keys_checkpoint_of_another_tree_of_
     """The same thief, staying within the size the key had signed: a tree of that very size but
     other content, dated before the retirement, was reported ok. The rotation recorded the
     root the key last signed; only that tree is its own."""
-    pem = (busy_home / ".intently" / "keys" / "private" / "log-ed25519.pem").read_bytes()
-    old_key = serialization.load_pem_private_key(pem, password=None)
-    assert isinstance(old_key, Ed25519PrivateKey)
-    witness = busy_home / ".intently" / "checkpoints.json"
-    (entry,) = (v for k, v in json.loads(witness.read_text()).items() if k.startswith("db:"))
-    signed = entry["streams"]["proj"]
-    assert run("log", "rotate-key", cwd=busy_home).code == 0
+    old_key, signed = _rotate_keeping_the_old_key(busy_home)
     forged = Checkpoint("intently/proj", "proj", signed["size"], bytes(32), signed["time"], signed["key_id"], b"")
     forged = replace(forged, signature=old_key.sign(forged.signed_body()))
     path = tmp_path / "forged.json"
