@@ -23,6 +23,8 @@ from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
+from ..core.strings import printable
+
 if TYPE_CHECKING:  # `intently --help` must not load the store, the log and the config models
     from .._intently import Intently
 
@@ -82,16 +84,13 @@ def plain(text: str, *, one_line: bool = False) -> str:
     terminal, ``ESC ] 8 ;; URL`` plants a link, ``ESC [ 2 J`` clears it, C1 ``\\x9b`` is a
     one-byte ``ESC [``, ``\\r`` returns the cursor to write over what was printed) must not act
     on the terminal of whoever reads it, and a bidi or zero-width mark must not reorder or hide
-    what they read. One policy, the one the rendered blocks use (:func:`core.strings.quoted_line`):
+    what they read. One policy, the rendered blocks' own (:func:`core.strings.printable`):
     every character that is not printable becomes a space, so the sequence is shown inert
     and the words around it stay. Newline and tab stay where the output is several lines
     (``one_line=False``); in a one-line cell they become spaces too, since they would break
     the row. Two filters with two lists drifted apart (a listing kept a left-to-right mark
     that the one-line table dropped), so there is one."""
-    if text.isprintable():
-        return text
-    keep = "" if one_line else "\n\t"
-    return "".join(c if c.isprintable() or c in keep else " " for c in text)
+    return printable(text, "" if one_line else "\n\t")
 
 
 def escape(text: str, *, one_line: bool = False) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["quoted_line", "str_list"]
+__all__ = ["printable", "quoted_line", "str_list"]
 
 
 def str_list(value: str | Sequence[str] | None) -> list[str]:
@@ -21,6 +21,18 @@ def str_list(value: str | Sequence[str] | None) -> list[str]:
     if isinstance(value, str):
         return [value]
     return [str(v) for v in value]
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every character that is not printable (and not in ``keep``) made a space.
+
+    The one rule for untrusted text shown to a person or a model: an ANSI escape, another
+    control, a zero-width or bidi mark is shown inert, and the words around it stay. A space
+    for each, not nothing, so two words never run together. Printable text, the usual case,
+    is returned as it is without a walk over its characters."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else " " for ch in text)
 
 
 def quoted_line(text: str) -> str:
@@ -41,8 +53,7 @@ def quoted_line(text: str) -> str:
     # then its rationale on the next line) is then printable and skips the per-character walk,
     # which was most of rendering a block at 2,000 rules. Either way they end up one space.
     text = text.translate(_BREAKS)
-    flat = text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
-    line = _TAG.sub("\u2039\\1\u203a", " ".join(flat.split()))
+    line = _TAG.sub("\u2039\\1\u203a", " ".join(printable(text).split()))
     return _TAG_OPEN.sub("\u2039", line)
 
 

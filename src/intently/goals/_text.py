@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from ..core.strings import printable
+
 __all__ = ["Terms", "escape_text", "near_duplicate", "normalise", "terms_of"]
 
 # Words that carry no subject: never entities, never matched on.
@@ -155,6 +157,5 @@ def near_duplicate(a: Terms, b: Terms) -> bool:
 def escape_text(text: str) -> str:
     """Text safe inside the rendered block: markup characters escaped, control characters and
     line breaks flattened, so an intent's own text can never close or forge a tag."""
-    flat = text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
-    flat = " ".join(flat.split())
+    flat = " ".join(printable(text).split())
     return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
