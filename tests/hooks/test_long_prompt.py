@@ -19,6 +19,7 @@ from typing import Any
 from intently import Intently
 from intently.gate import default_bundle, opening_read
 from intently.gate._intent import cut_prompt, reading_key, reading_keys
+from intently.gate._request_facts import facts_key
 from intently.hooks import session_record
 from intently.hooks._claude import MAX_PROMPT_READ_CHARS
 from intently.hooks._watchdog import PRE_TOOL_DEADLINE_S
@@ -67,7 +68,8 @@ def test_a_long_prompt_is_read_at_its_head_and_tail_and_recorded_whole(
     assert f"{len(prompt):,} characters" in answer["systemMessage"]
     assert f"{skipped:,} in between were skipped (the gate reads it all)" in answer["systemMessage"]
     with session_record(ix.home.state_dir, event("UserPromptSubmit", project)["session_id"]) as record:
-        assert record.requests == [prompt] and record.gate_session is not None and len(record.readings) == 1
+        assert record.requests == [prompt] and record.gate_session is not None
+        assert set(record.readings) == reading_keys([prompt], default_bundle().vocabulary) | {facts_key(prompt)}
 
 
 def test_a_prompt_of_normal_length_is_read_whole_without_a_note(ix: Intently, project: Path, handle: Handler) -> None:
@@ -200,7 +202,7 @@ def test_after_a_big_prompt_each_tool_call_decides_from_its_kept_reading_as_for_
     with session_record(ix.home.state_dir, big) as record:
         assert record.requests == [prompt] and set(record.readings) == reading_keys(
             [prompt], default_bundle().vocabulary
-        )
+        ) | {facts_key(prompt)}
         # A kept reading without the negation: a call that read the prompt again would still
         # be refused; one that uses the kept reading is not refused for it.
         record.readings[key] = {

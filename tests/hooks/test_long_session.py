@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from intently import Intently
+from intently.gate import default_bundle
+from intently.gate._intent import reading_keys
+from intently.gate._request_facts import facts_key
 from intently.hooks import gate_check
 from intently.hooks._record import _file_for
 from tests._config import set_config
@@ -78,7 +81,9 @@ def test_prompts_are_read_on_arrival_and_kept_in_the_record(ix: Intently, handle
     for prompt in _PROMPTS[:6]:
         assert handle(event("UserPromptSubmit", root, prompt=prompt)).exit_code == 0
     kept = _record(ix)["readings"]
-    assert len(kept) == 6  # one reading per prompt, read when it arrived
+    # One reading per prompt, read when it arrived, and the facts of the request they make
+    # (its amounts, addresses and payees), scanned when the session opened.
+    assert len(kept) == 7 and facts_key("\n\n".join(_PROMPTS[:6])) in kept
     call = event("PreToolUse", root, tool_name="Read", tool_input={"file_path": str(root / "tests" / "x.py")})
     assert handle(call).exit_code == 0
     assert _record(ix)["readings"] == kept  # the check read nothing again
@@ -96,7 +101,9 @@ def test_a_record_from_before_readings_still_decides_and_keeps_them(ix: Intently
     path.write_text(json.dumps(data), encoding="utf-8")
     call = event("PreToolUse", root, tool_name="Bash", tool_input={"command": "git push origin main"})
     first = handle(call)
-    assert len(_record(ix)["readings"]) == 4
+    assert set(_record(ix)["readings"]) - {facts_key("\n\n".join(_PROMPTS[:4]))} == reading_keys(
+        _PROMPTS[:4], default_bundle().vocabulary
+    )
     again = handle(call)
     assert (first.exit_code, first.stdout.split("(decision")[0]) == (
         again.exit_code,

@@ -27,15 +27,15 @@ from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
 from ._paths import CHANGE_KINDS, command_paths, matching_exclusion, named_in, read_command, sweep_covers
-from ._payees import mismatch, payee_clauses
+from ._payees import mismatch
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
+from ._request_facts import request_facts
 from ._values import (
     EMAIL,
     MAX_DATA_OPERANDS,
     MAX_OPERANDS,
     addresses_in,
     amount_of,
-    amounts_in,
     atoms_of,
     computable,
     computable_from,
@@ -271,14 +271,17 @@ class Session:
         self.agreements: tuple[str, ...] = ()
         self.ledger = Ledger(vocab.opens_with_action, vocab.orders_in_aside)
         self._executed: dict[str, int] = {}
-        self.ledger.add_declared(Origin.USER, "request", user_request)
+        # Its atoms and amounts, and whose each IBAN is: scanned once per request and kept in
+        # ``readings`` beside the prompts' readings (:mod:`._request_facts`).
+        facts = request_facts(user_request, readings)
+        self.ledger.add_declared(Origin.USER, "request", user_request, scanned=(facts.atoms, facts.amounts))
         # The amounts the request states ("pay Alice 100 euros"), and whether it asks for one
         # to be worked out ("send back the difference"): a payment's amount seen nowhere is
         # then the model's arithmetic; otherwise the model made it up.
-        self._request_amounts = amounts_in(user_request)
+        self._request_amounts = facts.amounts
         self._request_computes = bool(resolved.stems & _COMPUTING) or any(c in user_request for c in "%+")
         # Whose each IBAN of the request is, when it pays two or more ("Alice ... DE89..., Bob ... GB29...").
-        self._payees = payee_clauses(user_request)
+        self._payees = facts.payees
         if gate.config:
             self.ledger.add_declared(Origin.CONFIG, "config", gate.config)
         for name, data in (trusted or {}).items():

@@ -215,6 +215,7 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
     if not any(kind == "path" for kind, *_ in tokens):
         return set()
     stems = stem_all(["\0" if kind == "path" else text for kind, text, *_ in tokens])
+    starts = _clause_starts(raw, tokens)
     found: dict[str, str] = {}
     mode: str | None = None
     negated_until = -1
@@ -239,9 +240,13 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
         if i < negated_until:
             i += 1  # a negated verb
             continue
-        hits = [n for k, n in vocab.kinds_at(stems, i) if k in CHANGE_KINDS and not vocab.is_noun_use(stems, i, n)]
+        kinds = vocab.kinds_at(stems, i)
+        hits = [n for k, n in kinds if k in CHANGE_KINDS and not vocab.is_noun_use(stems, i, n)]
         verb = CHANGE if hits or stems[i] in _LEAVE_ALONE else READ if stems[i] in _READ_VERBS else None
-        before = _words_before(raw, tokens, i)
+        if verb is None and not kinds:
+            i += 1  # no verb of any kind: nothing below reads this word
+            continue
+        before = _words_before(tokens, starts[i], i)
         if verb is not None and text != stems[i] and text.endswith(("ed", "en")) and _permits_passive(before):
             for k in range(i):  # "config.py can be edited now": the paths before the verb
                 if (
@@ -256,8 +261,7 @@ def authorised_in_clause(raw: str, vocab: Vocabulary) -> set[tuple[str, str]]:
             i += 1  # a verb in the past
             continue
         instructed = _instructs(before) or (last_instructed and _continues(before))
-        if verb is not None or vocab.kinds_at(stems, i):
-            last_instructed = instructed  # "fix the parser and edit config.py": both instructions
+        last_instructed = instructed  # "fix the parser and edit config.py": both instructions
         if verb is not None and not instructed:
             mode = None  # "I modify config.py in the next PR", "the script edits config.py": no allowance
         elif verb is CHANGE:
@@ -303,16 +307,24 @@ _PASSIVE_PERMISSIONS = tuple(
 _ADVERBS = frozenset({"now", "also", "just", "then", "still", "safely", "freely", "too", "finally", "please"})
 
 
-def _words_before(raw: str, tokens: Sequence[tuple[str, str, int, int]], i: int) -> list[str]:
-    """The words of the clause before token ``i``, back to the last mark or comma before it
-    ("OK, now you may edit": ``now you may``), adverbs right before the verb left out."""
-    words: list[str] = []
-    for k in range(i - 1, -1, -1):
-        if re.search(r"[.;:!?,]", raw[tokens[k][3] : tokens[k + 1][2]]):
-            break
-        if tokens[k][0] == "word":
-            words.append(tokens[k][1])
-    words.reverse()
+def _clause_starts(raw: str, tokens: Sequence[tuple[str, str, int, int]]) -> list[int]:
+    """For each token, the index of the first token of its part of the clause: the token after
+    the last mark or comma before it. One pass, so a long prompt with no commas costs linear
+    time, where walking back from every verb cost the square of its length."""
+    starts: list[int] = []
+    for i in range(len(tokens)):
+        cut = i == 0 or _MARK.search(raw, tokens[i - 1][3], tokens[i][2]) is not None
+        starts.append(i if cut else starts[i - 1])
+    return starts
+
+
+_MARK = re.compile(r"[.;:!?,]")
+
+
+def _words_before(tokens: Sequence[tuple[str, str, int, int]], start: int, i: int) -> list[str]:
+    """The words of the clause from token ``start`` (see ``_clause_starts``) to before token
+    ``i`` ("OK, now you may edit": ``now you may``), adverbs right before the verb left out."""
+    words = [text for kind, text, _, _ in tokens[start:i] if kind == "word"]
     while words and words[-1] in _ADVERBS:
         words.pop()
     return words

@@ -112,14 +112,20 @@ class Ledger:
 
     # -- recording ------------------------------------------------------------
 
-    def add_declared(self, kind: Origin, label: str, data: Any) -> None:
-        """The user's request, system configuration or a trusted store: trusted as a whole."""
+    def add_declared(
+        self, kind: Origin, label: str, data: Any, *, scanned: tuple[frozenset[str], frozenset[str]] | None = None
+    ) -> None:
+        """The user's request, system configuration or a trusted store: trusted as a whole.
+        ``scanned``: the atoms and amounts of ``data`` when it is one text and they are known
+        already (kept from an earlier check on the same request), so a long request is not
+        scanned again."""
         rec = SourceRecord(label=label, kind=kind)
         for _, leaf in string_leaves(data):
             text = str(leaf)
             rec.leaves.add(normalise(leaf))
-            rec.structured_atoms |= atoms_of(text)
-            rec.amounts |= amounts_in(text)
+            atoms, amounts = scanned if scanned is not None and isinstance(data, str) else (None, None)
+            rec.structured_atoms |= atoms_of(text) if atoms is None else atoms
+            rec.amounts |= amounts_in(text) if amounts is None else amounts
             rec.segments.append(Segment(re.sub(r"\s+", " ", text).strip().lower(), False, False))
             rec.segment_atoms.append(set())
         self.records.append(rec)

@@ -521,12 +521,13 @@ def _saver(ix: Intently, session_id: str, requests: list[str], readings: dict[st
 
 def _current_readings(requests: list[str], readings: dict[str, Any]) -> dict[str, Any]:
     """The stored readings of the session's prompts, of each chunk of a long one (under the
-    current vocabulary), without those of an older vocabulary or format, so the record does
-    not keep growing with them."""
+    current vocabulary), and the facts of the request they make, without those of an older
+    vocabulary, format or request, so the record does not keep growing with them."""
     from ..gate import default_bundle
     from ..gate._intent import reading_keys
+    from ..gate._request_facts import facts_key
 
-    keys = reading_keys(requests, default_bundle().vocabulary)
+    keys = reading_keys(requests, default_bundle().vocabulary) | {facts_key("\n\n".join(requests))}
     return {k: v for k, v in readings.items() if k in keys}
 
 
