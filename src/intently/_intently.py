@@ -19,7 +19,7 @@ from .core.config import HOME_DIRNAME, Home, find_home
 from .core.errors import InvalidInput, NotFound, StoreError
 from .core.namespaces import namespace_from_folder, validate_namespace
 from .log import KeyRing, OperationLog
-from .store import Store, open_store
+from .store import Migration, Store, open_store
 
 if TYPE_CHECKING:
     from .context import ContextResult
@@ -43,6 +43,8 @@ class Intently:
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
         self._closed = False
+        #: What opening did to the schema: (migrations applied, operations adopted by the upgrade).
+        self._upgraded: tuple[list[Migration], int] = ([], 0)
 
     # -- construction ---------------------------------------------------------
 
@@ -59,6 +61,30 @@ class Intently:
     ) -> Intently:
         found = find_home(start, home)
         return cls._from_home(found, actor=actor, namespace=namespace, clock=clock, database_url=database_url)
+
+    @classmethod
+    def upgrade(
+        cls,
+        home: str | Path | None = None,
+        *,
+        actor: Actor | str | None = None,
+        clock: Clock | None = None,
+        start: Path | None = None,
+        database_url: str | None = None,
+    ) -> tuple[list[Migration], int]:
+        """Apply the home's pending schema upgrades (``intently store upgrade``, for homes with
+        ``[store] auto_upgrade = false``); returns (the migrations applied, the operations adopted).
+
+        It is the path opening a home takes when it upgrades on its own, not a second one: the
+        command used to open only the store, so the upgrade that makes operations carry
+        signatures loaded no key and adopted nothing, and what an older intently had left
+        unsigned stayed unattributed (every later command exited 8) where the automatic upgrade
+        signs it on the record (``LOG_ADOPTED``, reason ``upgrade``)."""
+        ix = cls._from_home(
+            find_home(start, home), actor=actor, namespace=None, clock=clock, database_url=database_url, upgrade=True
+        )
+        ix.close()
+        return ix._upgraded
 
     @classmethod
     def init(
@@ -176,21 +202,20 @@ class Intently:
         namespace: str | None,
         clock: Clock | None,
         database_url: str | None = None,
+        upgrade: bool = False,
     ) -> Intently:
+        """Open ``home``'s store, upgrading its schema when ``[store] auto_upgrade`` is on or
+        ``upgrade`` asks (:meth:`upgrade`), and build the handle."""
         config = home.load_config()
         store = open_store(database_url or home.database_url(config), group_commit=config.log.group_commit)
+        applied: list[Migration] = []
         before_signatures: dict[str, int] = {}
         try:
             if store.current_versions() != _engines.SCHEMA_VERSIONS:
                 _load_engines()  # something to create, upgrade or refuse: the full registry decides
                 store.check_not_newer()
-                if config.store.auto_upgrade:
-                    from .log._oplog import SIGNED_OPERATIONS_SCHEMA, unsigned_before_upgrade
-
-                    before_signatures = unsigned_before_upgrade(store)
-                    applied = store.upgrade()
-                    if not any(m.component == "log" and m.version == SIGNED_OPERATIONS_SCHEMA for m in applied):
-                        before_signatures = {}  # another process upgraded it first: not ours to adopt
+                if upgrade or config.store.auto_upgrade:
+                    applied, before_signatures = _apply_upgrades(store)
                 else:
                     pending = [s for s in store.schema_status() if s.pending]
                     if pending:
@@ -217,13 +242,16 @@ class Intently:
             actor=_actor(actor),
             namespace=validate_namespace(namespace or config.home.name),
         )
+        adopted = 0
         if before_signatures:  # this process made operations carry signatures: sign what came before
             try:
-                log.adopt_written_before_signatures(before_signatures, actor=str(runtime.actor))
+                adopted = log.adopt_written_before_signatures(before_signatures, actor=str(runtime.actor))
             except BaseException:
                 store.close()
                 raise
-        return cls(runtime)
+        ix = cls(runtime)
+        ix._upgraded = (applied, adopted)
+        return ix
 
     def as_actor(self, actor: Actor | str) -> Intently:
         """The same home seen by another actor (for servers mapping tokens to actors)."""
@@ -371,6 +399,20 @@ class Intently:
         return (
             f"Intently(home={str(self._rt.home.path)!r}, actor={str(self._rt.actor)!r}, namespace={self.namespace!r})"
         )
+
+
+def _apply_upgrades(store: Store) -> tuple[list[Migration], dict[str, int]]:
+    """Apply every pending migration; returns them, and each stream's size bounding the rows
+    an older intently appended unsigned when this call is the one that made operations carry
+    signatures (read before it, see :func:`~intently.log._oplog.unsigned_before_upgrade`),
+    else nothing: another process that upgraded first adopted them, or none were left."""
+    from .log._oplog import SIGNED_OPERATIONS_SCHEMA, unsigned_before_upgrade
+
+    before_signatures = unsigned_before_upgrade(store)
+    applied = store.upgrade()
+    if not any(m.component == "log" and m.version == SIGNED_OPERATIONS_SCHEMA for m in applied):
+        before_signatures = {}  # another process upgraded it first: not ours to adopt
+    return applied, before_signatures
 
 
 def _actor(actor: Actor | str | None) -> Actor:

@@ -165,7 +165,7 @@ def test_store_status_and_upgrade(home: Path) -> None:
     assert by_name["access"] == {"component": "access", "current": 0, "latest": 1, "pending": [1]}
     assert set(by_name["log"]) == {"component", "current", "latest", "pending"}
     upgraded = run("store", "upgrade", "--json", cwd=home).json
-    assert upgraded == {"applied": [{"component": "access", "version": 1}]}
+    assert upgraded == {"applied": [{"component": "access", "version": 1}], "adopted": 0}
     with library(home) as ix:
         assert not [s for s in ix.store.schema_status() if s.pending]
         ix.access.grant(Actor.parse("bob"), Permission.READ)

@@ -293,6 +293,38 @@ def test_an_upgrade_signs_what_an_older_intently_left_without_a_checkpoint(
         assert caught.value.seq == forged
 
 
+def test_store_upgrade_signs_what_an_older_intently_left_as_the_automatic_upgrade_does(
+    home: Path, clock: ManualClock
+) -> None:
+    """A home with ``auto_upgrade = false`` is upgraded by ``intently store upgrade``. That
+    command opened only the store: it applied the migrations but loaded no key and adopted
+    nothing, so the rows an older intently left unsigned stayed unattributed and every later
+    command exited 8 until someone ran ``log checkpoint --adopt``. It goes through the same
+    path as the automatic upgrade now: the same rows are signed, on the record."""
+    from tests.cli.conftest import run
+
+    size = _left_by_an_older_intently(home, clock)
+    config = home / ".intently" / "intently.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("auto_upgrade = true", "auto_upgrade = false"), encoding="utf-8")
+    refused = run("whoami", cwd=home)
+    assert "run `intently store upgrade`" in refused.error_line()
+    upgraded = run("store", "upgrade", "--json", cwd=home)
+    assert upgraded.code == 0, upgraded.stderr
+    assert {"component": "log", "version": 3} in upgraded.json["applied"]
+    assert upgraded.json["adopted"] == 1
+    assert "1 operation(s) an older intently appended" in upgraded.stderr
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        (adopted,) = ix.log.read(STREAM, op="LOG_ADOPTED")
+        assert adopted.seq == size + 1 and adopted.actor == "user:alice"
+        assert adopted.payload["reason"] == "upgrade"
+        assert (adopted.payload["first_seq"], adopted.payload["last_seq"]) == (size, size)
+        assert newest_checkpoint(ix.store) == size + 1
+    assert run("log", "verify", "--strict", cwd=home).code == 0
+    again = run("store", "upgrade", "--json", cwd=home)
+    assert again.json == {"applied": [], "adopted": 0}, again.stderr
+
+
 def test_an_upgrade_never_adopts_an_edited_row_nor_without_a_key(
     home: Path, clock: ManualClock, capsys: pytest.CaptureFixture[str]
 ) -> None:

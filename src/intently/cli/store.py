@@ -60,14 +60,23 @@ def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 @store_app.command("upgrade")
 def upgrade(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """Apply pending schema upgrades; refuses a database newer than this intently."""
-    store = _open(ctx)
-    try:
-        applied = store.upgrade()
-    finally:
-        store.close()
-    data = {"applied": [{"component": m.component, "version": m.version} for m in applied]}
-    emit(data, as_json, lambda d: out.print(f"{len(d['applied'])} migration(s) applied"))
+    """Apply pending schema upgrades; refuses a database newer than this intently.
+
+    For homes with auto_upgrade off, the same upgrade opening a home applies on its own: the
+    one that makes operations carry signatures also signs, as LOG_ADOPTED, the operations an
+    older intently appended and never checkpointed (`adopted` in --json counts them).
+    """
+    from .._intently import Intently
+
+    st = state(ctx)
+    applied, adopted = Intently.upgrade(st.home, actor=st.actor)
+    data = {"applied": [{"component": m.component, "version": m.version} for m in applied], "adopted": adopted}
+    emit(data, as_json, _render_upgrade)
+
+
+def _render_upgrade(data: dict[str, Any]) -> None:
+    adopted = f", {data['adopted']} operation(s) written before signatures adopted" if data["adopted"] else ""
+    out.print(f"{len(data['applied'])} migration(s) applied{adopted}")
 
 
 @store_app.command("copy")

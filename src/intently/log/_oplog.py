@@ -458,7 +458,7 @@ class OperationLog:
 
     # -- checkpoints ----------------------------------------------------------
 
-    def adopt_written_before_signatures(self, sizes: dict[str, int], *, actor: str) -> list[Checkpoint]:
+    def adopt_written_before_signatures(self, sizes: dict[str, int], *, actor: str) -> int:
         """Sign, right after this process applied the migration that made operations carry
         signatures, the operations an older intently had appended but not yet checkpointed (a
         command killed between its change and its checkpoint, a hook that timed out).
@@ -469,35 +469,24 @@ class OperationLog:
         written since (which must carry a signature) is. It is recorded as a ``LOG_ADOPTED``
         operation (``reason``: ``upgrade``) and said on stderr. Without a key, or when the tail
         is damaged, nothing is adopted and the command that meets it names
-        ``intently log checkpoint --adopt`` / ``intently log repair``, as before."""
+        ``intently log checkpoint --adopt`` / ``intently log repair``, as before.
+
+        Returns how many operations were adopted (``intently store upgrade --json`` says it)."""
         if not sizes or not self.keyring.can_sign:
-            return []
+            return 0
         try:
-            made = self.checkpoint(set(sizes), adopt=actor, adopt_upto=sizes)
+            _made, count = self._checkpoint(set(sizes), adopt=actor, adopt_upto=sizes)
         except LogIntegrityError as exc:
             sys.stderr.write(
                 f"intently: warning: operations written before this version signed them not adopted: {exc}\n"
             )
-            return []
-        with self.store.transaction(write=False) as tx:
-            count = sum(
-                int(op["count"])
-                for stream in sorted(sizes)
-                for op in (
-                    json.loads(str(r["payload"]))
-                    for r in tx.query(
-                        "SELECT payload FROM log_ops WHERE stream = ? AND op = 'LOG_ADOPTED' AND seq > ?",
-                        (stream, sizes[stream]),
-                    )
-                )
-                if op.get("reason") == "upgrade"
-            )
+            return 0
         if count:
             sys.stderr.write(
                 f"intently: {count} operation(s) an older intently appended without a checkpoint were signed "
                 "after the upgrade, recorded as LOG_ADOPTED (`intently log show --op LOG_ADOPTED`)\n"
             )
-        return made
+        return count
 
     def checkpoint(
         self,
@@ -526,18 +515,30 @@ class OperationLog:
         the database had been rolled back). A witnessed checkpoint the database disagrees with
         (a rolled-back or rewritten database) is kept, not overwritten, and the call raises.
         """
+        return self._checkpoint(streams, adopt=adopt, adopt_upto=adopt_upto)[0]
+
+    def _checkpoint(
+        self,
+        streams: Iterable[str] | None,
+        *,
+        adopt: str | None = None,
+        adopt_upto: dict[str, int] | None = None,
+    ) -> tuple[list[Checkpoint], int]:
+        """:meth:`checkpoint`, also returning how many operations it adopted (what
+        :meth:`adopt_written_before_signatures` reports, without reading the log again)."""
         if not self.keyring.can_sign:
             self._warn_unsigned(streams)
-            return []
+            return [], 0
         wanted = set(streams) if streams is not None else None
         made: list[Checkpoint] = []
         refused: list[LogIntegrityError] = []
         conflicts: list[LogIntegrityError] = []
         stale: str | None = None
+        adopted = 0
         with self.store.transaction(write=True) as tx:
             stale = self._retired_elsewhere(tx)
             if stale is None:
-                made, refused = self._sign_pending(tx, wanted, adopt=adopt, adopt_upto=adopt_upto)
+                made, refused, adopted = self._sign_pending(tx, wanted, adopt=adopt, adopt_upto=adopt_upto)
             if made:
                 self._ensure_database_id(tx)
             # A checkpoint of every stream (``intently log checkpoint``) also catches the
@@ -561,7 +562,7 @@ class OperationLog:
             raise refused[0]
         if conflicts:
             raise conflicts[0]
-        return made
+        return made, adopted
 
     def _sign_pending(
         self,
@@ -570,9 +571,10 @@ class OperationLog:
         *,
         adopt: str | None = None,
         adopt_upto: dict[str, int] | None = None,
-    ) -> tuple[list[Checkpoint], list[LogIntegrityError]]:
+    ) -> tuple[list[Checkpoint], list[LogIntegrityError], int]:
         """Sign, under ``tx``'s write lock, each stream's operations since its last checkpoint
-        that a key vouched for; returns (the checkpoints made, why a stream stopped short).
+        that a key vouched for; returns (the checkpoints made, why a stream stopped short, how
+        many operations without a signature ``adopt`` took in).
 
         The tree signed is rebuilt from what is vouched for, never taken from the stream
         header (which anyone with the database can rewrite): the last checkpoint (its signature
@@ -582,6 +584,7 @@ class OperationLog:
         """
         made: list[Checkpoint] = []
         refused: list[LogIntegrityError] = []
+        adopted_count = 0
         rows = tx.query(
             "SELECT s.stream, s.size, s.frontier, (SELECT MAX(c.size) FROM log_checkpoints c "
             "WHERE c.stream = s.stream) AS signed FROM log_streams s ORDER BY s.stream"
@@ -620,6 +623,7 @@ class OperationLog:
                     )
                     frontier.append(leaf_hash(adopted.canonical()))
                     size += 1
+                    adopted_count += len(unsigned)
                     row = dict(row, frontier=tx.scalar("SELECT frontier FROM log_streams WHERE stream = ?", (stream,)))
                 if problem is None and frontier.size == size:
                     header = Frontier.from_hex(size, json.loads(str(row["frontier"]))).root()
@@ -642,7 +646,7 @@ class OperationLog:
             if frontier.size <= signed:
                 continue
             made.append(self._sign_tree(tx, stream, frontier))
-        return made, refused
+        return made, refused, adopted_count
 
     def _sign_tree(self, tx: Transaction, stream: str, frontier: Frontier) -> Checkpoint:
         root = frontier.root()
