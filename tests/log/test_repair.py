@@ -143,6 +143,43 @@ def test_a_damaged_tail_is_set_aside_on_the_record_and_the_stream_goes_on(
     assert run("log", "repair", "--json", cwd=home).json == []
 
 
+def test_log_quarantine_lists_each_row_set_aside_with_where_when_who_and_why(
+    home: Path, clock: ManualClock, database_url: str | None
+) -> None:
+    """The rows a repair moves to ``log_quarantine`` are kept, but no command showed them:
+    finding what was set aside meant SQL against the database. ``intently log quarantine``
+    lists each, tied to the signed records of the repair that moved it."""
+    empty = run("log", "quarantine", "--json", cwd=home)
+    assert (empty.code, empty.json) == (0, []), empty.stderr
+    assert "Nothing quarantined" in run("log", "quarantine", cwd=home).stdout
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        forged = forge_append(ix.store)
+    assert run("log", "repair", cwd=home).code == 0
+
+    listed = run("log", "quarantine", "--json", cwd=home)
+    assert listed.code == 0, listed.stderr
+    (entry,) = listed.json
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        (record,) = ix.log.read(STREAM, op="LOG_REPAIRED")
+        placeholder = ix.log.get(STREAM, forged)
+    assert placeholder.op == "LOG_QUARANTINED"
+    assert (entry["stream"], entry["seq"], entry["id"]) == (STREAM, str(forged), FORGED_ID)
+    assert (entry["op"], entry["actor"], entry["target"]) == ("ACCESS_GRANTED", "user:mallory", "user:mallory")
+    assert json.loads(entry["payload"]) == {"actor": "user:mallory", "permission": "admin"}
+    assert "no signature" in entry["reason"]
+    assert (entry["voided_by"], entry["placeholder_seq"]) == (placeholder.id, forged)
+    assert (entry["repair_id"], entry["repair_seq"]) == (record.id, record.seq)
+    assert (entry["set_aside_at"], entry["set_aside_by"]) == (record.time, "user:alice")
+
+    shown = run("log", "quarantine", cwd=home)
+    assert shown.code == 0, shown.stderr
+    assert FORGED_ID in shown.stdout and "user:mallory" in shown.stdout and record.time in shown.stdout
+    assert run("log", "quarantine", "--stream", STREAM, "--json", cwd=home).json == listed.json
+    # Someone who may not read the stream is shown none of it, and refused when naming it.
+    assert run("log", "quarantine", "--json", cwd=home, actor="zed").json == []
+    assert run("log", "quarantine", "--stream", STREAM, cwd=home, actor="zed").code != 0
+
+
 def test_an_edited_tail_row_is_not_signed_into_history_and_can_be_repaired(
     home: Path, clock: ManualClock, database_url: str | None
 ) -> None:
@@ -333,6 +370,8 @@ def test_a_row_whose_seq_is_not_a_number_is_named_by_rowid_and_set_aside(
     assert run("log", "verify", "--strict", cwd=home).code == 0
     ((seq, seq_type, op_id, _payload, _), *_) = _quarantined(home)
     assert (seq, seq_type) == stored and op_id == FORGED_ID.encode()
+    (entry,) = run("log", "quarantine", "--json", cwd=home).json  # tied to its repair by what the record names
+    assert entry["id"] == FORGED_ID and entry["placeholder_seq"] is None and entry["repair_seq"] is not None
 
 
 def test_a_row_added_at_no_place_fails_verification_by_rowid_and_is_set_aside(
@@ -358,6 +397,14 @@ def test_a_row_added_at_no_place_fails_verification_by_rowid_and_is_set_aside(
     assert run("log", "repair", cwd=home).code == 0
     assert run("log", "verify", "--strict", cwd=home).code == 0
     assert [(seq, op_id) for seq, _, op_id, _, _ in _quarantined(home)] == [(b"\xff", FORGED_ID.encode())]
+    listed = run("log", "quarantine", "--json", cwd=home)
+    assert listed.code == 0, listed.stderr
+    (entry,) = listed.json  # stood at no place: no placeholder, its repair found by what it names
+    assert (entry["seq"], entry["id"], entry["placeholder_seq"]) == ("x'ff'", FORGED_ID, None)
+    with Intently.open(home, actor="user:alice", clock=clock) as ix:
+        (record,) = ix.log.read(STREAM, op="LOG_REPAIRED")
+    assert (entry["repair_id"], entry["set_aside_at"], entry["set_aside_by"]) == (record.id, record.time, "user:alice")
+    assert "x'ff' (no place)" in run("log", "quarantine", cwd=home).stdout
 
 
 def test_a_payload_of_bytes_is_kept_as_those_bytes(home: Path, clock: ManualClock, backend: str) -> None:

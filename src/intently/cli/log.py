@@ -1,4 +1,4 @@
-"""``intently log show|verify|proof|consistency|replay|checkpoint|rotate-key|repair``."""
+"""``intently log show|verify|proof|consistency|replay|checkpoint|rotate-key|repair|quarantine``."""
 
 from __future__ import annotations
 
@@ -241,6 +241,59 @@ def _print_repairs(done: list[RepairReport], dry_run: bool) -> None:
                 f"{rep.kept} operation(s) kept; recorded as {rep.repair_id} (seq {rep.repair_seq}); "
                 f"checkpoint signed at size {rep.signed_size}"
             )
+
+
+@log_app.command("quarantine")
+def quarantine(
+    ctx: typer.Context,
+    stream: Annotated[
+        str | None, typer.Option(help="Only this stream (default: every stream you may read; the owner, all).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the rows `intently log repair` set aside: what each was, where it stood, when,
+    by whom and why.
+
+    They are kept in the log_quarantine table, never deleted; each names its signed
+    LOG_QUARANTINED placeholder and the LOG_REPAIRED record of its repair. `--json` has every
+    stored field, the payload included.
+    """
+    from ..log import quarantined
+
+    with open_home(ctx) as ix:
+        if stream is not None:
+            ix.require(Permission.READ, stream)
+            streams: list[str] | None = [stream]
+        elif ix.access.is_owner(ix.actor):
+            streams = None
+        else:
+            streams = ix.access.readable_namespaces(ix.actor)
+        entries = quarantined(ix.log, streams)
+    emit([e.to_json() for e in entries], as_json, _print_quarantine)
+
+
+def _print_quarantine(data: list[dict[str, Any]]) -> None:
+    if not data:
+        out.print("Nothing quarantined: no `intently log repair` has set an operation aside")
+        return
+    table(
+        "Operations set aside by `intently log repair` (kept in log_quarantine; `--json` for every field)",
+        ["stream", "seq", "id", "op", "actor", "target", "set aside", "by", "reason"],
+        [
+            [
+                e["stream"],
+                e["seq"] if e["placeholder_seq"] is not None else f"{e['seq']} (no place)",
+                e["id"],
+                e["op"],
+                e["actor"],
+                e["target"],
+                e["set_aside_at"] or "(no record of the repair)",
+                e["set_aside_by"],
+                e["reason"],
+            ]
+            for e in data
+        ],
+    )
 
 
 @log_app.command("rotate-key")

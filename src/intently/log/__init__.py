@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ._operation import Operation, canonical_json, canonical_operation, policy_version
     from ._oplog import NO_KEY_HINT, OperationLog, OtherDatabaseEntry, StreamReport, VerifyReport
     from ._proofs import verify_anchored_proof, verify_consistency_proof, verify_inclusion_proof
-    from ._repair import QUARANTINED_OP, REPAIRED_OP, RepairReport, VoidedPlace, repair_log
+    from ._repair import QUARANTINED_OP, REPAIRED_OP, QuarantinedRow, RepairReport, VoidedPlace, quarantined, repair_log
     from ._replay import Applier, register_applier, registered_appliers, replay
 
 _WHERE: dict[str, str] = {
@@ -50,7 +50,10 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(("Operation", "canonical_json", "canonical_operation", "policy_version"), "._operation"),
     **dict.fromkeys(("NO_KEY_HINT", "OperationLog", "OtherDatabaseEntry", "StreamReport", "VerifyReport"), "._oplog"),
     **dict.fromkeys(("verify_anchored_proof", "verify_consistency_proof", "verify_inclusion_proof"), "._proofs"),
-    **dict.fromkeys(("QUARANTINED_OP", "REPAIRED_OP", "RepairReport", "VoidedPlace", "repair_log"), "._repair"),
+    **dict.fromkeys(
+        ("QUARANTINED_OP", "REPAIRED_OP", "QuarantinedRow", "RepairReport", "VoidedPlace", "quarantined", "repair_log"),
+        "._repair",
+    ),
     **dict.fromkeys(("Applier", "register_applier", "registered_appliers", "replay"), "._replay"),
 }
 
@@ -66,6 +69,7 @@ __all__ = [
     "Operation",
     "OperationLog",
     "OtherDatabaseEntry",
+    "QuarantinedRow",
     "RepairReport",
     "StreamReport",
     "VerifyReport",
@@ -79,6 +83,7 @@ __all__ = [
     "leaf_hash",
     "node_hash",
     "policy_version",
+    "quarantined",
     "register_applier",
     "registered_appliers",
     "repair_log",

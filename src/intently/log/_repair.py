@@ -25,7 +25,7 @@ the set-aside operations, to compare against.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,15 @@ from ._merkle import leaf_hash
 from ._operation import Operation, canonical_json
 from ._oplog import NO_KEY_HINT, OperationLog, _content_leaf, _not_a_place, _shown
 
-__all__ = ["QUARANTINED_OP", "REPAIRED_OP", "RepairReport", "VoidedPlace", "repair_log"]
+__all__ = [
+    "QUARANTINED_OP",
+    "REPAIRED_OP",
+    "QuarantinedRow",
+    "RepairReport",
+    "VoidedPlace",
+    "quarantined",
+    "repair_log",
+]
 
 register_migration(
     "log",
@@ -108,6 +116,151 @@ class RepairReport:
             "repair_seq": self.repair_seq,
             "signed_size": self.signed_size,
         }
+
+
+@dataclass
+class QuarantinedRow:
+    """One row ``intently log repair`` moved to ``log_quarantine``: what it was, where it
+    stood in the stream, when, by whom and why it was set aside (``intently log quarantine``).
+
+    Stored values are shown as text: after tampering they are anyone's, so bytes that were not
+    UTF-8 (kept as their very bytes by the repair) read ``x'..'`` and bad text ``\\xNN``."""
+
+    stream: str
+    #: The sequence number the row was stored at, as stored (text, bytes or a real only when
+    #: it stood at no place in the stream; then there is no placeholder).
+    seq: str | None
+    id: str | None
+    time: str | None
+    actor: str | None
+    op: str | None
+    target: str | None
+    payload: str | None
+    policy_version: str | None
+    leaf: str | None
+    key_id: str | None
+    reason: str
+    voided_by: str
+    #: The seq of the signed ``LOG_QUARANTINED`` operation that took the row's place (``None``
+    #: for a row that stood at no place).
+    placeholder_seq: int | None = None
+    #: The ``LOG_REPAIRED`` operation that recorded the repair, and when and by whom it was made
+    #: (``None`` when no record of the stream names the row: the log says so on verify).
+    repair_id: str | None = None
+    repair_seq: int | None = None
+    set_aside_at: str | None = None
+    set_aside_by: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stream": self.stream,
+            "seq": self.seq,
+            "id": self.id,
+            "time": self.time,
+            "actor": self.actor,
+            "op": self.op,
+            "target": self.target,
+            "payload": self.payload,
+            "policy_version": self.policy_version,
+            "leaf": self.leaf,
+            "key_id": self.key_id,
+            "reason": self.reason,
+            "voided_by": self.voided_by,
+            "placeholder_seq": self.placeholder_seq,
+            "repair_id": self.repair_id,
+            "repair_seq": self.repair_seq,
+            "set_aside_at": self.set_aside_at,
+            "set_aside_by": self.set_aside_by,
+        }
+
+
+def quarantined(log: OperationLog, streams: Iterable[str] | None = None) -> list[QuarantinedRow]:
+    """The rows repairs set aside in the given streams (default: all), oldest repair first.
+
+    Each is tied to the signed record of the repair that moved it: its placeholder (the
+    ``LOG_QUARANTINED`` operation whose id is the row's ``voided_by``) and the ``LOG_REPAIRED``
+    appended after it, or, for a row that stood at no place, the ``LOG_REPAIRED`` whose payload
+    names it. The table alone says what and why; the log says when and who."""
+    wanted = sorted(set(streams)) if streams is not None else None
+    with log.store.transaction(write=False) as tx:
+        rows = tx.query(
+            "SELECT q.*, p.seq AS placeholder_seq FROM log_quarantine q "
+            "LEFT JOIN log_ops p ON p.stream = q.stream AND p.id = q.voided_by AND p.op = ? "
+            "ORDER BY q.stream, q.voided_by",
+            (QUARANTINED_OP,),
+        )
+        if wanted is not None:
+            rows = [r for r in rows if r["stream"] in wanted]
+        repairs = {
+            stream: tx.query(
+                "SELECT seq, id, time, actor, payload FROM log_ops WHERE stream = ? AND op = ? ORDER BY seq",
+                (stream, REPAIRED_OP),
+            )
+            for stream in sorted({str(r["stream"]) for r in rows})
+        }
+    found = [_quarantined_row(row, repairs[str(row["stream"])]) for row in rows]
+    last = 2**62
+    found.sort(key=lambda q: (q.stream, q.repair_seq or last, q.placeholder_seq or last))
+    return found
+
+
+def _quarantined_row(row: dict[str, Any], repairs: list[dict[str, Any]]) -> QuarantinedRow:
+    entry = QuarantinedRow(
+        stream=str(row["stream"]),
+        seq=_as_text(row["seq"]),
+        id=_as_text(row["id"]),
+        time=_as_text(row["time"]),
+        actor=_as_text(row["actor"]),
+        op=_as_text(row["op"]),
+        target=_as_text(row["target"]),
+        payload=_as_text(row["payload"]),
+        policy_version=_as_text(row["policy_version"]),
+        leaf=_as_text(row["leaf"]),
+        key_id=_as_text(row["key_id"]),
+        reason=_clean(row["reason"]),
+        voided_by=_clean(row["voided_by"]),
+        placeholder_seq=None if row["placeholder_seq"] is None else int(row["placeholder_seq"]),
+    )
+    record = _repair_of(entry, row, repairs)
+    if record is not None:
+        entry.repair_id, entry.repair_seq = str(record["id"]), int(record["seq"])
+        entry.set_aside_at, entry.set_aside_by = str(record["time"]), str(record["actor"])
+    return entry
+
+
+def _repair_of(entry: QuarantinedRow, row: dict[str, Any], repairs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``LOG_REPAIRED`` record of the repair that set ``row`` aside: the first after its
+    placeholder (a repair appends its record after every placeholder it puts), or for a row at
+    no place the one whose payload names its id and stored seq."""
+    if entry.placeholder_seq is not None:
+        return next((r for r in repairs if int(r["seq"]) > int(entry.placeholder_seq)), None)
+    ids, seqs = _spellings(row["id"], _short), _spellings(row["seq"], _shown)
+    for record in repairs:
+        try:
+            voided = json.loads(str(record["payload"])).get("voided", [])
+        except (ValueError, AttributeError):
+            continue
+        if any(not v.get("missing") and v.get("id") in ids and str(v.get("seq")) in seqs for v in voided):
+            return record
+    return None
+
+
+def _spellings(value: Any, spell: Callable[[Any], str | None]) -> set[str | None]:
+    """How the repair's record spelled a stored value: kept bytes were either bytes in the
+    row or text that was not UTF-8 (which the record spells with ``\\xNN``)."""
+    if isinstance(value, bytes | memoryview):
+        raw = bytes(value)
+        return {spell(raw), spell(raw.decode("utf-8", "surrogateescape"))}
+    return {spell(value)}
+
+
+def _as_text(value: Any) -> str | None:
+    """A kept value as text: bytes as ``x'..'`` hex (they were not UTF-8), numbers as written."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | memoryview):
+        return f"x'{bytes(value).hex()}'"
+    return _clean(value)
 
 
 def repair_log(
