@@ -232,7 +232,6 @@ class Intently:
             witness_path=home.witness_path,
             keys_dir=home.keys_dir,
         )
-        log.seal_batches = config.log.group_commit
         runtime = Runtime(
             home=home,
             config=config,

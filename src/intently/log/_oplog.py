@@ -227,9 +227,11 @@ class OperationLog:
         self._trusted: dict[str, tuple[int, str]] = {}
         #: Sign a transaction's appends to a stream with one checkpoint committed with them,
         #: not each append with a signature of its own (:meth:`_seal`). On where many appends
-        #: share a transaction: ``[log] group_commit`` homes and batch importers. One Ed25519
-        #: signature per transaction instead of one per operation, and nothing left pending.
-        self.seal_batches = False
+        #: share a transaction: ``[log] group_commit`` homes (the store opened for one says so:
+        #: :attr:`Store.group_commit` is the setting's one owner) and batch importers, which
+        #: set it. One Ed25519 signature per transaction instead of one per operation, and
+        #: nothing left pending.
+        self.seal_batches = store.group_commit
         #: A checkpoint was signed inside a transaction since the witness file was last brought
         #: up to date: the next :meth:`checkpoint` writes it even when it signs nothing itself.
         self._witness_due = False
@@ -306,8 +308,7 @@ class OperationLog:
             if self.seal_batches:
                 self._batch_of(tx).append((operation.stream, operation.seq, leaf))  # signed at commit
             else:
-                key_id, raw = self.keyring.sign_operation(leaf)
-                signature = base64.b64encode(raw).decode()
+                key_id, signature = self._sign_leaf(leaf)
         tx.execute(
             "INSERT INTO log_ops (stream, seq, id, time, actor, op, target, payload, policy_version, leaf, "
             "key_id, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -334,6 +335,13 @@ class OperationLog:
                 self._signed_here[(stream, seq)] = hexleaf
 
         tx.on_commit(committed)
+
+    def _sign_leaf(self, leaf: bytes) -> tuple[str, str]:
+        """(key id, base64 signature) of this process's key over one operation's leaf, as a
+        ``log_ops`` row stores them: an append and a batch that falls back to per-append
+        signatures (:meth:`_seal`) sign the same way."""
+        key_id, raw = self.keyring.sign_operation(leaf)
+        return key_id, base64.b64encode(raw).decode()
 
     def _batch_of(self, tx: Transaction) -> list[tuple[str, int, bytes]]:
         """This transaction's appends still to sign, (stream, seq, leaf) in order; the first
@@ -363,10 +371,10 @@ class OperationLog:
             if len(rows) > 1 and self._seal_stream(tx, stream, rows):
                 continue
             for seq, leaf in rows:
-                key_id, raw = self.keyring.sign_operation(leaf)
+                key_id, signature = self._sign_leaf(leaf)
                 tx.execute(
                     "UPDATE log_ops SET key_id = ?, signature = ? WHERE stream = ? AND seq = ?",
-                    (key_id, base64.b64encode(raw).decode(), stream, seq),
+                    (key_id, signature, stream, seq),
                 )
                 tx.on_commit(lambda key=(stream, seq), hexleaf=leaf.hex(): self._signed_here.__setitem__(key, hexleaf))
 
@@ -988,12 +996,15 @@ class OperationLog:
                     "AND c.size = m.size ORDER BY c.stream",
                     (old,),
                 )
+                # One reading of each head, for both the keyring's bounds and the logged payload.
+                sizes: dict[str, int] = {}
+                roots: dict[str, str] = {}
+                for r in heads:
+                    stream, size, root = str(r["stream"]), int(r["size"]), str(r["root"]).lower()
+                    sizes[stream], roots[stream] = size, root
+                    signed_heads[stream] = {"size": size, "root": root}
                 retiring = self.keyring.entries[old]
-                retiring.signed_sizes = {str(r["stream"]): int(r["size"]) for r in heads}
-                retiring.signed_roots = {str(r["stream"]): str(r["root"]).lower() for r in heads}
-                signed_heads = {
-                    str(r["stream"]): {"size": int(r["size"]), "root": str(r["root"]).lower()} for r in heads
-                }
+                retiring.signed_sizes, retiring.signed_roots = sizes, roots
             now = format_time(self.clock.now())
             new = self.keyring.generate(now)
             self.keyring.save(keys_dir)

@@ -33,14 +33,18 @@ __all__ = [
 
 
 def open_store(url: str, *, group_commit: bool = False) -> Store:
-    """Open the store a URL names: ``sqlite:///path`` or ``postgresql://...``."""
+    """Open the store a URL names: ``sqlite:///path`` or ``postgresql://...``; ``group_commit``
+    is ``[log] group_commit``, kept by the store (:attr:`Store.group_commit`)."""
+    store: Store
     if url.startswith("sqlite:///"):
-        return SQLiteStore(Path(url[len("sqlite:///") :]), synchronous="NORMAL" if group_commit else "FULL")
-    if url.startswith(("postgresql://", "postgres://")):
+        store = SQLiteStore(Path(url[len("sqlite:///") :]), synchronous="NORMAL" if group_commit else "FULL")
+    elif url.startswith(("postgresql://", "postgres://")):
         try:
             from ._postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
             raise MissingExtra("the PostgreSQL backend", "postgres", "psycopg") from exc
-        store: Store = PostgresStore(url)
-        return store
-    raise InvalidInput(f"unsupported database URL {url!r} (sqlite:///PATH or postgresql://...)", where="store.url")
+        store = PostgresStore(url)
+    else:
+        raise InvalidInput(f"unsupported database URL {url!r} (sqlite:///PATH or postgresql://...)", where="store.url")
+    store.group_commit = group_commit
+    return store

@@ -124,6 +124,11 @@ class Store(ABC):
 
     dialect: str
     url: str
+    #: ``[log] group_commit``, as :func:`open_store` was asked: SQLite syncs less
+    #: (``synchronous=NORMAL``) and the log signs each transaction's appends with one
+    #: checkpoint (``OperationLog.seal_batches`` starts from it). The setting's one owner: the
+    #: log used to be told it again, beside the store, by whoever opened both.
+    group_commit: bool = False
 
     @abstractmethod
     def transaction(self, *, write: bool = True) -> AbstractContextManager[Transaction]:
