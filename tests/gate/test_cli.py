@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 from intently import Intently
 from intently.cli._app import app
+from intently.log import KeyRing
+from tests.cli.conftest import run
 
 runner = CliRunner()
 
@@ -165,3 +167,57 @@ def test_check_exit_code_follows_whether_the_call_runs(
     answer = json.loads(res.stdout)
     assert answer["outcome"] == "warn", answer
     assert res.exit_code == 0, res.output
+
+
+def test_verify_trace_binds_each_operation_across_a_key_rotation(
+    ix: Intently, tools: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """An honest trace exported with the key in use, the stream growing after it, then a rotation:
+    the trace's checkpoint is below the last tree the retired key signed, which offline nothing
+    binds it to (a leaked key could sign such a checkpoint of any tree). It is refused, naming the
+    consistency proof to ask the home for, and verifies with it; the same run exported after the
+    rotation, signed by the new key, verifies on its own."""
+    home = ix.home.path
+    keys = str(home / "keys" / "public.json")
+    s = ix.gate.session(tools, user_request="Reply to Bob about the offsite")
+    s.check("send_email", {"recipients": ["bob@example.com"], "subject": "Re", "body": "Friday"})
+    ix.checkpoint()
+    old = tmp_path / "old.json"
+    assert _cli(home, "gate", "export", s.id, "--out", str(old)).exit_code == 0
+    later = ix.gate.session(tools, user_request="Archive the newsletter")
+    later.check("search_emails", {"query": "newsletter"})
+    ix.checkpoint()
+    assert _cli(home, "log", "rotate-key").exit_code == 0
+    signed = json.loads(old.read_text())["inclusion"]["checkpoints"]["proj"]["size"]
+    (retired,) = (e for e in KeyRing.load_public(home / "keys" / "public.json").entries.values() if e.retired)
+    assert retired.signed_sizes is not None and retired.signed_sizes["proj"] > signed
+    head = retired.signed_sizes["proj"]
+    refused = run("gate", "verify-trace", str(old), "--keys", keys, cwd=tmp_path, actor=None)  # offline
+    assert refused.code == 8
+    assert refused.error_line().startswith(f"error: stream 'proj' at seq {signed}: the trace's checkpoint at size")
+    assert f"intently log consistency {signed} {head} --json" in refused.stderr
+    proof = _cli(home, "log", "consistency", str(signed), str(head), "--json")
+    assert proof.exit_code == 0, proof.output
+    (tmp_path / "consistency.json").write_text(proof.stdout)
+    ok = _cli(home, "gate", "verify-trace", str(old), "--keys", keys, "--consistency", str(tmp_path / "c.json"))
+    assert ok.exit_code != 0  # a file that is not there is named, not skipped
+    ok = _cli(
+        home,
+        "gate",
+        "verify-trace",
+        str(old),
+        "--keys",
+        keys,
+        "--consistency",
+        str(tmp_path / "consistency.json"),
+        "--json",
+    )
+    assert ok.exit_code == 0, ok.output
+    result = json.loads(ok.stdout)
+    assert (result["ok"], result["bound"], result["key_id"]) == (True, True, retired.key_id)
+    assert [c["size"] for c in result["checkpoints"]] == [signed]
+    new = tmp_path / "new.json"
+    assert _cli(home, "gate", "export", s.id, "--out", str(new)).exit_code == 0
+    fresh = run("gate", "verify-trace", str(new), "--keys", keys, "--json", cwd=tmp_path, actor=None)
+    assert fresh.code == 0, fresh.stderr
+    assert fresh.json["key_id"] != retired.key_id and fresh.json["bound"] and not fresh.stderr

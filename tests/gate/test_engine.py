@@ -20,11 +20,12 @@ from intently.core.errors import (
     InvalidInput,
     InvalidTransition,
     PermissionDenied,
+    ProofError,
     TableMismatch,
     UnknownKey,
 )
-from intently.gate import Level, verify_trace
-from intently.log import KeyRing, canonical_json
+from intently.gate import Level, UnboundTraceWarning, verify_trace
+from intently.log import KeyRing, canonical_json, key_id_of
 
 from .conftest import assert_replay_rebuilds
 
@@ -218,6 +219,76 @@ def test_a_retired_key_does_not_vouch_for_a_trace_backdated_throughout(
     assert verify_trace(before, ring)["ok"]
     with pytest.raises(BadSignature, match=r"retired .* cannot have signed"):
         verify_trace(forged, ring)
+
+
+def _resign(doc: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, Any]:
+    """``doc`` signed again with ``key`` (the thief's move), whatever else it carries."""
+    body = {k: doc[k] for k in ("format", "run", "operations", "origin", "signed_at")}
+    return {
+        **doc,
+        "key_id": key_id_of(key.public_key()),
+        "signature": base64.b64encode(key.sign(canonical_json(body))).decode(),
+    }
+
+
+def test_a_leaked_retired_key_cannot_rewrite_a_trace_within_the_seqs_it_signed(
+    ix: Intently, tools: list[dict[str, Any]], clock: ManualClock
+) -> None:
+    """The gap the closing note named: a leaked, since-retired key re-signs a trace whose
+    operations stay within the sequence numbers it had signed and are dated before its
+    retirement, with a blocked call rewritten as allowed. The signature, the dates and the
+    sequence numbers all pass; only an inclusion proof of each operation in the tree the key
+    last signed (its root is in keys/public.json) shows the operation is not the log's."""
+    old_key = serialization.load_pem_private_key(
+        (ix.home.keys_dir / "private" / "log-ed25519.pem").read_bytes(), password=None
+    )
+    assert isinstance(old_key, Ed25519PrivateKey)
+    s, decisions = _run(ix, tools)
+    before = ix.gate.export_run(s.id)
+    clock.advance("1h")
+    ix.log.rotate_key(ix.home.keys_dir, namespace=ix.namespace, actor=str(ix.actor))
+    ring = KeyRing.load_public(ix.home.keys_dir / "public.json")
+    assert verify_trace(before, ring)["bound"]  # the honest trace, signed before the rotation
+    blocked = decisions[1]
+    forged = json.loads(json.dumps(before))
+    (op,) = (o for o in forged["operations"] if o["op"] == "GATE_DECIDED" and o["target"] == blocked.id)
+    for shown in (op["payload"]["decision"], forged["run"]["decisions"][1]):
+        shown["level"], shown["rule_ids"], shown["reason"] = "allow", [], "allowed"
+    with_proofs = _resign(forged, old_key)  # the honest trace's proofs kept: they prove other leaves
+    with pytest.raises(ProofError, match=rf"operation seq {op['seq']} .* not in the tree"):
+        verify_trace(with_proofs, ring)
+    without = _resign({k: v for k, v in forged.items() if k != "inclusion"}, old_key)  # as an old export
+    first = forged["operations"][0]["seq"]  # nothing shows which one was rewritten: the first is named
+    with pytest.raises(BadSignature, match=rf"at seq {first}: .* operation seq {first} .* no inclusion proof"):
+        verify_trace(without, ring)
+    with pytest.warns(UnboundTraceWarning, match="no inclusion proofs"):  # the auditor's explicit choice
+        assert not verify_trace(without, ring, allow_unbound=True)["bound"]
+
+
+def test_a_trace_without_proofs_from_a_key_in_use_verifies_with_a_warning(
+    ix: Intently, tools: list[dict[str, Any]]
+) -> None:
+    """A trace exported before the proofs (they sit outside the signed body, so dropping them is
+    what such a trace looks like) still verifies under a key in use, saying it is unbound; one
+    that carries them names the signed checkpoint each operation was proven in."""
+    doc = ix.gate.export_run(_run(ix, tools)[0].id)
+    ring = KeyRing.load_public(ix.home.keys_dir / "public.json")
+    bound = verify_trace(doc, ring)
+    cp = doc["inclusion"]["checkpoints"]["proj"]
+    assert (bound["bound"], bound["warnings"]) == (True, [])
+    assert bound["checkpoints"] == [{"stream": "proj", "size": cp["size"], "key_id": cp["key_id"], "time": cp["time"]}]
+    assert cp["size"] >= max(op["seq"] for op in doc["operations"])
+    old = {k: v for k, v in doc.items() if k != "inclusion"}
+    with pytest.warns(UnboundTraceWarning, match="signature of key .* alone"):
+        unbound = verify_trace(old, ring)
+    assert unbound["ok"] and not unbound["bound"] and unbound["warnings"]
+    swapped = json.loads(json.dumps(doc))
+    swapped["inclusion"]["proofs"][0], swapped["inclusion"]["proofs"][1] = doc["inclusion"]["proofs"][1:3][::-1]
+    with pytest.raises(ProofError, match=rf"at seq {doc['operations'][0]['seq']}: .* not in the tree"):
+        verify_trace(swapped, ring)
+    swapped["inclusion"]["proofs"].pop()
+    with pytest.raises(InvalidInput, match=r"^inclusion.proofs: must hold one audit path per operation"):
+        verify_trace(swapped, ring)
 
 
 def test_replay_rebuilds_the_gate_tables(ix: Intently, tools: list[dict[str, Any]], tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from intently.log import (
     verify_consistency,
     verify_inclusion,
 )
+from intently.log._merkle import inclusion_proofs
 
 # The RFC 6962 test data (certificate-transparency reference implementation): eight
 # leaf inputs, the tree heads of every prefix, and some published proofs.
@@ -137,6 +138,23 @@ def test_ct_reference_inclusion_proofs(index: int, size: int, path: list[str]) -
     proof = inclusion_proof(CT_LEAVES[:size], index)
     assert [p.hex() for p in proof] == path
     verify_inclusion(CT_LEAVES[index], index, size, proof, bytes.fromhex(CT_ROOTS[size]))
+
+
+def test_many_paths_at_once_are_the_reference_paths() -> None:
+    """A trace's proofs come from one hashing of the tree (:func:`inclusion_proofs`): each path
+    must be the one :func:`inclusion_proof` gives alone, the RFC 6962 vectors included, at every
+    size and index (odd sizes carry a last node up unpaired)."""
+    by_place = {(index, size): path for index, size, path in CT_INCLUSION}
+    for size in range(1, 9):
+        paths = inclusion_proofs(CT_LEAVES[:size], range(size))
+        for index, path in enumerate(paths):
+            assert path == inclusion_proof(CT_LEAVES[:size], index)
+            assert [p.hex() for p in path] == by_place.get((index, size), [p.hex() for p in path])
+    leaves = [leaf_hash(bytes([n])) for n in range(70)]
+    for size in range(1, 71):
+        assert inclusion_proofs(leaves[:size], range(size)) == [inclusion_proof(leaves[:size], i) for i in range(size)]
+    with pytest.raises(ProofError, match="outside tree of size 3"):
+        inclusion_proofs(leaves[:3], [3])
 
 
 @pytest.mark.parametrize(("old", "new", "path"), CT_CONSISTENCY)

@@ -255,15 +255,39 @@ def export(
 def verify_trace_cmd(
     trace: Annotated[Path, typer.Argument(help="A trace bundle from `gate export`.")],
     keys: Annotated[Path, typer.Option("--keys", help="The home's public keyring (keys/public.json).")],
+    allow_unbound: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unbound",
+            help="Accept a trace without inclusion proofs (an older export) signed by a since-retired key, "
+            "on its signature alone.",
+        ),
+    ] = False,
+    consistency: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--consistency",
+            help="`intently log consistency OLD NEW --json` output: binds the trace's checkpoint, signed by a "
+            "since-retired key, to the last tree that key signed. Repeatable.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Verify a trace bundle offline with the public keyring; exit non-zero if it does not verify."""
+    """Verify a trace bundle offline with the public keyring; exit non-zero if it does not verify.
+
+    Each operation's inclusion proof is checked against the signed checkpoint the trace carries;
+    a trace without them (an older export) verifies with a warning, unless a since-retired key
+    signed it (refused: the key may have leaked; --allow-unbound accepts it)."""
     from ..gate import verify_trace
     from ..log import KeyRing
 
     if not keys.exists():
         raise InvalidInput("no such keyring file", where=str(keys))
-    result = verify_trace(_read_json(trace), KeyRing.load_public(keys))
+    proofs = [_read_json(path) for path in consistency or []]
+    for path, proof in zip(consistency or [], proofs, strict=True):
+        if not isinstance(proof, dict):
+            raise InvalidInput("not a consistency proof (a JSON object)", where=str(path))
+    result = verify_trace(_read_json(trace), KeyRing.load_public(keys), allow_unbound=allow_unbound, consistency=proofs)
     emit(result, as_json)
 
 

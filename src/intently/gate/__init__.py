@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._bundle import BUNDLE_FILES, Bundle, default_bundle, load_private_key, load_public_key, sign_bundle
 from ._contracts import Contract, ContractSet, FieldSpec, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
-from ._engine import TABLES, GateEngine, verify_trace
+from ._engine import TABLES, GateEngine, UnboundTraceWarning, verify_trace
 from ._gate import Gate, Session, action_hash
 from ._intent import Clause, Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
@@ -49,6 +49,7 @@ __all__ = [
     "SideEffect",
     "Sighting",
     "ToolDefinition",
+    "UnboundTraceWarning",
     "Verdict",
     "Vocabulary",
     "action_hash",

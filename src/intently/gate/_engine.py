@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from ..core.errors import (
     TableMismatch,
     UnknownKey,
 )
-from ..log import KeyRing, Operation, canonical_json, register_applier
+from ..log import KeyRing, Operation, canonical_json, register_applier, verify_included
 from ..store import Transaction, register_migration
 from ._contracts import ToolDefinition
 from ._decision import Decision, Level
@@ -52,7 +53,7 @@ from ._prompts import (
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["GateEngine", "verify_trace"]
+__all__ = ["GateEngine", "UnboundTraceWarning", "verify_trace"]
 
 POLICY_VERSION = "gate@1"
 TRACE_FORMAT = "intently-gate-trace/2"  # /2 signs the time of signing (see verify_trace)
@@ -913,14 +914,37 @@ class GateEngine:
         now = format_time(self._rt.clock.now())
         body = {"format": TRACE_FORMAT, "run": run, "operations": ops, "origin": self._rt.log.origin, "signed_at": now}
         ring = self._rt.log.keyring
-        key_id, signature = ring.sign(canonical_json(body), now)
+        key_id, signature = ring.sign(canonical_json(body), now)  # first: a home that cannot sign says so
         public = ring.entries[key_id].public_key.public_bytes_raw()
+        inclusion = self._inclusion(ops)
         return {
             **body,
             "key_id": key_id,
             "public_key": base64.b64encode(public).decode(),
             "signature": base64.b64encode(signature).decode(),
+            "inclusion": inclusion,
         }
+
+    def _inclusion(self, ops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Each operation's audit path in its stream's latest signed tree, and that tree's
+        checkpoint: what binds the trace's operations to the log for a verifier holding only the
+        public keyring. The signature over the trace says who exported it; a key that signed it
+        may leak after a rotation and re-sign anything within the sequence numbers it had signed,
+        but it cannot make a rewritten operation hash into the tree it last signed.
+
+        Outside the signed body on purpose: the proofs check against the signed checkpoint, and a
+        verifier of the format before them still reads the trace."""
+        by_stream: dict[str, list[int]] = {}
+        for n, op in enumerate(ops):
+            by_stream.setdefault(str(op["namespace"]), []).append(n)
+        checkpoints: dict[str, Any] = {}
+        proofs: list[list[str]] = [[] for _ in ops]
+        for stream, places in by_stream.items():
+            cp, paths = self._rt.log.inclusion_proofs(stream, [int(ops[n]["seq"]) for n in places])
+            checkpoints[stream] = cp.to_json()
+            for n, path in zip(places, paths, strict=True):
+                proofs[n] = path
+        return {"checkpoints": checkpoints, "proofs": proofs}
 
     def vocab_suggest(self, limit: int = 200) -> list[dict[str, Any]]:
         """Proposed vocabulary entries from the phrases the resolver could not place, for review."""
@@ -937,10 +961,25 @@ class GateEngine:
         return suggest(phrases)
 
 
-def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
+def verify_trace(
+    doc: Mapping[str, Any],
+    keyring: KeyRing,
+    *,
+    allow_unbound: bool = False,
+    consistency: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
     """Check a trace bundle offline against a public keyring; raise on any mismatch.
 
-    The key embedded in the bundle is informational only: trust comes from ``keyring``.
+    The key embedded in the bundle is informational only: trust comes from ``keyring``. The
+    operations are bound to the log by the inclusion proofs the bundle carries (each operation's
+    audit path in a signed checkpoint's tree, see :func:`verify_included`). A bundle exported
+    before those proofs is *unbound*: its operations rest on the signature alone. That still
+    holds for a key in use, with an :class:`UnboundTraceWarning`; a retired key may have leaked
+    and re-signed rewritten operations within the sequence numbers it had signed, so an unbound
+    trace it signed is refused where keys/public.json records the tree it last signed, unless
+    ``allow_unbound`` (then it is accepted with the warning). ``consistency``: proofs that a
+    checkpoint the trace carries, signed by a since-retired key, is a prefix of the last tree that
+    key signed (see :func:`verify_included`).
     """
     try:
         legacy = doc["format"] == _LEGACY_TRACE_FORMAT
@@ -963,11 +1002,13 @@ def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
         raise BadSignature(
             f"trace signature does not verify under key {key_id}: the file was changed after signing"
         ) from exc
+    ops = [op if isinstance(op, Mapping) else {} for op in body["operations"]]
+    inclusion = doc.get("inclusion")
     if entry.retired is not None:
         # A retired key may have leaked (that is why keys are rotated): it vouches only for what
         # it signed before retirement, and a trace it signed holds nothing newer than its signing.
         signed_at = None if legacy else str(body["signed_at"])
-        newest = max((str(op.get("time", "")) for op in body["operations"]), default="")
+        newest = max((str(op.get("time", "")) for op in ops), default="")
         if signed_at is None or signed_at > entry.retired or newest > signed_at:
             raise BadSignature(
                 f"trace signed by key {key_id}, retired at {entry.retired}, "
@@ -980,16 +1021,53 @@ def verify_trace(doc: Mapping[str, Any], keyring: KeyRing) -> dict[str, Any]:
         # Dates are the signer's to choose; sequence numbers are not: the keyring records how far
         # the key had signed each stream when it was retired, and a trace of anything later is
         # not its own (a leaked key backdating every time in the trace).
-        for op in body["operations"]:
+        for op in ops:
             beyond = entry.signed_beyond(str(op.get("namespace")), _int_or(op.get("seq"), 2**62))
             if beyond is not None:
                 raise BadSignature(f"trace holds operation {op.get('id')} (seq {op.get('seq')}): {beyond}")
+        # Within those numbers the content is the signer's to choose too: only a proof that each
+        # operation is a leaf of the tree the key last signed (its root is in the keyring) shows
+        # it is the log's, and an unbound trace carries none.
+        for op in [] if inclusion is not None or allow_unbound else ops:
+            stream = str(op.get("namespace"))
+            head = entry.last_signed_head(stream)
+            if head is not None:
+                raise BadSignature(
+                    f"trace signed by key {key_id}, retired at {entry.retired}: operation seq {op.get('seq')} "
+                    f"({op.get('id')}) carries no inclusion proof, so nothing binds it to the tree of size {head[0]} "
+                    "the key last signed (keys/public.json) and a leaked key could have rewritten it; export "
+                    "the run again in its home (`intently gate export`) for a trace with proofs, or accept "
+                    "it on the signature alone with --allow-unbound",
+                    stream=stream,
+                    seq=_int_or(op.get("seq"), 0),
+                )
+    # After the retirement checks, which name a trace past the key's signing more plainly.
+    anchors = (
+        []
+        if inclusion is None
+        else verify_included(ops, inclusion, keyring, origin=str(body["origin"]), consistency=consistency)
+    )
+    warning = None
+    if inclusion is None:
+        warning = (
+            f"trace of run {body['run']['session']['id']} carries no inclusion proofs (exported by an older "
+            f"intently): its operations are bound to the log by the signature of key {key_id} alone, not to a "
+            "signed tree head"
+        )
+        warnings.warn(warning, UnboundTraceWarning, stacklevel=2)
     return {
         "ok": True,
         "key_id": key_id,
         "run": body["run"]["session"]["id"],
         "decisions": len(body["run"]["decisions"]),
+        "bound": inclusion is not None,
+        "checkpoints": [{"stream": cp.stream, "size": cp.size, "key_id": cp.key_id, "time": cp.time} for cp in anchors],
+        "warnings": [] if warning is None else [warning],
     }
+
+
+class UnboundTraceWarning(UserWarning):
+    """A trace bundle verified without inclusion proofs: its operations rest on its signature."""
 
 
 def _count(value: object, where: str) -> int:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     )
     from ._operation import Operation, canonical_json, canonical_operation, policy_version
     from ._oplog import NO_KEY_HINT, OperationLog, OtherDatabaseEntry, StreamReport, VerifyReport
-    from ._proofs import verify_anchored_proof, verify_consistency_proof, verify_inclusion_proof
+    from ._proofs import verify_anchored_proof, verify_consistency_proof, verify_included, verify_inclusion_proof
     from ._repair import QUARANTINED_OP, REPAIRED_OP, QuarantinedRow, RepairReport, VoidedPlace, quarantined, repair_log
     from ._replay import Applier, register_applier, registered_appliers, replay
 
@@ -49,7 +49,9 @@ _WHERE: dict[str, str] = {
     ),
     **dict.fromkeys(("Operation", "canonical_json", "canonical_operation", "policy_version"), "._operation"),
     **dict.fromkeys(("NO_KEY_HINT", "OperationLog", "OtherDatabaseEntry", "StreamReport", "VerifyReport"), "._oplog"),
-    **dict.fromkeys(("verify_anchored_proof", "verify_consistency_proof", "verify_inclusion_proof"), "._proofs"),
+    **dict.fromkeys(
+        ("verify_anchored_proof", "verify_consistency_proof", "verify_included", "verify_inclusion_proof"), "._proofs"
+    ),
     **dict.fromkeys(
         ("QUARANTINED_OP", "REPAIRED_OP", "QuarantinedRow", "RepairReport", "VoidedPlace", "quarantined", "repair_log"),
         "._repair",
@@ -92,6 +94,7 @@ __all__ = [
     "verify_anchored_proof",
     "verify_consistency",
     "verify_consistency_proof",
+    "verify_included",
     "verify_inclusion",
     "verify_inclusion_proof",
 ]

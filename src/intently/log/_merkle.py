@@ -18,6 +18,7 @@ __all__ = [
     "Frontier",
     "consistency_proof",
     "inclusion_proof",
+    "inclusion_proofs",
     "leaf_hash",
     "node_hash",
     "root_hash",
@@ -109,6 +110,35 @@ def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
         return [*path(m - k, lo + k, hi), root_hash(leaves[lo : lo + k])]
 
     return path(index, 0, len(leaves))
+
+
+def inclusion_proofs(leaves: Sequence[bytes], indices: Iterable[int]) -> list[list[bytes]]:
+    """Audit paths of many leaves in one tree, hashing the tree once: the same paths as
+    :func:`inclusion_proof` gives one at a time, which rehashes the subtrees beside each leaf
+    (a trace of a hundred operations in a long stream would hash the stream a hundred times).
+
+    The RFC 9162 tree (split at the largest power of two below the size) is the tree built level
+    by level, pairing nodes left to right and carrying an odd last node up unpaired, so a leaf's
+    path is its sibling at each level where it has one, bottom up."""
+    levels = [list(leaves)]
+    while len(levels[-1]) > 1:
+        below = levels[-1]
+        above = [node_hash(below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)]
+        if len(below) % 2:
+            above.append(below[-1])
+        levels.append(above)
+    paths = []
+    for index in indices:
+        if not 0 <= index < len(leaves):
+            raise ProofError(f"leaf index {index} outside tree of size {len(leaves)}")
+        path = []
+        for level in levels[:-1]:
+            sibling = index ^ 1
+            if sibling < len(level):
+                path.append(level[sibling])
+            index >>= 1
+        paths.append(path)
+    return paths
 
 
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes) -> None:

@@ -11,7 +11,7 @@ import base64
 import binascii
 import json
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256 as _sha256
 from pathlib import Path
@@ -36,7 +36,7 @@ from ..core.ids import new_id
 from ..store import Store, Transaction, register_migration, reject_nul
 from ._checkpoint import LEGACY_DATABASE, Checkpoint, Witness
 from ._keys import KeyRing
-from ._merkle import Frontier, consistency_proof, inclusion_proof, leaf_hash, root_hash
+from ._merkle import Frontier, consistency_proof, inclusion_proof, inclusion_proofs, leaf_hash, root_hash
 from ._operation import Operation, canonical_json, canonical_operation
 
 __all__ = ["OperationLog", "OtherDatabaseEntry", "StreamReport", "VerifyReport"]
@@ -1121,6 +1121,29 @@ class OperationLog:
             "proof": [h.hex() for h in inclusion_proof(leaves, seq - 1)],
             "operation": operation.to_json(),
         }
+
+    def inclusion_proofs(self, stream: str, seqs: Sequence[int]) -> tuple[Checkpoint, list[list[str]]]:
+        """The stream's latest signed checkpoint and the audit path of each operation ``seqs``
+        names in its tree, hashing the stream once: what a gate trace carries so that someone
+        with only the public keyring can check its operations are the log's
+        (:func:`verify_included`). A stream grown past its last checkpoint is checkpointed first,
+        so the signed tree holds every one of ``seqs``."""
+        needed = max(seqs, default=1)
+        cp = self.latest_checkpoints().get(stream)
+        if cp is None or cp.size < needed:
+            self.checkpoint([stream])
+            cp = self.latest_checkpoints().get(stream)
+        if cp is None or cp.size < needed:
+            raise NotFound(f"no signed checkpoint of stream {stream!r} holds operation {needed}")
+        leaves = self._leaves(stream, cp.size)
+        if len(leaves) != cp.size or root_hash(leaves) != cp.root:
+            raise RootMismatch(
+                f"the stored operations are not the tree the checkpoint at size {cp.size} signs; "
+                "run `intently log verify`",
+                stream=stream,
+                seq=cp.size,
+            )
+        return cp, [[h.hex() for h in path] for path in inclusion_proofs(leaves, [s - 1 for s in seqs])]
 
     def consistency_proof(self, stream: str, old_size: int, new_size: int | None = None) -> dict[str, Any]:
         """A consistency proof that the tree of ``old_size`` is a prefix of the tree of

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.errors import InvalidInput, ProofError
+from ..core.errors import BadSignature, InvalidInput, ProofError
 from ._checkpoint import Checkpoint
 from ._keys import KeyRing
 from ._merkle import leaf_hash, verify_consistency, verify_inclusion
 from ._operation import canonical_json
 
-__all__ = ["verify_anchored_proof", "verify_consistency_proof", "verify_inclusion_proof"]
+__all__ = ["verify_anchored_proof", "verify_consistency_proof", "verify_included", "verify_inclusion_proof"]
 
 
 def verify_inclusion_proof(proof: Mapping[str, Any]) -> None:
@@ -149,3 +149,99 @@ def verify_anchored_proof(
         "stream": stream,
         "checkpoints": [{"size": s, "key_id": cp.key_id, "time": cp.time} for s, cp in sorted(anchored.items())],
     }
+
+
+def verify_included(
+    operations: Sequence[Mapping[str, Any]],
+    inclusion: Any,
+    keyring: KeyRing,
+    *,
+    origin: str,
+    consistency: Sequence[Mapping[str, Any]] = (),
+) -> list[Checkpoint]:
+    """Check offline that each of ``operations`` (as JSON) is a leaf of the log: ``inclusion``
+    holds, per stream, a signed checkpoint (tree head) and, per operation in the same order, its
+    audit path in that tree (RFC 9162). What a gate trace carries since a signature alone did not
+    bind its operations: a leaked, since-retired key could re-sign any operations within the
+    sequence numbers it had signed. A path can only be built to the real tree's root, and the
+    checkpoint must be one its key may have signed (:meth:`KeyRing.check_retirement`: a retired
+    key's only at its last recorded head), so a rewritten operation is a :class:`ProofError`
+    naming its stream and sequence number.
+
+    A trace exported while its key was in use may carry a checkpoint below the last tree the key
+    signed before its rotation; offline, only a consistency proof from it to that recorded head
+    (``consistency``: documents as ``intently log consistency OLD NEW --json`` prints them) shows
+    it is a prefix of the head, and without one it is refused, naming the command that makes it.
+
+    Returns the checkpoints the operations were proven in.
+    """
+    prefixes = set()
+    for proof in consistency:
+        verify_consistency_proof(proof)
+        prefixes.add(
+            (
+                str(proof["stream"]),
+                int(proof["old_size"]),
+                str(proof["old_root"]).lower(),
+                int(proof["new_size"]),
+                str(proof["new_root"]).lower(),
+            )
+        )
+    if not isinstance(inclusion, Mapping):
+        raise InvalidInput("must be an object of checkpoints and proofs", where="inclusion")
+    heads, paths = inclusion.get("checkpoints"), inclusion.get("proofs")
+    if not isinstance(heads, Mapping):
+        raise InvalidInput("must map each stream to its signed checkpoint", where="inclusion.checkpoints")
+    if not isinstance(paths, list) or len(paths) != len(operations):
+        raise InvalidInput(f"must hold one audit path per operation ({len(operations)})", where="inclusion.proofs")
+    checkpoints: dict[str, Checkpoint] = {}
+    for stream, data in heads.items():
+        try:
+            cp = Checkpoint.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInput(f"not a checkpoint: {exc}", where=f"inclusion.checkpoints.{stream}") from exc
+        if cp.stream != stream:
+            raise InvalidInput(f"a checkpoint of stream {cp.stream!r}", where=f"inclusion.checkpoints.{stream}")
+        keyring.verify(cp.key_id, cp.signed_body(), cp.signature, stream=cp.stream, seq=cp.size)
+        head = keyring.entries[cp.key_id].last_signed_head(cp.stream)
+        proven = head is not None and (cp.stream, cp.size, cp.root.hex(), head[0], head[1].hex()) in prefixes
+        if head is not None and cp.size < head[0] and not proven:
+            raise BadSignature(
+                f"the trace's checkpoint at size {cp.size} is signed by key {cp.key_id}, since retired having "
+                f"signed the tree of size {head[0]} (keys/public.json); offline nothing shows this tree is a prefix "
+                "of it (a retired key may have leaked): in the home, `intently log consistency "
+                f"{cp.size} {head[0]} --json > consistency.json`, then `intently gate verify-trace ... "
+                "--consistency consistency.json` (or export the run again)",
+                stream=cp.stream,
+                seq=cp.size,
+            )
+        keyring.check_retirement(cp.key_id, cp.stream, cp.size, cp.time, cp.root, proven=proven)
+        if cp.origin != origin:
+            raise BadSignature(
+                f"checkpoint origin {cp.origin!r} is not the trace's {origin!r}", stream=cp.stream, seq=cp.size
+            )
+        checkpoints[cp.stream] = cp
+    for n, (op, path) in enumerate(zip(operations, paths, strict=True)):
+        stream, seq = op.get("namespace"), op.get("seq")
+        if not isinstance(stream, str) or not isinstance(seq, int) or isinstance(seq, bool):
+            raise InvalidInput("an operation without its stream (namespace) and seq", where=f"operations[{n}]")
+        anchor = checkpoints.get(stream)
+        if anchor is None:
+            raise ProofError(
+                f"operation seq {seq} ({op.get('id')}) has no signed checkpoint of its stream to be proven in",
+                stream=stream,
+                seq=seq,
+            )
+        if not isinstance(path, list):
+            raise InvalidInput("an audit path is a list of hex hashes", where=f"inclusion.proofs[{n}]")
+        try:
+            leaf = leaf_hash(canonical_json(op, where=f"operations[{n}]"))
+            verify_inclusion(leaf, seq - 1, anchor.size, [_hash(h) for h in path], anchor.root)
+        except ProofError as exc:
+            raise ProofError(
+                f"operation seq {seq} ({op.get('id')}) is not in the tree of size {anchor.size} that the "
+                f"checkpoint signed by key {anchor.key_id} states ({exc}): it is not the log's operation",
+                stream=stream,
+                seq=seq,
+            ) from exc
+    return list(checkpoints.values())
