@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from intently.gate._selfguard import READ_ONLY, intently_acts
+from intently.gate._selfguard import CLI_COMMANDS, READ_ONLY, intently_acts
 
 
 def _tree() -> dict[str, Any]:
@@ -37,3 +37,9 @@ def test_every_other_cli_command_is_refused() -> None:
             command = " ".join(w for w in ("intently", name, sub, "x") if w)
             read_only = name in READ_ONLY[""] or sub in READ_ONLY.get(name, frozenset())
             assert (intently_acts(command) == []) is read_only, command
+
+
+def test_the_command_list_is_the_clis() -> None:
+    """A program the guard cannot resolve counts as intently by these names: they are the CLI's own."""
+    tree = {name: frozenset(getattr(found, "commands", None) or ()) for name, found in _tree().items()}
+    assert tree == CLI_COMMANDS

@@ -92,7 +92,7 @@ def _command_violations(c: Mapping[str, Any], value: object, root: str | None) -
     out: list[str] = []
     if "writes_must_match" in c and (written := guarded_writes(value, str(c["writes_must_match"]), root)):
         out.append(f"{c.get('message') or 'it writes a guarded path'} ({', '.join(written)})")
-    if c.get("runs") == "intently-read-only" and (acts := intently_acts(value)):
+    if c.get("runs") == "intently-read-only" and (acts := intently_acts(value, root)):
         said = c.get("runs_message") or "it runs intently commands only the person may run"
         out.append(f"{said} ({'; '.join(acts)})")
     return out

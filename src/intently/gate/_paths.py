@@ -531,9 +531,10 @@ def command_targets(command: str) -> list[str] | None:
 
 def shell_words(command: str) -> list[str] | None:
     """A shell command's words and operators (``;``, ``&&``, ``|``, ``(``, ``>``, ...) as the gate
-    reads every command, or ``None`` when it does not split (unbalanced quotes)."""
+    reads every command, or ``None`` when it does not split (unbalanced quotes). A line break
+    outside quotes ends a command as ``;`` does (:func:`_lines_as_commands`)."""
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+        lexer = shlex.shlex(_lines_as_commands(command), posix=True, punctuation_chars=";&|()<>")
         lexer.whitespace_split = True
         return list(lexer)
     except ValueError:
@@ -601,6 +602,63 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     done()
     _settle(out)
     return out
+
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([^\s'\";&|()<>]+)\1")
+
+
+def _lines_as_commands(command: str) -> str:
+    """``command`` with each line break that ends a command (outside quotes, not escaped) made a
+    `` ; ``, and comments taken out. ``shlex`` reads a line break as a space, so ``true`` on one
+    line and ``intently req accept --all`` (or ``rm -rf .intently``) on the next were read as one
+    command, ``true`` with arguments: a multi-line Bash command hid every line after its first.
+    A here-document's lines are its text, not commands: they are kept as they are."""
+    out: list[str] = []
+    quote = ""
+    heredocs: list[str] = []  # delimiters of the here-documents whose text starts at the next line
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if quote:
+            out.append(c)
+            if c == "\\" and quote == '"' and i + 1 < n:
+                out.append(command[i + 1])
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c == "\\" and i + 1 < n:
+            if command[i + 1] != "\n":
+                out.append(command[i : i + 2])  # an escaped character (an escaped line break joins lines)
+            i += 1
+        elif c in "'\"":
+            quote = c
+            out.append(c)
+        elif c == "#" and (not out or out[-1][-1:] in ("", " ", "\t", ";", "&", "|", "(", ")")):
+            end = command.find("\n", i)
+            i = n if end < 0 else end
+            continue  # a comment, to the end of its line
+        elif c == "<" and (m := _HEREDOC.match(command, i)) is not None:
+            heredocs.append(m.group(2))
+            out.append(command[i : m.end()])
+            i = m.end()
+            continue
+        elif c == "\n":
+            out.append(" ; " if not heredocs else "\n")  # a here-document's text: words of its command, as before
+            for delimiter in heredocs:  # the here-documents' text, up to each one's last line
+                while i + 1 < n:
+                    end = command.find("\n", i + 1)
+                    line = command[i + 1 : n if end < 0 else end]
+                    out.append("\n" + line)
+                    i = n if end < 0 else end
+                    if line.strip() == delimiter:
+                        break
+            if heredocs:
+                out.append(" ; ")
+            heredocs = []
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
 
 
 # An expansion in a word: ``$NAME`` and ``${NAME}`` (known when set earlier on the line); any

@@ -19,14 +19,44 @@ too: what it calls cannot be read from its words, and a read-only use has the CL
 from __future__ import annotations
 
 import fnmatch
+import functools
+import os
 import posixpath
 import re
+import shutil
+import sys
 from collections.abc import Sequence
 
 from ._contracts import breaks_constraint
-from ._paths import _OPERATORS, normalise_path, read_command, shell_words, sweep_covers
+from ._paths import _KEYWORDS, _OPERATORS, normalise_path, read_command, shell_words, sweep_covers
 
-__all__ = ["READ_ONLY", "guarded_writes", "intently_acts", "simple_commands"]
+__all__ = ["CLI_COMMANDS", "READ_ONLY", "guarded_writes", "intently_acts", "simple_commands"]
+
+#: The CLI's commands: each group's subcommands, an empty set for a top-level command (checked
+#: against the CLI's tree by tests/gate/test_selfguard.py). A program the guard cannot resolve
+#: (``$I`` set in an earlier call, a copy of intently made in the same call) run with words that
+#: start with one of these may be intently, and is held to :data:`READ_ONLY` like intently.
+CLI_COMMANDS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("context", "demo", "gateway", "grant", "grants", "init", "join", "mcp", "revoke", "serve", "whoami"),
+        frozenset[str](),
+    ),
+    "eval": frozenset({"agentdojo", "extraction", "requirements", "triggers"}),
+    "gate": frozenset({"approve", "bundle", "check", "contracts", "explain", "export", "resolve", "runs"})
+    | {"verify-trace", "vocab"},
+    "goal": frozenset({"add", "archive", "bundle", "cancel", "depend", "dismiss", "done", "edit", "endorse"})
+    | {"hold", "list", "organise", "organize", "promote", "queue", "reopen", "resume", "show", "supersede"}
+    | {"undepend"},
+    "hook": frozenset({"claude", "install", "scan-queue", "serve", "status"}),
+    "log": frozenset({"checkpoint", "consistency", "proof", "repair", "replay", "rotate-key", "show", "verify"})
+    | {"verify-checkpoint", "verify-proof"},
+    "req": frozenset({"accept", "add", "disable", "dismiss", "domains", "edit", "enable", "list", "preview"})
+    | {"scan", "show", "supersede", "validate"},
+    "review": frozenset({"confirm", "dismiss", "edit", "observe"}),
+    "store": frozenset({"copy", "status", "upgrade"}),
+    "token": frozenset({"create", "list", "revoke"}),
+    "trigger": frozenset({"add", "cancel", "confirm", "list", "match", "show", "snooze", "test", "tick", "update"}),
+}
 
 #: The intently commands that change nothing, by group ("" for top-level commands). Checked
 #: against the CLI's command tree (tests/gate/test_selfguard.py): anything else is refused.
@@ -72,6 +102,23 @@ _GUARD_SAMPLES = (
     ".claude/settings.local.json",
 )
 _MAX_DEPTH = 4
+# Shell builtins: a command word that is one runs no file, so it is never a copy of intently.
+_BUILTINS = frozenset(
+    {
+        *(".", ":", "[", "alias", "bg", "break", "builtin", "case", "cd", "continue", "declare", "dirs"),
+        *("disown", "echo", "enable", "esac", "exit", "export", "false", "fc", "fg", "for", "getopts", "hash"),
+        *("help", "history", "in", "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf"),
+        *("pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set", "shift", "shopt"),
+        *("source", "test", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait"),
+    }
+)
+# The text of intently's console script (``from intently.cli import main``): a file holding it,
+# under any name, is intently's CLI.
+_LAUNCHER = re.compile(r"^\s*from\s+intently(?:\.cli|\.__main__)?\s+import\s+main\b", re.MULTILINE)
+# How much of a program file is read to tell whether it is intently's console script (which
+# is a few lines), and how much of a script run by name to apply the guard to its text.
+_LAUNCHER_BYTES = 4096
+_SCRIPT_BYTES = 256 * 1024
 
 
 def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
@@ -83,12 +130,20 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
         return None
     out: list[list[str]] = []
     segment: list[str] = []
+    aliases: dict[str, list[str]] = {}  # "alias x=intently; x req accept": x runs intently
 
     def done() -> bool:
         run = _unwrap(segment)
         segment.clear()
+        if run and run[0] in aliases:
+            run = _unwrap([*aliases[run[0]], *run[1:]])
         if not run:
             return True
+        if run[0] == "alias":
+            for definition in run[1:]:
+                name, eq, value = definition.partition("=")
+                if eq:
+                    aliases[name] = shell_words(value) or value.split()
         program = posixpath.basename(run[0])
         inner = _inner_text(program, run[1:])
         if inner is not None:
@@ -103,7 +158,7 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
     while i < len(words):
         raw = words[i]
         word = raw.strip("`")
-        if raw in _OPERATORS or raw == "$":
+        if raw in _OPERATORS or raw in ("$", "()"):  # "f() { intently "$@"; }": the body is a command
             if not done():
                 return None
         elif _REDIRECT.fullmatch(raw):
@@ -128,6 +183,10 @@ def _unwrap(words: Sequence[str]) -> list[str]:
         head = posixpath.basename(run[0])
         if "=" in run[0] and not run[0].startswith("-"):
             run = run[1:]
+        elif run[0] in _KEYWORDS:
+            run = run[1:]  # "{ intently req accept; }", "if ...; then intently ...", "do", "!"
+        elif run[0] == "function":
+            run = run[2:]  # "function f { intently "$@"; }": the body follows the name
         elif head in _PREFIXES:
             run = run[1:]
             while run and (run[0].startswith("-") or (head == "timeout" and run[0][:1].isdigit())):
@@ -154,11 +213,17 @@ def _inner_text(program: str, args: Sequence[str]) -> str | None:
     return None
 
 
-def _intently_args(words: Sequence[str]) -> list[str] | None:
-    """The arguments given to intently's CLI when ``words`` run it, else ``None``."""
+def _intently_args(words: Sequence[str], root: str | None = None) -> list[str] | None:
+    """The arguments given to intently's CLI when ``words`` run it, else ``None``. A program the
+    guard cannot resolve, or a copy or link of intently's console script under another name
+    (``cp $(which intently) /tmp/i; /tmp/i goal done g-1``), counts as intently when its words
+    are a command intently does not list as read-only (:func:`_may_be_intently`)."""
     program = posixpath.basename(words[0])
     if program == "intently":
         return list(words[1:])
+    args = list(words[1:])
+    if not _PYTHON.fullmatch(program) and _may_be_intently(words[0], args, root):
+        return args
     if _PYTHON.fullmatch(program):
         for i, a in enumerate(words[1:], start=1):
             if a == "-m" and i + 1 < len(words):
@@ -168,6 +233,81 @@ def _intently_args(words: Sequence[str]) -> list[str] | None:
             if not a.startswith("-"):
                 return None
     return None
+
+
+def _may_be_intently(word: str, args: Sequence[str], root: str | None) -> bool:
+    """Whether the command word ``word``, given ``args``, may run intently's CLI as a command
+    other than a read-only one: its words are such a command (``goal done g-1``), and the word
+    is not a program the guard can resolve to something else. It cannot when the word holds an
+    expansion (``$I``, set in an earlier call), names no file (a copy made in this very call, a
+    function or alias defined elsewhere); it can and it is intently when the file is, or holds
+    the text of, intently's console script (a copy, a link, a hard link under another name).
+    Only such words are looked up, so other programs cost nothing."""
+    if word in _BUILTINS or not _names_command(args, whole=False) or _read_only(args):
+        return False
+    if "$" in word or "`" in word:
+        return True
+    path = _program_file(word, root)
+    if path is None:
+        # No file: a copy made later on this line (a path), or a function or alias from an
+        # earlier call (a name). A bare name may also be a program on the agent's PATH the hook
+        # does not see (``npm init``): it counts only for a command of a group (``x goal done``).
+        return "/" in word or _names_command(args, whole=True)
+    return _is_console_script(path)
+
+
+def _names_command(args: Sequence[str], whole: bool) -> bool:
+    """Whether ``args``, read as intently's, start with one of its commands (:data:`CLI_COMMANDS`);
+    ``whole``: a group's subcommand after it (``goal done``), not a top-level command alone."""
+    words: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _GLOBAL_VALUED:
+            skip = True
+        elif not a.startswith("-"):
+            words.append(a)
+            if len(words) == 2:
+                break
+    if not words or words[0] not in CLI_COMMANDS:
+        return False
+    subs = CLI_COMMANDS[words[0]]
+    return not whole or (bool(subs) and len(words) == 2 and words[1] in subs)
+
+
+def _program_file(word: str, root: str | None) -> str | None:
+    """The file a command word runs: a path (from ``root``, where the command starts), or a
+    name found on ``PATH``; ``None`` when there is none."""
+    if "/" not in word:
+        return shutil.which(word)
+    path = os.path.expanduser(word)
+    path = os.path.join(root or os.getcwd(), path)
+    return path if os.path.isfile(path) else None
+
+
+def _is_console_script(path: str) -> bool:
+    """Whether ``path`` is intently's console script: the same file as the one this Python
+    installed (a link or a hard link), or a small file holding its text (a copy)."""
+    for entry in _entry_points():
+        try:
+            if os.path.samefile(path, entry):
+                return True
+        except OSError:
+            continue
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_LAUNCHER_BYTES + 1)
+    except OSError:
+        return True  # a file that cannot be read cannot be shown not to be intently (fail closed)
+    return len(head) <= _LAUNCHER_BYTES and _LAUNCHER.search(head.decode("utf-8", "replace")) is not None
+
+
+@functools.cache
+def _entry_points() -> tuple[str, ...]:
+    """intently's console scripts this process can see: on ``PATH``, and beside its Python."""
+    found = [shutil.which("intently"), os.path.join(os.path.dirname(sys.executable), "intently")]
+    return tuple(p for p in dict.fromkeys(found) if p and os.path.isfile(p))
 
 
 def _read_only(args: Sequence[str]) -> bool:
@@ -192,36 +332,104 @@ def _read_only(args: Sequence[str]) -> bool:
     return group in READ_ONLY and group != "" and (sub in READ_ONLY[group] or sub == "")
 
 
-def intently_acts(command: str) -> list[str]:
+def intently_acts(command: str, root: str | None = None, depth: int = 0) -> list[str]:
     """The commands in ``command`` that run intently other than read-only (``intently req accept
     --all``, ``sh -c 'python -m intently review confirm X'``, ``python -c 'import intently; ...'``).
-    A command that does not split but names intently counts whole (fail closed)."""
+    A command that does not split but names intently counts whole (fail closed). ``root``: the
+    folder the command starts in, where a program named by a relative path is looked for and a
+    script run by name is read (``bash x.sh``, ``./x.sh``, ``python x.py``): a shell script's
+    text is read as commands of its own, a Python one's is refused when it imports intently or
+    names it as a program to run (:func:`_scripts`)."""
     runs = simple_commands(command)
     if runs is None:
         return [command] if re.search(r"\bintently\b", command) else []
     out: list[str] = []
     for words in runs:
-        args = _intently_args(words)
+        args = _intently_args(words, root)
         if args is not None and not _read_only(args):
             out.append(" ".join(words))
         elif args is None and _PYTHON.fullmatch(posixpath.basename(words[0])) and _IMPORTS_INTENTLY.search(command):
             out.append(" ".join(words))  # a program that imports intently: what it calls cannot be read
+    for shown, kind, text in _scripts(runs, root, depth):
+        if kind == "sh" and (inner := intently_acts(text, root, depth + 1)):
+            out.append(f"{shown} (its text runs {inner[0]})")
+        elif kind != "sh" and (_IMPORTS_INTENTLY.search(text) or _NAMES_INTENTLY.search(text)):
+            out.append(f"{shown} (its text imports or runs intently)")
     return list(dict.fromkeys(out))
 
 
-def guarded_writes(command: str, pattern: str, root: str | None = None) -> list[str]:
+# A script that names intently as a program to run (``subprocess.run(["intently", ...])``).
+_NAMES_INTENTLY = re.compile(r"""(?:^|[\s'"`(\[,;])intently(?:['"`]|\s+[a-z])""", re.MULTILINE)
+# Programs that run the script file named after their options.
+_SOURCES = frozenset({"source", "."})
+_MOVES = frozenset({"cd", "pushd", "popd", "chdir"})
+
+
+def _scripts(runs: Sequence[Sequence[str]], root: str | None, depth: int) -> list[tuple[str, str, str]]:
+    """(what runs it, ``sh``/``py``/``other``, text) of each script file the simple commands
+    ``runs`` run by name: ``bash x.sh``, ``source x.sh``, ``python x.py``, ``./x.sh`` (its kind
+    from its ``#!`` line), read from ``root``. A file that is absent, unreadable or larger than
+    :data:`_SCRIPT_BYTES`, one after a ``cd`` (which file runs then is not known here), and one
+    read at depth 2 are left out: the command is then judged by its words alone, as before."""
+    if depth >= 2 or any(posixpath.basename(w[0]) in _MOVES for w in runs if w):
+        return []
+    out: list[tuple[str, str, str]] = []
+    for words in runs:
+        named = _script_named(words)
+        if named is None or _intently_args(words, root) is not None:
+            continue
+        word, kind = named
+        path = os.path.join(root or os.getcwd(), os.path.expanduser(word))
+        try:
+            if not os.path.isfile(path) or os.path.getsize(path) > _SCRIPT_BYTES or _is_console_script(path):
+                continue  # intently's own console script is judged by its arguments (_intently_args)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read(_SCRIPT_BYTES)
+        except OSError:
+            continue
+        if kind is None:
+            first = text.split("\n", 1)[0] if text.startswith("#!") else ""
+            kind = (
+                "py"
+                if "python" in first
+                else "sh"
+                if not first or re.search(r"\b(?:ba|z|da|k)?sh\b", first)
+                else "other"
+            )
+        out.append((" ".join(words), kind, text))
+    return out
+
+
+def _script_named(words: Sequence[str]) -> tuple[str, str | None] | None:
+    """The script file a simple command runs by name, and its kind when the program says it
+    (``None``: from the file's ``#!`` line); ``None`` when it runs none (``sh -c TEXT``, ``python -m X``)."""
+    program = posixpath.basename(words[0])
+    if program in _SHELLS or program in _SOURCES or _PYTHON.fullmatch(program):
+        for a in words[1:]:
+            if a == "-" or a.startswith("-m") or (a.startswith("-") and not a.startswith("--") and "c" in a):
+                return None  # the program text follows (-c, standard input), or a module runs
+            if not a.startswith("-"):
+                return a, "py" if _PYTHON.fullmatch(program) else "sh"
+        return None
+    return (words[0], None) if "/" in words[0] else None
+
+
+def guarded_writes(command: str, pattern: str, root: str | None = None, depth: int = 0) -> list[str]:
     """The places ``command`` may write that the path ``pattern`` (a ``must_match`` of the file
     tools' guard) refuses: a redirect's, ``cp``'s, ``tee``'s, ``sed -i``'s... target, a file a
     patch it applies changes (read from ``root``, the folder it runs in), a folder it sweeps that
     holds one, and a guarded path among the words of a program whose writes cannot be traced
     (``python -c "open('.intently/x', 'w')"``). Unsplittable text naming one counts, and so does
     a write that may land anywhere (a patch the gate cannot read, ``cd $DIR && rm -rf .``): its
-    words cannot show that it spares intently's home."""
+    words cannot show that it spares intently's home. A script run by name (``bash x.sh``,
+    ``./x.sh``, ``python x.py``) is read from ``root``: a shell script's commands are held to
+    the same check, and any other script whose text names a guarded place counts."""
     rule = {"must_match": pattern}
     reading = read_command(command, root)
     if reading is None:
         return [command] if _NAMES_GUARD.search(command) else []
-    out = [t for t in reading.targets if breaks_constraint(rule, normalise_path(t))]
+    out = _script_writes(command, pattern, root, depth)
+    out += [t for t in reading.targets if breaks_constraint(rule, normalise_path(t))]
     for folder, name in reading.sweeps:
         # A sample stands for a file, whatever its name looks like (``.git/config`` has no suffix).
         swept = [s for s in _GUARD_SAMPLES if name is None or fnmatch.fnmatchcase(posixpath.basename(s), name)]
@@ -230,5 +438,39 @@ def guarded_writes(command: str, pattern: str, root: str | None = None) -> list[
     for word in reading.opaque:
         if _NAMES_GUARD.search(word):
             out.append(word)
-    out += [f"{why}: it may write there" for glob, why in reading.unsure if glob == "*"]
+    out += [f"{why}: it may write there" for glob, why in reading.unsure if _may_reach(glob, rule)]
     return list(dict.fromkeys(out))
+
+
+def _script_writes(command: str, pattern: str, root: str | None, depth: int) -> list[str]:
+    """What the scripts ``command`` runs by name (:func:`_scripts`) may write into guarded places."""
+    out: list[str] = []
+    for shown, kind, text in _scripts(simple_commands(command) or [], root, depth):
+        if kind == "sh":
+            out += [f"{shown} (its text writes {w})" for w in guarded_writes(text, pattern, root, depth + 1)]
+        elif (m := _NAMES_GUARD.search(text)) is not None:
+            place = m.group(0).strip(" '\"/=(,)\n\t")
+            out.append(f"{shown} (its text names {place})")
+    return out
+
+
+# Guarded folders an unknown folder (``$D`` set in an earlier call, ``cd $D``) may stand for:
+# intently's home and the folders in it, git's internals, Claude Code's settings folder.
+_GUARD_FOLDERS = tuple(dict.fromkeys(posixpath.dirname(s) for s in _GUARD_SAMPLES))
+
+
+def _may_reach(glob: str, rule: dict[str, str]) -> bool:
+    """Whether a write the shell reader is unsure of (``glob``: its path with ``*`` for what no word
+    gives) may land in a place ``rule`` guards. ``*`` is anywhere. ``*/keys`` (``rm -r $D/keys``)
+    is a path under an unknown folder, which may be a guarded one (``export D=.intently`` in an
+    earlier call, which one command cannot show): guarded when the path under a guarded folder is.
+    A glob with a name pattern (``find $D -name '*.pyc' -delete``) is guarded when a file the
+    guarded places hold matches it."""
+    if glob == "*":
+        return True
+    tail = glob[2:] if glob.startswith("*/") else None
+    if tail and not any(c in tail for c in "*?["):
+        return any(breaks_constraint(rule, f"{folder}/{tail}") for folder in _GUARD_FOLDERS)
+    return any(
+        fnmatch.fnmatchcase(s.casefold(), glob.casefold()) and breaks_constraint(rule, s) for s in _GUARD_SAMPLES
+    )
