@@ -4,12 +4,14 @@ protected file is not edited, written or removed by the agent; the fix and reads
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from intently import Intently
+from intently.gate._case import folds_case
 from tests._config import set_config
 
 from .conftest import Handler, HookRunner, event
@@ -84,17 +86,59 @@ def test_every_way_of_changing_the_protected_file_is_denied(
         ("Bash", {"command": "find src -name CONFIG.py -delete"}),
     ],
 )
-def test_the_protected_file_written_in_other_letters_is_denied(
+def test_the_protected_file_written_in_other_letters_is_denied_where_case_folds(
     ix: Intently, project: Path, handle: Handler, tool: str, tool_input: dict[str, Any]
 ) -> None:
-    """On Windows and macOS ``SRC/APP/CONFIG.PY`` is the protected file: its case does not free it."""
+    """On Windows and macOS ``SRC/APP/CONFIG.PY`` is the protected file: its case does not free it.
+    The hook looks at the protected file's folder: there, the name in other letters is the same
+    file (a hard link stands for a file system that folds case; the tmp file system does not)."""
     _files(project)
+    os.link(project / "src" / "app" / "config.py", project / "src" / "app" / "CONFIG.PY")
     set_config(ix.home.config_path, "hooks", "shell_allowlist", '["rm", "sed", "find"]')
     handle(event("UserPromptSubmit", project, prompt=PROMPT))
     filled = json.loads(json.dumps(tool_input).replace("{p}", str(project)))
     decision, reason = _answer(handle(_tool(project, tool, filled)))
     assert decision == "deny", reason
     assert "the request says not to change src/app/config.py" in reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Edit", {"file_path": "{p}/SRC/APP/CONFIG.PY", "old_string": "False", "new_string": "True"}),
+        ("Bash", {"command": "rm -rf src/APP"}),
+        ("Bash", {"command": "sed -i 's/False/True/' Src/App/config.py"}),
+        ("Bash", {"command": "find src -name CONFIG.py -delete"}),
+    ],
+)
+def test_another_file_differing_only_in_case_is_not_the_protected_one_on_linux(
+    ix: Intently, project: Path, handle: Handler, tool: str, tool_input: dict[str, Any]
+) -> None:
+    """On the real tmp file system (ext4 or overlay: case tells names apart) ``Src/App/config.py``
+    is another file than the protected ``src/app/config.py``: before, it was refused as the same.
+    The protected file itself stays refused."""
+    _files(project)
+    assert not folds_case(str(project), "src/app/config.py")  # what the probe sees here
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["rm", "sed", "find"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    filled = json.loads(json.dumps(tool_input).replace("{p}", str(project)))
+    decision, reason = _answer(handle(_tool(project, tool, filled)))
+    assert "the request says not to change" not in reason, reason
+    same = {"command": "sed -i 's/False/True/' src/app/config.py"}
+    decision, reason = _answer(handle(_tool(project, "Bash", same)))
+    assert decision == "deny" and "the request says not to change src/app/config.py" in reason, reason
+
+
+def test_the_case_probe_folds_where_it_cannot_tell(tmp_path: Path) -> None:
+    """No folder known, or nothing in it with a letter: case is folded (fail closed)."""
+    assert folds_case(None, "src/app/config.py")
+    (tmp_path / "123").mkdir()
+    (tmp_path / "123" / "456").write_text("x")
+    assert folds_case(str(tmp_path / "123"), "456/789")  # "123" and "456": no letter to swap
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x")
+    assert not folds_case(str(tmp_path), "src/App.py")  # "APP.PY" is no file: case tells them apart
+    assert not folds_case(str(tmp_path), "src/new/deeper/x.py")  # the nearest folder that exists
 
 
 def test_do_not_touch_a_folder_protects_what_is_under_it(project: Path, handle: Handler) -> None:

@@ -710,12 +710,15 @@ class Session:
         def said_in(named: str) -> str:
             return f" (prompt {by[named]} of {req.prompts})" if req.prompts > 1 and named in by else ""
 
+        # Where the agent works, when a hook said: case folds only where its file system does.
+        root = self.workdir
+
         def hit(arg: str, value: str, among: frozenset[str], change: bool) -> None:
-            named = matching_exclusion(value, among)
+            named = matching_exclusion(value, among, root)
             if named is not None:
                 verb = "read or change" if named in req.excluded_reads else "change"
                 found.append(f"{arg} {value!r}: the request says not to {verb} {named}{said_in(named)}")
-            elif change and (was := matching_exclusion(value, lifted)) is not None:
+            elif change and (was := matching_exclusion(value, lifted, root)) is not None:
                 a, b = lifted[was]
                 freed.append(f"{arg} {value!r}: prompt {b} allowed changing {was} again (prompt {a} had said not to)")
 
@@ -735,18 +738,18 @@ class Session:
                     continue
                 for folder, pattern in reading.sweeps:  # rm -rf src, find src -name config.py -delete
                     for named in sorted(req.excluded_paths):
-                        if sweep_covers(folder, pattern, named):
+                        if sweep_covers(folder, pattern, named, root):
                             what = f"{folder}/{pattern}" if pattern else folder
                             found.append(
                                 f"{arg} changes {what}: the request says not to change {named}{said_in(named)}"
                             )
-                for named in named_in(reading.opaque, req.excluded_paths):
+                for named in named_in(reading.opaque, req.excluded_paths, root):
                     opaque.append(
                         f"{arg} {value!r} runs a program that may change {named}, which the request says not to "
                         f"change{said_in(named)}; the gate cannot tell what it writes, so it runs only with your approval"
                     )
                 for named in sorted(req.excluded_paths):  # cd $DIR && rm config.py, rm $F, git apply x.patch
-                    why = next((w for glob, w in reading.unsure if matching_exclusion(glob, [named])), None)
+                    why = next((w for glob, w in reading.unsure if matching_exclusion(glob, [named], root)), None)
                     if why is not None:
                         opaque.append(
                             f"{arg} {value!r} may change {named}, which the request says not to change{said_in(named)}: "

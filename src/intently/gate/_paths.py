@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ._case import folds_case
 from ._vocabulary import Vocabulary, stem_all
 
 __all__ = [
@@ -407,8 +408,9 @@ def _ends(
     return stems[i] in _TURNS or stems[i] in _READ_VERBS or bool(vocab.kinds_at(stems, i))
 
 
-def protected_key(path: str) -> str:
-    """A path as it is compared with a protected one: :func:`normalise_path`, and case folded.
+def protected_key(path: str, fold: bool = True) -> str:
+    """A path as it is compared with a protected one: :func:`normalise_path`, and case folded
+    (unless ``fold`` is false: the protected path's file system was seen to tell case apart).
 
     On Windows and macOS the usual file systems ignore case, so ``src/app/config.py`` is the
     file the user protected as ``src/App/Config.py``; so are a Linux checkout on a Windows drive
@@ -418,27 +420,33 @@ def protected_key(path: str) -> str:
     patterns ignore case too). The cost, on a case-sensitive file system, is a refusal of a path
     differing only in case from a protected one; the user lifts it by naming the path as they
     protected it ("now you may edit src/App/Config.py"): lifting compares paths exactly
-    (:func:`same_file`), so folding never frees more than was said."""
-    return normalise_path(path).casefold()
+    (:func:`same_file`), so folding never frees more than was said. Where the folder the agent
+    works in is known (``root`` of the functions below, a hook's project), the gate looks at the
+    protected path's folder instead (:func:`intently.gate._case.folds_case`) and folds only where
+    its file system folds, or where the look cannot tell."""
+    norm = normalise_path(path)
+    return norm.casefold() if fold else norm
 
 
-def matching_exclusion(path: str, excluded: Iterable[str]) -> str | None:
+def matching_exclusion(path: str, excluded: Iterable[str], root: str | None = None) -> str | None:
     """The excluded path that covers ``path`` (the same file, or a folder it lies under), or
     ``None``. A bare name (``config.py``) covers a file of that name in any folder; an absolute
     path in a call is matched by its end, since the user names paths relative to the project.
-    Case does not tell them apart (:func:`protected_key`)."""
-    p = protected_key(path)
-    if not p:
+    Case does not tell them apart (:func:`protected_key`), unless ``root`` (the folder the agent
+    works in) is given and the protected path's file system there tells case apart."""
+    if not (key := protected_key(path)):
         return None
-    if any(c in p for c in "*?["):  # a glob the shell expands ("rm src/app/*.py"): what it may match
+    if any(c in key for c in "*?["):  # a glob the shell expands ("rm src/app/*.py"): what it may match
         for raw in excluded:
-            e = protected_key(raw)
+            fold = folds_case(root, raw)
+            p, e = protected_key(path, fold), protected_key(raw, fold)
             bare = "/" not in e and fnmatch.fnmatchcase(e, posixpath.basename(p))  # config.py: anywhere
             if e and (fnmatch.fnmatchcase(e, p) or bare or fnmatch.fnmatchcase(e, p + "/*")):
                 return raw
         # and as written too: "app/[id]/page.tsx" is a file's real name as often as a pattern
     for raw in excluded:
-        e = protected_key(raw)
+        fold = folds_case(root, raw)
+        p, e = protected_key(path, fold), protected_key(raw, fold)
         if not e:
             continue
         if p == e or p.startswith(e + "/"):
@@ -1088,20 +1096,21 @@ def _xargs(args: Sequence[str], piped: Sequence[list[str]]) -> CommandReading:
     return inner
 
 
-def sweep_covers(folder: str, pattern: str | None, excluded: str) -> bool:
+def sweep_covers(folder: str, pattern: str | None, excluded: str, root: str | None = None) -> bool:
     """Whether changing what lies under ``folder`` (named ``pattern``, when given) changes the
     protected path ``excluded``: it lies under the folder (``.`` is the whole project), or the
     folder lies under it; a bare protected name (``config.py``) only when ``pattern`` names it.
-    Case does not tell them apart (:func:`protected_key`)."""
-    f, e = protected_key(folder), protected_key(excluded)
+    Case does not tell them apart (:func:`protected_key`; ``root`` as for :func:`matching_exclusion`)."""
+    fold = folds_case(root, excluded)
+    f, e = protected_key(folder, fold), protected_key(excluded, fold)
     if not e:
         return False
-    if pattern is not None and not fnmatch.fnmatchcase(posixpath.basename(e), pattern.casefold()):
+    if pattern is not None and not fnmatch.fnmatchcase(posixpath.basename(e), pattern.casefold() if fold else pattern):
         name = posixpath.basename(normalise_path(excluded))  # as written: a file has a lower-case extension
         return not _FILE_NAME.fullmatch(name) and _under(e, f)  # a protected folder inside
     if "/" not in e and pattern is not None:
         return True  # a file of that name, wherever it lies
-    return _under(e, f) or (bool(f) and matching_exclusion(f, [excluded]) is not None)
+    return _under(e, f) or (bool(f) and matching_exclusion(f, [excluded], root) is not None)
 
 
 def _under(e: str, f: str) -> bool:
@@ -1115,17 +1124,18 @@ def _under(e: str, f: str) -> bool:
     return e == f or e.startswith(f + "/")
 
 
-def named_in(words: Sequence[str], excluded: Iterable[str]) -> list[str]:
+def named_in(words: Sequence[str], excluded: Iterable[str], root: str | None = None) -> list[str]:
     """The protected paths that ``words`` (an untraceable program's, its ``-c`` text included)
     name: a word, or a piece of one between quotes, parentheses and commas, that is the path or
     under it, or the protected file's bare name."""
     found: list[str] = []
     pieces = [p for w in words for p in re.split(r"[\s;&|()<>=\"'`,]+", w) if p]
     for raw in excluded:
-        e = protected_key(raw)
+        fold = folds_case(root, raw)
+        e = protected_key(raw, fold)
         name = posixpath.basename(e)
         for piece in pieces:
-            if matching_exclusion(piece, [raw]) is not None or (e and protected_key(piece) == name):
+            if matching_exclusion(piece, [raw], root) is not None or (e and protected_key(piece, fold) == name):
                 found.append(raw)
                 break
     return found
