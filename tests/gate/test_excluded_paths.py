@@ -345,6 +345,29 @@ def test_an_instruction_or_a_permission_lifts_it(ix: Intently, later: str) -> No
         ("D=src; cd $D/app && rm config.py", ["src/app/config.py"]),
         ("F=a.py; unset F; rm b.py", ["b.py"]),
         ("cd /srv/proj/src && rm app/config.py", ["/srv/proj/src/app/config.py"]),
+        # a pipeline's command and a background job run in a process of their own
+        ("cd docs | true; rm a.py", ["a.py"]),
+        ("cd docs |& true && rm a.py", ["a.py"]),
+        ("cd docs & rm a.py", ["a.py"]),
+        ("F=docs/x.md | true; rm a.py", ["a.py"]),
+        ("{ cd docs; } | cat; rm a.py", ["a.py"]),
+        ("{ cd docs; }; rm a.py", ["docs/a.py"]),
+        # ");" and "&&(" are two operators, not one word
+        ("(cd docs; rm x.md); rm a.py", ["docs/x.md", "a.py"]),
+        ("(cd docs && rm x.md)&& rm a.py", ["docs/x.md", "a.py"]),
+        ("true;(cd docs; rm x.md)||rm a.py", ["docs/x.md", "a.py"]),
+        # a "#" inside a word is no comment; one that starts a word is; a newline ends a command
+        ("ls x#y; rm a.py", ["a.py"]),
+        ("ls  # list first\nrm a.py", ["a.py"]),
+        ("echo hi\nrm a.py", ["a.py"]),
+        ("rm \\\n  a.py", ["a.py"]),
+        # single quotes and a backslash keep "$" as written; double quotes do not
+        ("F=a.py; rm '$F'", ["$F"]),
+        ('F=a.py; rm \\$F "$F"', ["$F", "a.py"]),
+        ("F=a.py; rm \"'$F'\"", ["'a.py'"]),
+        # a here-document's body is its command's input, not commands
+        ("cat > notes.md <<'EOF'\ncd docs\nrm -rf src\nEOF\nrm a.py", ["notes.md", "a.py"]),
+        ("echo x >&out.txt 2>&1", ["out.txt"]),
     ],
 )
 def test_cd_and_variables_lead_relative_paths(command: str, targets: list[str]) -> None:
@@ -364,6 +387,11 @@ def test_cd_and_variables_lead_relative_paths(command: str, targets: list[str]) 
         ("rm ${DIR}/config.py", "config.py"),
         ("cd $D && find . -name config.py -delete", "src/app/config.py"),
         ("git apply fix.patch", "src/app/config.py"),  # no folder given to read it from
+        # a pipeline's last command runs in the line's shell in zsh, in a process of its own in bash
+        ("true | cd src/app; rm config.py", "src/app/config.py"),
+        ("true | cd src/app; rm config.py", "config.py"),
+        ("ls | F=src/app/config.py; rm $F", "src/app/config.py"),
+        ("rm $'src/app/config\\x2epy'", "src/app/config.py"),  # an escape the gate does not decode
     ],
 )
 def test_what_no_word_gives_is_unsure_not_nothing(command: str, protected: str) -> None:
@@ -436,3 +464,72 @@ def test_lifting_a_protection_still_names_the_path_as_protected(ix: Intently) ->
         ix, "Fix tests/test_api.py. Do not edit src/App/Config.py.", "Now you can edit src/App/Config.py."
     )
     assert s.check("edit_file", _edit("src/app/config.py")).level is Level.ALLOW
+
+
+def _git(repo: Any, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def test_git_applies_a_patch_from_the_top_of_the_repository(ix: Intently, tmp_path: Any) -> None:
+    """``cd sub && git apply x.patch``: git reads the patch's paths from the repository's top,
+    wherever in it it runs. The gate joined them to the shell's folder (``sub/sub/notes.txt``),
+    so a protection named by its absolute path was missed while git changed the file, and a
+    patch of the top's ``src/app/config.py`` was read as changing ``sub/src/app/config.py``."""
+    repo = tmp_path / "repo"
+    (repo / "sub" / "src" / "app").mkdir(parents=True)
+    (repo / "src" / "app").mkdir(parents=True)
+    (repo / "sub" / "notes.txt").write_text("a\n")
+    (repo / "src" / "app" / "config.py").write_text("DEBUG = False\n")
+    (repo / "sub" / "src" / "app" / "config.py").write_text("DEBUG = False\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "files")
+    for name, path in (("notes.patch", "sub/notes.txt"), ("top.patch", "src/app/config.py")):
+        (repo / path).write_text((repo / path).read_text() + "# changed\n")
+        (repo / "sub" / name).write_text(_git(repo, "diff", "--", path))
+        _git(repo, "checkout", "--", path)
+    shell = [_tool("run_shell", "Run a shell command in the project.", {"command": S})]
+
+    notes = str(repo / "sub" / "notes.txt")
+    s = ix.gate.session(shell, user_request=f"Tidy the docs. Do not edit {notes}.")
+    s.workdir = str(repo)
+    blocked = s.check("run_shell", {"command": "cd sub && git apply notes.patch"})
+    assert "excluded-path" in blocked.rule_ids, blocked.reason
+    assert "command 'sub/notes.txt'" in blocked.reason
+    assert "excluded-path" in s.check("run_shell", {"command": "git -C sub apply notes.patch"}).rule_ids
+
+    s = ix.gate.session(shell, user_request="Tidy the docs. Do not edit sub/src/app/config.py.")
+    s.workdir = str(repo)
+    d = s.check("run_shell", {"command": "cd sub && git apply top.patch"})
+    assert not {"excluded-path", "excluded-path-named"} & set(d.rule_ids), d.reason
+
+    # What git really does: the patch changes sub/notes.txt from sub, the nested config.py never.
+    _git(repo / "sub", "apply", "notes.patch")
+    _git(repo / "sub", "apply", "top.patch")
+    assert (repo / "sub" / "notes.txt").read_text() == "a\n# changed\n"
+    assert (repo / "sub" / "src" / "app" / "config.py").read_text() == "DEBUG = False\n"
+
+
+def test_a_project_inside_a_repository_reads_patch_paths_from_its_top(tmp_path: Any) -> None:
+    """A project opened in a monorepo's folder: git's ``pkg/src/a.py`` is the project's ``src/a.py``."""
+    repo = tmp_path / "repo"
+    (repo / "pkg" / "src").mkdir(parents=True)
+    (repo / "pkg" / "src" / "a.py").write_text("x = 1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "files")
+    (repo / "pkg" / "src" / "a.py").write_text("x = 2\n")
+    (repo / "pkg" / "fix.patch").write_text(_git(repo, "diff"))
+    read = read_command("git apply fix.patch", str(repo / "pkg"))
+    assert read is not None and read.targets == ["src/a.py"], read.targets
+    read = read_command("git apply --directory=lib fix.patch", str(repo / "pkg"))
+    assert read is not None and read.targets == ["../lib/pkg/src/a.py"], read.targets
+

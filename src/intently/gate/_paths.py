@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import os
 import posixpath
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._case import folds_case
 from ._vocabulary import Vocabulary, stem_all
+from ._words import literal, split
 
 __all__ = [
     "CHANGE",
@@ -35,6 +36,7 @@ __all__ = [
     "command_paths",
     "command_targets",
     "excluded_in_clause",
+    "inside_folder",
     "matching_exclusion",
     "named_in",
     "normalise_path",
@@ -368,6 +370,16 @@ def same_file(allowed: str, excluded: str) -> bool:
     return (e.startswith("/") and e.endswith("/" + a)) or (a.startswith("/") and "/" in e and a.endswith("/" + e))
 
 
+def inside_folder(path: str, folder: str) -> bool:
+    """Whether ``path`` lies strictly inside the protected ``folder`` as written (both relative,
+    or both absolute; case folded as :func:`protected_key`): "src/lib/a.py" inside "src/lib/".
+    A bare name ("config.py", a file of that name anywhere) is no folder."""
+    p, f = protected_key(path), protected_key(folder)
+    if not p or not f or "/" not in p or p.startswith("/") != f.startswith("/"):
+        return False
+    return p.startswith(f.rstrip("/") + "/")
+
+
 def _negator(stems: Sequence[str], i: int, vocab: Vocabulary) -> int:
     for p in vocab.negators_from(stems[i]):
         if p and tuple(stems[i : i + len(p)]) == p:
@@ -488,7 +500,9 @@ _READS = frozenset(
 # xargs options that take a value.
 _XARGS_VALUED = frozenset({"-n", "-I", "-L", "-P", "-d", "-a", "-s", "-E", "--max-args", "--max-procs"})
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
-_REDIRECTS = re.compile(r"\d*(?:>|>>|>\||&>|&>>)")
+_REDIRECTS = re.compile(r"\d*(?:>|>>|>\||&>|&>>|>&|<>)")
+# What ">&" duplicates when it names no file: a descriptor ("2>&1") or "-" (close).
+_FD = re.compile(r"\d+-?|-")
 # A perl flag cluster that edits in place (-i, -pi, -0pi, -i.bak; after the i, its backup suffix).
 _PERL_IN_PLACE = re.compile(r"-[0-9a-hj-zA-HJ-Z]*i.*")
 # A perl flag cluster whose next word is the program text (-e, -pe, -lne).
@@ -497,7 +511,7 @@ _PERL_SCRIPT = re.compile(r"-[0-9a-hj-zA-HJ-Z]*[eE]")
 
 @dataclass
 class CommandReading:
-    """What a shell command changes, as far as its words (split with ``shlex``) show.
+    """What a shell command changes, as far as its words (split by :func:`._words.split`, as the shell splits them) show.
 
     ``targets``: the files it changes (``rm a.py``, ``> a.py``, ``sed -i ... a.py``);
     ``sweeps``: (folder, name pattern or ``None``) for what it changes under a folder
@@ -515,8 +529,10 @@ class CommandReading:
     # command, a patch file that cannot be read. A protected path one matches waits for a person.
     unsure: list[tuple[str, str]] = field(default_factory=list)
     # (patch file or ``-`` for standard input, strip level or ``None`` for patch's own guess,
-    # folder prefix): the patches it applies, read by :func:`read_command` once it knows the folder.
-    patches: list[tuple[str, int | None, str]] = field(default_factory=list)
+    # folder prefix, ``None`` for ``patch`` or git's ``--directory``): the patches it applies,
+    # read by :func:`read_command` once it knows the folder. ``patch`` applies its paths in the
+    # folder prefix; git in the top of the repository the prefix (where git runs) lies in.
+    patches: list[tuple[str, int | None, str, str | None]] = field(default_factory=list)
 
     def add(self, other: CommandReading) -> None:
         self.targets += other.targets
@@ -539,14 +555,10 @@ def command_targets(command: str) -> list[str] | None:
 
 def shell_words(command: str) -> list[str] | None:
     """A shell command's words and operators (``;``, ``&&``, ``|``, ``(``, ``>``, ...) as the gate
-    reads every command, or ``None`` when it does not split (unbalanced quotes). A line break
-    outside quotes ends a command as ``;`` does (:func:`_lines_as_commands`)."""
-    try:
-        lexer = shlex.shlex(_lines_as_commands(command), posix=True, punctuation_chars=";&|()<>")
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:
-        return None
+    reads every command (:func:`._words.split`: a ``#`` comment dropped, a newline read as ``;``),
+    or ``None`` when it does not split (unbalanced quotes)."""
+    words = split(command)
+    return None if words is None else [literal(w) for w in words]
 
 
 def read_command(command: str, root: str | None = None) -> CommandReading | None:
@@ -555,13 +567,18 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     The command line is read as the shell runs it, in order: a ``cd``/``pushd``/``popd`` moves
     where later relative paths lead (``cd src/app && rm config.py`` removes
     ``src/app/config.py``; a subshell's ``cd`` ends with it), and ``NAME=value`` or ``export
-    NAME=value`` earlier on the line gives ``$NAME``/``${NAME}`` its value (``F=a.py; rm $F``).
+    NAME=value`` earlier on the line gives ``$NAME``/``${NAME}`` its value (``F=a.py; rm $F``;
+    in single quotes, ``'$F'``, it stays as written, as the shell leaves it). A command of a
+    pipeline, or one sent to the background with ``&``, runs in a process of its own: its ``cd``
+    or assignment does not reach the commands after it (``cd docs | true; rm config.py`` removes
+    ``config.py``); a pipeline's last command runs in the line's own shell in zsh but not in bash,
+    so what it changes there leaves the folder (or variable) unknown.
     What cannot be known from the words (``cd $DIR``, ``cd -``, ``cd "$(...)"``, a variable set
     nowhere on the line) is not guessed: a path it decides goes to ``unsure``, never to nothing.
     A patch a command applies (``git apply``, ``git am``, ``patch``) is read from ``root`` (the
     folder the command runs in): its ``---``/``+++`` headers name the files it changes; without
     ``root``, or with a patch file that cannot be read, what it changes is unsure."""
-    words = shell_words(command)
+    words = split(command)
     if words is None:
         return None
     out = CommandReading()
@@ -570,14 +587,33 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     given: list[str] = []  # files given on standard input ("< fix.patch")
     shell = _Shell()
     saved: list[_Shell] = []  # the shell outside each open subshell
+    groups: list[_Shell] = []  # the shell before each open "{ ...; }" group
 
-    def done() -> None:
+    def done(ending: str) -> None:
+        nonlocal shell
         read = _segment(segment, piped, given)
         if read.opaque:
             read.opaque += given
         read = _rebased(read, shell.cwd)
         _read_patches(read, root)
         out.add(read)
+        if segment[:1] == ["{"]:
+            groups.append(shell.copy())
+        if ending in ("|", "|&", "&"):
+            # its own process: a pipeline's command, a background job (a "{ }" group's too)
+            if segment[:1] == ["}"] and groups:
+                shell = groups.pop()
+            return
+        if segment[:1] == ["}"] and groups:
+            before = groups.pop()
+            if piped:  # "... | { cd x; }": last in a pipeline, its own process in bash, not in zsh
+                shell = before.unsure_after(shell)
+                return
+        if piped:  # the last command of a pipeline: run in the line's shell by zsh, not by bash
+            after = shell.copy()
+            after.run(segment)
+            shell = shell.unsure_after(after)
+            return
         shell.run(segment)
 
     i = 0
@@ -585,19 +621,20 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
         word = words[i]
         if word == "<":
             if i + 1 < len(words) and words[i + 1] not in _OPERATORS:
-                given.append(_within(shell.cwd, shell.expand(words[i + 1])))
+                given.append(literal(shell.expand(words[i + 1])))  # from the folder it runs in: rebased with it
             i += 2
             continue
         if _REDIRECTS.fullmatch(word):
             # punctuation_chars splits "2>" into "2", ">": a digit before it is a descriptor
             if segment and segment[-1].isdigit() and i > 0 and words[i - 1] == segment[-1]:
                 segment.pop()
-            if i + 1 < len(words) and not words[i + 1].startswith("&") and words[i + 1] not in _OPERATORS:
-                out.targets.append(_within(shell.cwd, shell.expand(words[i + 1])))
+            to = words[i + 1] if i + 1 < len(words) else ""
+            if to and not to.startswith("&") and to not in _OPERATORS and not (word == ">&" and _FD.fullmatch(to)):
+                out.targets.append(_within(shell.cwd, literal(shell.expand(to))))
             i += 2
             continue
         if word in _OPERATORS:
-            done()
+            done(word)
             piped = [*piped, segment] if word in ("|", "|&") else []
             segment, given = [], []
             if word == "(":
@@ -605,68 +642,11 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
             elif word == ")" and saved:
                 shell = saved.pop()
         else:
-            segment.append(shell.expand(word))
+            segment.append(literal(shell.expand(word)))
         i += 1
-    done()
+    done("")
     _settle(out)
     return out
-
-
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([^\s'\";&|()<>]+)\1")
-
-
-def _lines_as_commands(command: str) -> str:
-    """``command`` with each line break that ends a command (outside quotes, not escaped) made a
-    `` ; ``, and comments taken out. ``shlex`` reads a line break as a space, so ``true`` on one
-    line and ``intently req accept --all`` (or ``rm -rf .intently``) on the next were read as one
-    command, ``true`` with arguments: a multi-line Bash command hid every line after its first.
-    A here-document's lines are its text, not commands: they are kept as they are."""
-    out: list[str] = []
-    quote = ""
-    heredocs: list[str] = []  # delimiters of the here-documents whose text starts at the next line
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote:
-            out.append(c)
-            if c == "\\" and quote == '"' and i + 1 < n:
-                out.append(command[i + 1])
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c == "\\" and i + 1 < n:
-            if command[i + 1] != "\n":
-                out.append(command[i : i + 2])  # an escaped character (an escaped line break joins lines)
-            i += 1
-        elif c in "'\"":
-            quote = c
-            out.append(c)
-        elif c == "#" and (not out or out[-1][-1:] in ("", " ", "\t", ";", "&", "|", "(", ")")):
-            end = command.find("\n", i)
-            i = n if end < 0 else end
-            continue  # a comment, to the end of its line
-        elif c == "<" and (m := _HEREDOC.match(command, i)) is not None:
-            heredocs.append(m.group(2))
-            out.append(command[i : m.end()])
-            i = m.end()
-            continue
-        elif c == "\n":
-            out.append(" ; " if not heredocs else "\n")  # a here-document's text: words of its command, as before
-            for delimiter in heredocs:  # the here-documents' text, up to each one's last line
-                while i + 1 < n:
-                    end = command.find("\n", i + 1)
-                    line = command[i + 1 : n if end < 0 else end]
-                    out.append("\n" + line)
-                    i = n if end < 0 else end
-                    if line.strip() == delimiter:
-                        break
-            if heredocs:
-                out.append(" ; ")
-            heredocs = []
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
 
 
 # An expansion in a word: ``$NAME`` and ``${NAME}`` (known when set earlier on the line); any
@@ -698,6 +678,17 @@ class _Shell:
             return self.env[name] if name and name in self.env else _UNKNOWN
 
         return _EXPANSION.sub(value, word) if "$" in word or "`" in word else word
+
+    def unsure_after(self, other: _Shell) -> _Shell:
+        """This shell, where a command that may or may not have run in it left ``other``: a
+        folder or variable that differs between the two is unknown."""
+        env = dict(self.env)
+        for name in self.env.keys() | other.env.keys():
+            if self.env.get(name) != other.env.get(name):
+                env[name] = _UNKNOWN
+        cwd = self.cwd if other.cwd == self.cwd else _UNKNOWN
+        dirs = self.dirs if other.dirs == self.dirs else [_UNKNOWN] * max(len(self.dirs), len(other.dirs))
+        return _Shell(cwd, list(dirs), env)
 
     def run(self, words: Sequence[str]) -> None:
         """What a finished simple command (its words expanded) does to the shell itself."""
@@ -762,7 +753,7 @@ def _rebased(read: CommandReading, cwd: str) -> CommandReading:
         sweeps=[(_within(cwd, f), p) for f, p in read.sweeps],
         opaque=opaque,
         unsure=read.unsure,
-        patches=[(f if f == "-" else _within(cwd, f), n, _within(cwd, d or ".")) for f, n, d in read.patches],
+        patches=[(f if f == "-" else _within(cwd, f), n, _within(cwd, d or "."), g) for f, n, d, g in read.patches],
     )
 
 
@@ -783,8 +774,14 @@ def _settle(out: CommandReading) -> None:
 
 def _read_patches(read: CommandReading, root: str | None) -> None:
     """The files the patches a command applies change, from their headers, into ``targets``; a
-    patch that cannot be read (no ``root``, an unknown folder, absent, unreadable) into ``unsure``."""
-    for name, strip, prefix in read.patches:
+    patch that cannot be read (no ``root``, an unknown folder, absent, unreadable) into ``unsure``.
+    git's patch paths lead from the top of the repository, wherever in it git runs ("cd sub &&
+    git apply x.patch" with ``+++ b/src/app/config.py`` changes ``src/app/config.py``, not
+    ``sub/src/app/config.py``), then ``--directory``."""
+    for name, strip, folder, directory in read.patches:
+        prefix = folder
+        if directory is not None and root is not None:
+            prefix = posixpath.normpath(posixpath.join(_git_top(root, folder), directory))
         text: str | None = None
         if root is not None and name != "-" and _UNKNOWN not in name:
             try:
@@ -797,8 +794,31 @@ def _read_patches(read: CommandReading, root: str | None) -> None:
             read.unsure.append(("*", f"it applies a patch from {what}, which the gate cannot read"))
             continue
         for path in _patch_paths(text, strip):
-            read.targets.append(path if prefix in ("", ".") or path.startswith("/") else posixpath.join(prefix, path))
+            if prefix in ("", ".") or path.startswith("/"):
+                read.targets.append(path)
+                continue
+            joined = posixpath.normpath(posixpath.join(prefix, path))
+            if root is not None and joined.startswith("../") and _UNKNOWN not in joined:
+                # a repository's top above the project: "../pkg/src/a.py" is the project's src/a.py
+                joined = os.path.relpath(os.path.join(root, joined), root).replace(os.sep, "/")
+            read.targets.append(joined)
     read.patches = []
+
+
+def _git_top(root: str, folder: str) -> str:
+    """The top of the git work tree that ``folder`` (relative to ``root``, where the command
+    starts) lies in, relative to ``root`` (``..`` when above it: a project in a monorepo's
+    folder); ``folder`` itself outside any repository, where ``git apply`` works as ``patch``."""
+    if _UNKNOWN in folder:
+        return folder
+    here = start = os.path.normpath(os.path.join(root, folder))
+    while not os.path.exists(os.path.join(here, ".git")):
+        if os.path.dirname(here) == here:
+            return folder
+        here = os.path.dirname(here)
+    if here == start:
+        return folder
+    return posixpath.normpath(posixpath.join(folder, os.path.relpath(here, start).replace(os.sep, "/")))
 
 
 def _patch_paths(text: str, strip: int | None) -> list[str]:
@@ -963,7 +983,7 @@ def _patch(args: Sequence[str], given: Sequence[str] = ()) -> CommandReading:
             if source and folder
             else source or (given[0] if given else "-")
         )
-        out.patches.append((source, strip, folder))
+        out.patches.append((source, strip, folder, None))
     return out
 
 
@@ -996,7 +1016,7 @@ def _git_apply(args: Sequence[str], given: Sequence[str], sub: str) -> CommandRe
             files.append(a)
     if not files:
         files = [given[0] if given else "-"]
-    return CommandReading(patches=[(f, strip, folder) for f in files])
+    return CommandReading(patches=[(f, strip, "", folder) for f in files])
 
 
 def _runs_in_folder(program: str, args: Sequence[str]) -> bool:
