@@ -533,3 +533,26 @@ def test_a_project_inside_a_repository_reads_patch_paths_from_its_top(tmp_path: 
     read = read_command("git apply --directory=lib fix.patch", str(repo / "pkg"))
     assert read is not None and read.targets == ["../lib/pkg/src/a.py"], read.targets
 
+
+def test_allowing_one_file_in_a_protected_folder_allows_that_file_only(ix: Intently) -> None:
+    """ "Don't touch src/lib/", then "now you may edit src/lib/a.py": the allowance lifted nothing
+    (it is no allowance of the folder), so the file the user named stayed refused, by a block
+    no one can approve. It lifts that file's protection only: src/lib's other files, and the
+    folder changed whole, stay protected, and a later "don't touch src/lib/" takes it back."""
+    shell = [*FILE_TOOLS, _tool("run_shell", "Run a shell command in the project.", {"command": S})]
+    prompts = ["Refactor the parser. Do not touch src/lib/", "OK, now you may edit src/lib/a.py"]
+    s = ix.gate.session(shell, user_request="\n\n".join(prompts), request_parts=prompts)
+    d = s.check("edit_file", _edit("src/lib/a.py"))
+    assert d.level is Level.ALLOW, (d.rule_ids, d.reason)
+    assert "prompt 2 allowed changing src/lib/a.py again (prompt 1 had said not to)" in d.reason
+    assert s.request.to_json()["lifted_paths"] == [{"path": "src/lib/a.py", "protected_by": 1, "lifted_by": 2}]
+    for path in ("src/lib/b.py", "src/lib/deep/a.py", "src/lib/"):
+        d = s.check("edit_file", _edit(path))
+        assert d.rule_ids == ("excluded-path",) and "not to change src/lib/" in d.reason, (path, d.reason)
+    assert "excluded-path" not in s.check("run_shell", {"command": "rm src/lib/a.py"}).rule_ids
+    for command in ("rm -rf src/lib", "rm src/lib/a.py src/lib/b.py", "find src/lib -name '*.py' -delete"):
+        assert "excluded-path" in s.check("run_shell", {"command": command}).rule_ids, command
+
+    again = [*prompts, "Stop: don't touch src/lib/ at all."]
+    s = ix.gate.session(FILE_TOOLS, user_request="\n\n".join(again), request_parts=again)
+    assert s.check("edit_file", _edit("src/lib/a.py")).rule_ids == ("excluded-path",)

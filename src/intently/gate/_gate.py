@@ -26,7 +26,15 @@ from ._contracts import ENTITY_ROLES, Contract, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
 from ._intent import Proposer, ResolvedRequest, resolve, resolve_parts
 from ._journal import Journal, MemoryJournal
-from ._paths import CHANGE_KINDS, command_paths, matching_exclusion, named_in, read_command, sweep_covers
+from ._paths import (
+    CHANGE_KINDS,
+    command_paths,
+    inside_folder,
+    matching_exclusion,
+    named_in,
+    read_command,
+    sweep_covers,
+)
 from ._payees import mismatch
 from ._provenance import TRUSTED_ORIGINS, Ledger, Origin, Sighting
 from ._request_facts import request_facts
@@ -713,8 +721,18 @@ class Session:
         # Where the agent works, when a hook said: case folds only where its file system does.
         root = self.workdir
 
+        def excepted(value: str, folder: str) -> bool:
+            """Whether a later prompt allowed ``value`` (or a folder holding it) inside the
+            protected ``folder``: "now you may edit src/lib/a.py" after "don't touch src/lib/"."""
+            was = matching_exclusion(value, lifted, root)
+            return was is not None and inside_folder(was, folder)
+
         def hit(arg: str, value: str, among: frozenset[str], change: bool) -> None:
             named = matching_exclusion(value, among, root)
+            # free only when every protection the path falls under holds the lifted path
+            under = [e for e in among if matching_exclusion(value, [e], root) is not None] if change else []
+            if named is not None and under and all(excepted(value, e) for e in under):
+                named = None
             if named is not None:
                 verb = "read or change" if named in req.excluded_reads else "change"
                 found.append(f"{arg} {value!r}: the request says not to {verb} {named}{said_in(named)}")
@@ -738,7 +756,7 @@ class Session:
                     continue
                 for folder, pattern in reading.sweeps:  # rm -rf src, find src -name config.py -delete
                     for named in sorted(req.excluded_paths):
-                        if sweep_covers(folder, pattern, named, root):
+                        if sweep_covers(folder, pattern, named, root) and not excepted(folder, named):
                             what = f"{folder}/{pattern}" if pattern else folder
                             found.append(
                                 f"{arg} changes {what}: the request says not to change {named}{said_in(named)}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from ._paths import CHANGE, READ, authorised_in_clause, excluded_in_clause, same_file
+from ._paths import CHANGE, READ, authorised_in_clause, excluded_in_clause, inside_folder, same_file
 from ._values import EMAIL, IBAN, URL, atoms_of, words
 from ._vocabulary import Vocabulary, stem_all
 
@@ -512,12 +512,20 @@ def fold_paths(prompts: Sequence[tuple[Iterable[tuple[str, str]], Iterable[tuple
     read lifts only a protection from reading (the path stays protected from change). Within
     one prompt the negation wins ("Update config.py. No, don't touch config.py."): a single
     request is one word of the user, and what it rules out holds throughout (fail closed).
+    Allowing a change of a path inside a folder protected from change ("Don't touch src/lib/",
+    then "now you may edit src/lib/a.py") lifts the protection of that path only: it is listed
+    as lifted, the folder stays protected for everything else in it (the gate frees a call's
+    path only when every protection it falls under holds the lifted path). A later negation of
+    the folder imposes it again on the path.
     Only the user's prompts are read here: a tool output or the agent's own message lifts nothing."""
     active: dict[tuple[str, str], int] = {}
     lifted: dict[str, tuple[int, int]] = {}
     for n, (ruled_out, allowed) in enumerate(prompts, 1):
         for mode, a in allowed:
             for (was, e), by in list(active.items()):
+                if mode == CHANGE and was == CHANGE and inside_folder(a, e):
+                    lifted[a] = (by, n)  # that path only: the folder stays protected
+                    continue
                 if not same_file(a, e):
                     continue
                 if mode == CHANGE:
@@ -528,7 +536,7 @@ def fold_paths(prompts: Sequence[tuple[Iterable[tuple[str, str]], Iterable[tuple
                     active.setdefault((CHANGE, e), by)
         for mode, p in ruled_out:
             active[(mode, p)] = n
-            for e in [e for e in lifted if same_file(p, e) or same_file(e, p)]:
+            for e in [e for e in lifted if same_file(p, e) or same_file(e, p) or inside_folder(e, p)]:
                 del lifted[e]  # imposed again: no longer lifted
     return PathWords(active, lifted)
 
