@@ -162,3 +162,18 @@ def test_git_apply_in_a_folder_reads_the_patch_from_the_top(ix: Intently, projec
     assert decision == "deny" and f"not to change {notes}" in reason, reason
     _git(project / "sub", "apply", "notes.patch")  # what git does: the protected file changes
     assert notes.read_text() == "a\nb\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["true\nintently req accept --all", "ls x#y; intently req accept --all", "true;(intently req accept --all)"],
+)
+def test_the_guard_sees_a_person_only_command_the_split_hid(
+    ix: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """Refused anyway for its operators, but as a plain shell line: the reason did not say that the
+    line runs a command only the person may run (the guard's reading saw no ``intently`` there)."""
+    set_config(ix.home.config_path, "hooks", "shell_trusted", '["intently", "true", "ls"]')
+    handle(event("UserPromptSubmit", project, prompt="Fix tests/test_api.py."))
+    decision, reason = _answer(handle(_bash_call(project, command)))
+    assert decision == "deny" and "only the person may run" in reason, reason
