@@ -368,6 +368,8 @@ def test_an_instruction_or_a_permission_lifts_it(ix: Intently, later: str) -> No
         # a here-document's body is its command's input, not commands
         ("cat > notes.md <<'EOF'\ncd docs\nrm -rf src\nEOF\nrm a.py", ["notes.md", "a.py"]),
         ("echo x >&out.txt 2>&1", ["out.txt"]),
+        ("(cd docs; diff <(ls a) <(ls b); rm x.md); rm a.py", ["docs/x.md", "a.py"]),
+        ("(cd docs; ls > >(tee log.txt); rm x.md)", ["docs/log.txt", "docs/x.md"]),
     ],
 )
 def test_cd_and_variables_lead_relative_paths(command: str, targets: list[str]) -> None:

@@ -619,16 +619,22 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     i = 0
     while i < len(words):
         word = words[i]
+        if word in ("<", ">") and words[i + 1 : i + 2] == ["("]:
+            i += 1  # "<(ls)", ">(tee x)": a process substitution, read as a subshell of its own
+            continue
         if word == "<":
             if i + 1 < len(words) and words[i + 1] not in _OPERATORS:
                 given.append(literal(shell.expand(words[i + 1])))  # from the folder it runs in: rebased with it
             i += 2
             continue
         if _REDIRECTS.fullmatch(word):
-            # punctuation_chars splits "2>" into "2", ">": a digit before it is a descriptor
+            # the split gives "2>" as "2", ">": a digit before it is a descriptor
             if segment and segment[-1].isdigit() and i > 0 and words[i - 1] == segment[-1]:
                 segment.pop()
             to = words[i + 1] if i + 1 < len(words) else ""
+            if to in ("<", ">") and words[i + 2 : i + 3] == ["("]:
+                i += 1  # "> >(tee log)": into a process substitution, read next
+                continue
             if to and not to.startswith("&") and to not in _OPERATORS and not (word == ">&" and _FD.fullmatch(to)):
                 out.targets.append(_within(shell.cwd, literal(shell.expand(to))))
             i += 2
