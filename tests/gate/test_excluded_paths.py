@@ -558,3 +558,13 @@ def test_allowing_one_file_in_a_protected_folder_allows_that_file_only(ix: Inten
     again = [*prompts, "Stop: don't touch src/lib/ at all."]
     s = ix.gate.session(FILE_TOOLS, user_request="\n\n".join(again), request_parts=again)
     assert s.check("edit_file", _edit("src/lib/a.py")).rule_ids == ("excluded-path",)
+
+
+def test_a_patch_on_standard_input_after_a_cd_is_read_from_that_folder(tmp_path: Any) -> None:
+    """``cd sub && patch -p1 < fix.patch`` opens sub/fix.patch; the gate looked for
+    sub/sub/fix.patch (the ``<`` file was joined to the folder twice), found nothing and could
+    only say the line may change anything."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "fix.patch").write_text("--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-a\n+b\n")
+    read = read_command("cd sub && patch -p1 < fix.patch", str(tmp_path))
+    assert read is not None and read.targets == ["sub/notes.txt"] and not read.unsure, (read.targets, read.unsure)
