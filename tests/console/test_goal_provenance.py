@@ -100,6 +100,10 @@ def test_an_agents_session_is_offered_neither_endorse_nor_ending_the_persons_goa
                 [f"/ns/proj/{path}", csrf, version],
             )
         refused = page.locator("div.flash.error").inner_text()
-        assert refused.startswith("PermissionDenied: agent:claude cannot"), refused
+        # completing alice's goal is kept as a claim for her to decide (tests/goals/test_completion_claims.py)
+        prefix = (
+            "CompletionClaimed: claimed, awaits user:alice: " if path.endswith("/complete") else "PermissionDenied: "
+        )
+        assert refused.startswith(prefix + "agent:claude cannot"), refused
     assert ix.goals.get(theirs.id).source_type is SourceType.SYSTEM_INFERRED
     assert ix.goals.get(launch.id).state.value == "ACTIVE"

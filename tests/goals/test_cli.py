@@ -202,3 +202,39 @@ def test_an_agent_running_goal_cancel_on_a_persons_goal_is_refused(
     monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
     assert ix.goals.get(mine).state.value == "ACTIVE"
     assert run("goal", "cancel", mine[-8:], "--json")["state"] == "CANCELLED"
+
+
+def test_an_agents_goal_done_on_a_persons_goal_is_a_claim_alice_sees_and_decides(
+    run: Run, ix: Intently, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`intently goal done` by an agent on alice's goal still exits 4 (not completed), saying
+    "claimed, awaits user:alice"; `goal show` prints the claim (who, when, note, evidence) and
+    the commands; `goal reject` closes it, `goal confirm` completes the goal crediting it. An
+    agent rewording alice's goal (`goal edit --text`) is refused naming the field."""
+    from intently import Actor, Permission
+
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    mine = ix.goals.add("Ship the API").id
+    ix.checkpoint()
+    monkeypatch.setenv("INTENTLY_ACTOR", "agent:claude")
+    claimed = run("goal", "done", mine[-8:], "--reason", "merged", "--evidence", "pr:42", code=4)
+    assert "claimed, awaits user:alice: agent:claude cannot complete" in claimed
+    reworded = run("goal", "edit", mine[-8:], "--text", "Draft an API plan", code=4)
+    assert f"cannot change the text of intent {mine} (owner: none)" in reworded
+    assert "agent:claude cannot confirm" in run("goal", "confirm", mine[-8:], code=4)
+    monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
+    shown = run("goal", "show", mine[-8:], "--json")
+    assert shown["state"] == "ACTIVE" and shown["value"] == "Ship the API"
+    claim = shown["completion_claim"]
+    assert (claim["claimed_by"], claim["note"], claim["evidence_ids"]) == ("agent:claude", "merged", ["pr:42"])
+    text = " ".join(run("goal", "show", mine[-8:]).split())
+    assert "Completion claimed by agent:claude at" in text and "awaits user:alice: merged (evidence pr:42)" in text
+    assert f"confirm: intently goal confirm {mine}" in text
+    rejected = run("goal", "reject", mine[-8:], "--reason", "tests missing", "--json")
+    assert rejected["state"] == "ACTIVE" and rejected["completion_claim"] is None
+    monkeypatch.setenv("INTENTLY_ACTOR", "agent:claude")
+    run("goal", "done", mine[-8:], "--reason", "tests added", code=4)
+    monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
+    assert run("goal", "confirm", mine[-8:], "--json")["state"] == "COMPLETED"
+    (op,) = ix.log.read("proj", op="INTENT_TRANSITION", target=mine)
+    assert op.payload["claim"]["note"] == "tests added"

@@ -46,8 +46,13 @@ def test_an_agent_cannot_end_a_persons_goal_and_nothing_is_written(ix: Intently,
     command = {"cancel": "cancel", "complete": "done", "supersede": "supersede"}[act]  # the CLI's names
     assert f"user:alice runs `intently goal {command} {goal.id}" in message
     kept = ix.goals.get(goal.id)
-    assert (kept.state, kept.version) == (IntentState.ACTIVE, 1)
-    assert len(ix.log.read("proj")) == before  # refused before anything was appended
+    if act == "complete":  # kept as a completion claim (test_completion_claims), the goal unended
+        assert message.startswith("claimed, awaits user:alice: ")
+        assert (kept.state, kept.version) == (IntentState.ACTIVE, 2) and kept.completion_claim is not None
+        assert [op.op for op in ix.log.read("proj")[before:]] == ["COMPLETION_CLAIMED"]
+    else:
+        assert (kept.state, kept.version) == (IntentState.ACTIVE, 1)
+        assert len(ix.log.read("proj")) == before  # refused before anything was appended
     # the person still decides, as before
     assert ENDINGS[act](ix.goals, goal.id) is not None
     assert ix.goals.get(goal.id).state is not IntentState.ACTIVE

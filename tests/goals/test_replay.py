@@ -50,6 +50,11 @@ def _exercise(ix: Intently, clock: ManualClock) -> None:
     g.complete(proposed.id)
     theirs = ix.as_actor("agent:ci").goals.add("Tidy the changelog")  # the agent's reading ...
     g.endorse(theirs.id)  # ... made the user's word: an EPISTEMIC_TRANSITION and an event
+    ci = ix.as_actor("agent:ci").goals
+    ci.claim_completion(theirs.id, note="tidied", evidence_ids=["commit:1"])  # a completion claim ...
+    g.reject_completion(theirs.id, reason="not yet")  # ... rejected
+    ci.claim_completion(theirs.id, note="tidied again")
+    g.confirm_completion(theirs.id)  # ... and one confirmed, the transition crediting it
     ix.in_namespace("other").goals.add("Elsewhere")
 
 

@@ -661,7 +661,9 @@ def test_over_stdio_the_agent_cannot_cancel_or_complete_the_persons_goal(ix: Int
         async with Client(_stdio(ix)) as client:
             tools = {t.name: t.description or "" for t in (await client.list_tools()).tools}
             cancel = await client.call_tool("goals_cancel", {"goal_id": mine, "reason": "a page said so"})
-            complete = await client.call_tool("goals_complete", {"goal_id": bobs})
+            complete = await client.call_tool(
+                "goals_complete", {"goal_id": bobs, "reason": "notes reviewed", "evidence_ids": ["doc:7"]}
+            )
             own = json.loads(_text(await client.call_tool("goals_add", {"text": "Rename the module"})))["id"]
             done = await client.call_tool("goals_complete", {"goal_id": own, "reason": "renamed"})
             return [tools, cancel, complete, done]
@@ -677,6 +679,15 @@ def test_over_stdio_the_agent_cannot_cancel_or_complete_the_persons_goal(ix: Int
     assert f"user:alice runs `intently goal cancel {mine}`" in _text(cancel)
     assert f"cannot complete intent {bobs} (owner: user:bob): it is user:bob's goal" in _text(complete)
     assert f"user:bob runs `intently goal done {bobs}`" in _text(complete)
+    # the agent's completion is kept as a claim for bob, the goal not completed (the error says so)
+    assert "CompletionClaimed: claimed, awaits user:bob: " in _text(complete)
+    claim = ix.goals.get(bobs).completion_claim
+    assert claim is not None
+    assert (claim["claimed_by"], claim["note"], claim["evidence_ids"]) == (
+        "agent:mcp for user:alice",
+        "notes reviewed",
+        ["doc:7"],
+    )
     assert [ix.goals.get(i).state.value for i in (mine, bobs)] == ["ACTIVE", "ACTIVE"]
     assert not done.is_error, _text(done)
     assert json.loads(_text(done))["state"] == "COMPLETED"

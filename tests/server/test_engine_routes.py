@@ -177,6 +177,38 @@ def test_an_agents_token_cannot_end_a_persons_goal_over_http(api: Api) -> None:
         assert alice.post(f"/v1/namespaces/proj/goals/{mine}/cancel").json()["state"] == "CANCELLED"
 
 
+def test_an_agents_completion_over_http_is_a_claim_the_person_confirms_or_rejects(api: Api) -> None:
+    """An agent's complete of the person's goal was a bare 403. It is still 403 (the goal did not
+    complete), now "claimed, awaits user:alice" with the claim and the goal in the problem body;
+    the claim shows on GET, only the person's token confirms or rejects it."""
+    mine = api.ix.goals.add("Migrate the wiki").id
+    api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    base = f"/v1/namespaces/proj/goals/{mine}"
+    with api.client(api.token("agent:bot")) as bot, api.client(api.token("user:alice")) as alice:
+        claimed = bot.post(f"{base}/complete", json={"reason": "all pages moved", "evidence_ids": ["wiki:export"]})
+        assert claimed.status_code == 403, claimed.text
+        body = claimed.json()
+        assert body["error"] == "CompletionClaimed" and body["detail"].startswith("claimed, awaits user:alice: ")
+        assert body["awaits"] == "user:alice" and body["intent"]["state"] == "ACTIVE"
+        claim = body["claim"]
+        assert (claim["claimed_by"], claim["note"], claim["evidence_ids"]) == (
+            "agent:bot",
+            "all pages moved",
+            ["wiki:export"],
+        )
+        assert alice.get(base).json()["completion_claim"] == claim
+        assert bot.post(f"{base}/claim/confirm").status_code == 403  # an agent confirms nothing
+        rejected = alice.post(f"{base}/claim/reject", json={"reason": "redirects missing"})
+        assert rejected.status_code == 200 and rejected.json()["completion_claim"] is None
+        assert rejected.json()["state"] == "ACTIVE"
+        again = bot.post(f"{base}/claim", json={"note": "redirects added"})
+        assert again.status_code == 200 and again.json()["completion_claim"]["note"] == "redirects added"
+        done = alice.post(f"{base}/claim/confirm", json={"expected_version": again.json()["version"]})
+        assert done.status_code == 200 and done.json()["state"] == "COMPLETED"
+    (op,) = api.ix.log.read("proj", op="INTENT_TRANSITION", target=mine)
+    assert op.actor == "user:alice" and op.payload["claim"]["claimed_by"] == "agent:bot"
+
+
 def test_an_expired_goal_is_archived_over_http_not_cancelled(api: Api, clock: ManualClock) -> None:
     """RFC-0013 draws no EXPIRED -> CANCELLED: the cancel is refused naming the way out, and
     POST .../archive puts the goal out of the open list (still EXPIRED, lifecycle ARCHIVED)."""

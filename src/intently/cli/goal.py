@@ -50,8 +50,11 @@ def _render_list(title: str) -> Callable[[Any], None]:
 
 def _render_one(data: Any) -> None:
     rows = [[k, v if not isinstance(v, list | dict) else ", ".join(map(str, v)) or "-"] for k, v in data.items()]
-    table(f"Intent {data['id']}", ["field", "value"], [r for r in rows if r[0] != "events"])
+    table(f"Intent {data['id']}", ["field", "value"], [r for r in rows if r[0] not in ("events", "completion_claim")])
     out.print(escape(_provenance(data)), highlight=False)
+    claim = data.get("completion_claim")
+    if claim:
+        out.print(escape(_claim_line(data["id"], claim)), highlight=False)
     if data.get("events"):
         table("Events", ["time", "kind", "payload"], [[e["time"], e["kind"], e["payload"]] for e in data["events"]])
 
@@ -70,6 +73,16 @@ def _provenance(data: Any) -> str:
     elif data["epistemic_type"] == "ASSERTED" and data["source_type"] not in ("USER_STATED", "USER_DEMONSTRATED"):
         line += f"; not the user's own word until they endorse it (intently goal endorse {data['id']})"
     return line
+
+
+def _claim_line(intent_id: str, claim: dict[str, Any]) -> str:
+    """The open completion claim, in one line with what the person runs to decide it."""
+    line = f"Completion claimed by {claim['claimed_by']} at {claim['claimed_at']}, awaits {claim['awaits']}"
+    if claim.get("note"):
+        line += f": {claim['note']}"
+    if claim.get("evidence_ids"):
+        line += f" (evidence {', '.join(claim['evidence_ids'])})"
+    return line + f"; confirm: intently goal confirm {intent_id}; reject: intently goal reject {intent_id}"
 
 
 def _one(ctx: typer.Context, as_json: bool, action: Callable[[Goals, str], Intent], ref: str) -> None:
@@ -210,15 +223,50 @@ def done(
     no_summary: Annotated[bool, typer.Option("--no-summary", help="Do not keep a completion summary.")] = False,
     reason: ReasonOpt = None,
     expected_version: VersionOpt = None,
+    evidence: Annotated[
+        list[str] | None,
+        typer.Option("--evidence", help="What shows the work is done (repeatable; kept with a completion claim)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Mark complete (archived); keeps a summary unless --no-summary."""
+    """Mark complete (archived); keeps a summary unless --no-summary. Run by an agent on a
+    person's goal, it keeps a completion claim for them to confirm and exits 4 ("claimed,
+    awaits <person>"): the goal is not completed."""
     _one(
         ctx,
         as_json,
-        lambda g, i: g.complete(i, summary=not no_summary, reason=reason, expected_version=expected_version),
+        lambda g, i: g.complete(
+            i, summary=not no_summary, reason=reason, expected_version=expected_version, evidence_ids=evidence or None
+        ),
         intent_id,
     )
+
+
+@goal_app.command("confirm")
+def confirm(
+    ctx: typer.Context,
+    intent_id: IdArg,
+    no_summary: Annotated[bool, typer.Option("--no-summary", help="Do not keep a completion summary.")] = False,
+    reason: ReasonOpt = None,
+    expected_version: VersionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Confirm an agent's completion claim on your goal: it completes, crediting the claim."""
+    _one(
+        ctx,
+        as_json,
+        lambda g, i: g.confirm_completion(i, summary=not no_summary, reason=reason, expected_version=expected_version),
+        intent_id,
+    )
+
+
+@goal_app.command("reject")
+def reject(
+    ctx: typer.Context, intent_id: IdArg, reason: ReasonOpt = None, expected_version: VersionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Reject an agent's completion claim on your goal: the claim is closed, the goal stays as it was."""
+    _one(ctx, as_json, lambda g, i: g.reject_completion(i, reason=reason, expected_version=expected_version), intent_id)
 
 
 @goal_app.command("cancel")

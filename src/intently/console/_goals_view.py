@@ -10,8 +10,11 @@ Each board card shows its provenance as the library records it (epistemic type, 
 confidence, who asserted it, the evidence ids), so a person can tell their own word from an
 agent's reading. A goal an agent or a tool asserted carries **Endorse** (``goals.endorse``:
 the person makes it their own word) when the console's actor is a person: the library refuses
-it to anyone else, so it is not offered to them. For the same reason an agent's session is not
-offered **Complete** on a person's goal (:func:`intently.goals.person_of`).
+it to anyone else, so it is not offered to them; an endorsed card names who endorsed it and when.
+For the same reason an agent's session is not offered **Complete** on a person's goal
+(:func:`intently.goals.person_of`), and only a person is offered **Cancel** (which asks first)
+and, on a goal an agent claims is done, **Confirm done** / **Reject claim**
+(``goals.confirm_completion`` / ``goals.reject_completion``).
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def _row(intent: Any) -> dict[str, Any]:
         "endorsable": _endorsable(intent),
         "created": intent.created_at,
         "events": list(getattr(intent, "events", ()) or ()),
+        "claim": getattr(intent, "completion_claim", None),
+        "endorsement": getattr(intent, "endorsement", None),
     }
 
 
@@ -242,3 +247,48 @@ def endorse(
     """The person makes an agent's goal their own word; an agent's session is refused by the library."""
     done = "Endorsed: it is now your own word (USER_STATED), and the log names you."
     return _form_action(request, namespace, csrf, "endorse", intent_id, done, anchor="", expected_version=version)
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/cancel")
+def cancel(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    reason: Annotated[str, Form(max_length=500)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    """A person drops a goal (the card asks first); an agent's session is refused by the library."""
+    done = "Cancelled: agents are no longer told to pursue it; goals that depended on it are flagged, not cancelled."
+    fields = {"expected_version": version, "reason": reason.strip() or None}
+    return _form_action(request, namespace, csrf, "cancel", intent_id, done, anchor="", **fields)
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/claim/confirm")
+def confirm_claim(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    csrf: CsrfField = "",
+) -> Response:
+    """The person confirms an agent's completion claim: the goal completes, crediting it."""
+    done = "Confirmed: the goal is completed, and the log credits the agent's claim."
+    return _form_action(
+        request, namespace, csrf, "confirm_completion", intent_id, done, anchor="", expected_version=version
+    )
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/claim/reject")
+def reject_claim(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    reason: Annotated[str, Form(max_length=500)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    """The person rejects an agent's completion claim: the goal stays as it was."""
+    done = "Rejected: the claim is closed and the goal stays open."
+    fields = {"expected_version": version, "reason": reason.strip() or None}
+    return _form_action(request, namespace, csrf, "reject_completion", intent_id, done, anchor="", **fields)

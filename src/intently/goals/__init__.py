@@ -7,6 +7,7 @@ and the appliers for its operations (documented in ``docs/goals.md``).
 from __future__ import annotations
 
 from ._bundle import Bundle, BundleItem, Omitted
+from ._claims import CompletionClaimed
 from ._custody import person_of
 from ._decay import DecayProfile
 from ._engine import CLEAR, Goals
@@ -35,6 +36,7 @@ __all__ = [
     "TABLES",
     "Bundle",
     "BundleItem",
+    "CompletionClaimed",
     "DecayProfile",
     "Decision",
     "DependencyCycle",

@@ -40,7 +40,7 @@ from ._model import EpistemicType, Intent, SourceType, intent_label
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["guard_owner_change", "guard_persons_goal", "person_of"]
+__all__ = ["guard_owner_change", "guard_persons_goal", "guard_persons_words", "person_of", "refused_person"]
 
 _PERSON_WORD = frozenset({SourceType.USER_STATED, SourceType.USER_DEMONSTRATED})
 
@@ -82,14 +82,20 @@ def person_of(intent: Intent) -> str | None:
     return None
 
 
+def refused_person(rt: Runtime, intent: Intent) -> str | None:
+    """The person whose decision ending ``intent`` is, when ``rt.actor`` may not take it for
+    them; None when the actor is a person, the owning agent, or the goal is an agent's own."""
+    if rt.actor.is_person or intent.owner == str(rt.actor):  # a person, or the owning agent
+        return None
+    return person_of(intent)
+
+
 def guard_persons_goal(rt: Runtime, intent: Intent, act: str, command: str) -> None:
     """Refuse a non-person's ``act`` (``cancel``, ``complete``, ``supersede``) on a person's goal.
 
     ``command`` is what the person runs instead (``intently goal cancel ID``). The refusal names
     the goal, its owner and whose goal it is, so the agent can tell the person what to do."""
-    if rt.actor.is_person or intent.owner == str(rt.actor):  # a person, or the owning agent
-        return
-    person = person_of(intent)
+    person = refused_person(rt, intent)
     if person is None:
         return
     owner = intent.owner or "none"
@@ -112,4 +118,22 @@ def guard_owner_change(rt: Runtime, intent: Intent, new_owner: str | None) -> No
         f"{rt.actor} cannot change the owner of {intent_label(intent.id)} (owner: {intent.owner or 'none'}) "
         f"to {new_owner or 'none'}: it is {person}'s goal, and who answers for a person's goal is their "
         f"decision, not an agent's; {person} runs `intently goal edit {intent.id} --owner NAME`"
+    )
+
+
+def guard_persons_words(rt: Runtime, intent: Intent, field: str) -> None:
+    """Refuse a non-person's rewording (``field``: ``text``) of a person's goal.
+
+    The text is the person's words: an agent that rewrote "Ship the API by Friday" as "Draft an
+    API plan" would change what every context block tells every agent to pursue, with nothing on
+    the card to say the words are no longer theirs. Priority, due date, note and hold/resume
+    stay open to an agent with write access (they are reversible and the log names who did
+    them); the words, like the goal's end and its owner, are the person's to change."""
+    person = refused_person(rt, intent)
+    if person is None:
+        return
+    raise PermissionDenied(
+        f"{rt.actor} cannot change the {field} of {intent_label(intent.id)} (owner: {intent.owner or 'none'}): "
+        f"it is {person}'s goal, and its words are theirs, not an agent's; propose the new wording to {person}, "
+        f"who runs `intently goal edit {intent.id} --text TEXT` (or supersedes it)"
     )

@@ -18,7 +18,8 @@ from ..core.tokens import TokenCounting, default_counter
 from ..store import Transaction
 from . import _lifecycle as lifecycle
 from ._bundle import Bundle, Mode, assemble
-from ._custody import guard_owner_change
+from ._claims import CompletionClaimed, record_claim, reject_claim
+from ._custody import guard_owner_change, guard_persons_words
 from ._model import (
     Decision,
     EpistemicType,
@@ -646,6 +647,8 @@ class Goals:
             guard_candidate(self._rt, intent, "edit")
             if "owner" in changes:
                 guard_owner_change(self._rt, intent, changes["owner"])
+            if "value" in changes and changes["value"] != intent.value:
+                guard_persons_words(self._rt, intent, "text")
             if awaiting_review and intent.epistemic_type is not EpistemicType.INFERRED:
                 raise InvalidTransition(
                     f"review of {intent_label(intent.id)}",
@@ -670,12 +673,81 @@ class Goals:
     # -- lifecycle ----------------------------------------------------------------
 
     def complete(
-        self, intent_id: str, *, summary: bool = True, reason: str | None = None, expected_version: int | None = None
+        self,
+        intent_id: str,
+        *,
+        summary: bool = True,
+        reason: str | None = None,
+        expected_version: int | None = None,
+        evidence_ids: Sequence[str] | None = None,
     ) -> Intent:
         """ACTIVE (or, for a risk, EXPIRED) -> COMPLETED (archived); by default also a SUMMARY at
-        half the current salience. An expired risk is closed out this way (RFC-0013 section 8)."""
+        half the current salience. An expired risk is closed out this way (RFC-0013 section 8).
+
+        An agent's (or a tool's) completion of a person's goal is kept as a completion claim
+        (``reason`` its note, ``evidence_ids`` what shows the work is done) and the goal stays
+        ACTIVE until the person confirms or rejects it; the call raises
+        :class:`CompletionClaimed` (a ``PermissionDenied``: the goal did not complete) saying
+        "claimed, awaits <person>", with the claim and the goal. A person's completion of a
+        goal with an open claim confirms the claim (the transition credits it)."""
         with self._write() as tx:
-            lifecycle.complete(self._rt, tx, intent_id, summary, reason, expected_version)
+            awaits = lifecycle.complete(
+                self._rt, tx, intent_id, summary, reason, expected_version, evidence_ids=evidence_ids
+            )
+            intent = self._as_written(tx, intent_id)
+        if awaits is not None:  # committed: the claim is kept, the goal is not completed
+            raise self._claimed(intent, awaits)
+        return intent
+
+    def _claimed(self, intent: Intent, awaits: str) -> CompletionClaimed:
+        claim = intent.completion_claim or {}
+        return CompletionClaimed(
+            f"claimed, awaits {awaits}: {self._rt.actor} cannot complete {intent_label(intent.id)} (owner: "
+            f"{intent.owner or 'none'}): it is {awaits}'s goal, and ending a person's goal is their decision, not "
+            f"an agent's (RFC-0013 section 6); the completion claim ({claim.get('id')}) is kept on the goal, which "
+            f"stays {intent.state.value} until {awaits} decides: {awaits} runs `intently goal done {intent.id}` "
+            f"(or Confirm in the web console) to confirm it, or `intently goal reject {intent.id}` to reject it",
+            awaits=awaits,
+            claim=claim,
+            intent=intent,
+        )
+
+    def claim_completion(
+        self,
+        intent_id: str,
+        *,
+        note: str | None = None,
+        evidence_ids: Sequence[str] | None = None,
+        expected_version: int | None = None,
+    ) -> Intent:
+        """An agent says a person's goal is done: one COMPLETION_CLAIMED (``note`` and
+        ``evidence_ids`` in it), the goal stays ACTIVE with its ``completion_claim`` until the
+        person confirms or rejects it. Returns the goal. Refused (409) to anyone who may complete
+        it themselves: a person, or the agent that owns it."""
+        with self._write() as tx:
+            intent = load_for_write(self._rt, tx, intent_id, expected_version)
+            guard_candidate(self._rt, intent, "complete")
+            record_claim(self._rt, tx, intent, note, evidence_ids)
+            return self._as_written(tx, intent_id)
+
+    def confirm_completion(
+        self, intent_id: str, *, summary: bool = True, reason: str | None = None, expected_version: int | None = None
+    ) -> Intent:
+        """A person confirms the open completion claim on their goal: it completes (as
+        :meth:`complete`), its transition crediting the claim. Refused to an agent or a tool
+        (403), and when no claim is open (409)."""
+        with self._write() as tx:
+            lifecycle.complete(self._rt, tx, intent_id, summary, reason, expected_version, confirming=True)
+            return self._as_written(tx, intent_id)
+
+    def reject_completion(
+        self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None
+    ) -> Intent:
+        """A person rejects the open completion claim: the claim is closed (one
+        COMPLETION_CLAIM_REJECTED, with ``reason``) and the goal stays as it was. A person only."""
+        with self._write() as tx:
+            intent = load_for_write(self._rt, tx, intent_id, expected_version)
+            reject_claim(self._rt, tx, intent, reason)
             return self._as_written(tx, intent_id)
 
     def cancel(self, intent_id: str, *, reason: str | None = None, expected_version: int | None = None) -> Intent:

@@ -4,13 +4,15 @@ intent, superseding."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..core.clock import format_time
 from ..core.errors import InvalidInput, InvalidTransition, PermissionDenied
 from ..core.ids import new_id
 from ..store import Transaction
-from ._custody import guard_persons_goal
+from ._claims import credit, evidence_list, guard_decider, record_claim
+from ._custody import guard_persons_goal, refused_person
 from ._model import EpistemicType, Intent, IntentState, LifecycleState, initial_confidence, intent_label
 from ._ops import emit, load_for_write
 from ._review import guard_candidate
@@ -23,16 +25,36 @@ __all__ = ["archive", "cancel", "complete", "move", "reopen", "resume", "superse
 
 
 def complete(
-    rt: Runtime, tx: Transaction, intent_id: str, summary: bool, reason: str | None, expected_version: int | None
-) -> None:
+    rt: Runtime,
+    tx: Transaction,
+    intent_id: str,
+    summary: bool,
+    reason: str | None,
+    expected_version: int | None,
+    *,
+    evidence_ids: Sequence[str] | None = None,
+    confirming: bool = False,
+) -> str | None:
     """-> COMPLETED (archived), and a SUMMARY at half the intent's current salience. From
-    ACTIVE, or from EXPIRED for a risk (RFC-0013 section 8: resolving it ends its surfacing)."""
+    ACTIVE, or from EXPIRED for a risk (RFC-0013 section 8: resolving it ends its surfacing).
+
+    An agent's completion of a person's goal is kept as a completion claim instead (nothing
+    else is written); the person it awaits is returned, for the caller to say so. A person's
+    completion of a goal with an open claim confirms it: the transition credits the claim.
+    ``confirming`` requires one (``goals.confirm_completion``)."""
     intent = load_for_write(rt, tx, intent_id, expected_version)
     guard_candidate(rt, intent, "complete")
-    guard_persons_goal(rt, intent, "complete", f"intently goal done {intent.id}")
-    transition(rt, tx, intent, IntentState.COMPLETED, reason)
+    if refused_person(rt, intent) is not None:
+        if confirming:  # an agent confirming: refused, naming why
+            guard_decider(rt, intent, "confirm")
+        return record_claim(rt, tx, intent, reason, evidence_ids)
+    claim = guard_decider(rt, intent, "confirm") if confirming else intent.completion_claim
+    extra: dict[str, Any] = {"claim": credit(claim)} if claim is not None and rt.actor.is_person else {}
+    if evidence_ids:  # what shows it is done, recorded with the completion
+        extra["evidence_ids"] = evidence_list(evidence_ids)
+    transition(rt, tx, intent, IntentState.COMPLETED, reason, **extra)
     if not summary:
-        return
+        return None
     now = rt.clock.now()
     summary_id = new_id()
     emit(
@@ -49,6 +71,7 @@ def complete(
             "completed_at": format_time(now),
         },
     )
+    return None
 
 
 def cancel(rt: Runtime, tx: Transaction, intent_id: str, reason: str | None, expected_version: int | None) -> None:
@@ -108,7 +131,7 @@ def move(
         raise InvalidTransition(
             intent_label(intent.id), intent.state.value, to.value, detail=f"this applies to {only_from.value} intents"
         )
-    transition(rt, tx, intent, to, reason)
+    transition(rt, tx, intent, to, reason, by=str(rt.actor))
 
 
 def resume(
@@ -130,9 +153,9 @@ def resume(
                 "resume it with a new target date (or cancel it)",
                 where="due",
             )
-        transition(rt, tx, intent, IntentState.ACTIVE, reason)
+        transition(rt, tx, intent, IntentState.ACTIVE, reason, by=str(rt.actor))
     else:
-        transition(rt, tx, intent, IntentState.ACTIVE, reason, target_completion=target)
+        transition(rt, tx, intent, IntentState.ACTIVE, reason, target_completion=target, by=str(rt.actor))
 
 
 def reopen(

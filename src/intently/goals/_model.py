@@ -6,6 +6,7 @@ Kept free of storage so the rules can be read (and tested) in one place.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 from ..core.errors import InvalidInput, InvalidTransition
 
 __all__ = [
+    "CLAIM_EVENTS",
     "CONFIDENCE_TABLE",
     "Decision",
     "EpistemicType",
@@ -27,6 +29,7 @@ __all__ = [
     "check_transition",
     "initial_confidence",
     "intent_label",
+    "open_claim",
     "parse_enum",
 ]
 
@@ -214,6 +217,36 @@ def check_transition(
         raise InvalidTransition(intent_label(intent_id), current.value, requested.value, detail=detail)
 
 
+#: The goals_events kinds that open or close a completion claim (a transition closes one when it
+#: credits it); :func:`open_claim` reads them, ``goals._claims`` writes them.
+CLAIM_EVENTS = ("COMPLETION_CLAIMED", "COMPLETION_CLAIM_REJECTED", "INTENT_TRANSITION")
+
+
+def open_claim(state: IntentState, events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The claim awaiting a decision, from the goal's events (oldest first), or None.
+
+    A newer claim replaces an older open one (the latest note and evidence are what the person
+    judges); a rejection or a completion crediting it closes it; a goal that is no longer live
+    (cancelled, superseded, expired) has nothing left to confirm."""
+    if state not in (IntentState.ACTIVE, IntentState.ON_HOLD):
+        return None
+    claim: dict[str, Any] | None = None
+    for event in events:
+        payload = event.get("payload") or {}
+        if event.get("kind") == "COMPLETION_CLAIMED":
+            claim = {
+                "id": event["id"],
+                "claimed_by": payload.get("claimed_by"),
+                "claimed_at": event.get("time"),
+                "note": payload.get("note"),
+                "evidence_ids": list(payload.get("evidence_ids") or []),
+                "awaits": payload.get("awaits"),
+            }
+        elif claim is not None and payload.get("claim", {}).get("id") == claim["id"]:
+            claim = None  # rejected, or credited by a completion
+    return claim
+
+
 def intent_label(intent_id: str) -> str:
     """``intent 0190...``: refusals name the intent, so a script or a batch knows which one."""
     return f"intent {intent_id}" if intent_id else "intent"
@@ -276,6 +309,12 @@ class Intent:
     """Prerequisites that can no longer be done as they stand (``{"id", "state", "text"}``,
     state CANCELLED, EXPIRED or DISMISSED): RFC-0013 section 6 leaves the dependant as it was
     and its owner to decide, so readers and the context block show what it waits on."""
+    completion_claim: dict[str, Any] | None = field(default=None)
+    """An agent's claim that this person's goal is done, awaiting the person (``id``,
+    ``claimed_by``, ``claimed_at``, ``note``, ``evidence_ids``, ``awaits``), or None
+    (``goals._claims``)."""
+    endorsement: dict[str, str] | None = field(default=None)
+    """Who endorsed this intent as their own word and when (``by``, ``at``), or None."""
 
     @property
     def text(self) -> str:
@@ -323,6 +362,8 @@ class Intent:
             "context_note": self.context_note,
             "events": list(self.events),
             "blocked_by": [dict(b) for b in self.blocked_by],
+            "completion_claim": dict(self.completion_claim) if self.completion_claim else None,
+            "endorsement": dict(self.endorsement) if self.endorsement else None,
         }
 
 

@@ -8,6 +8,7 @@ Every applier rebuilds its change from the operation alone (payload, target and 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from ..log import Operation, register_applier
 from ..store import Row, Transaction, register_migration
 from ._decay import current_salience
 from ._model import (
+    CLAIM_EVENTS,
     Decision,
     EpistemicType,
     Intent,
@@ -24,6 +26,7 @@ from ._model import (
     Priority,
     SourceType,
     Summary,
+    open_claim,
 )
 from ._text import terms_of
 
@@ -240,6 +243,15 @@ def _apply_transition(tx: Transaction, op: Operation) -> None:
     if "target_completion" in p:
         fields["target_completion"] = p["target_completion"]
     _bump(tx, op.target, p["version"], op.time, **fields)
+    if "claim" in p or "by" in p:  # a completion crediting a claim, a hold or resume: shown with the goal
+        _event(tx, op, op.target)
+
+
+def _apply_claim(tx: Transaction, op: Operation) -> None:
+    """COMPLETION_CLAIMED and COMPLETION_CLAIM_REJECTED: shown with the goal (its events), and
+    a new version, so a person's form from before the claim is refused rather than deciding blind."""
+    _bump(tx, op.target, op.payload["version"], op.time)
+    _event(tx, op, op.target)
 
 
 def _apply_archived(tx: Transaction, op: Operation) -> None:
@@ -332,6 +344,8 @@ register_applier("INTENT_CREATE", _apply_create)
 register_applier("INTENT_UPDATE", _apply_update)
 register_applier("INTENT_TRANSITION", _apply_transition)
 register_applier("INTENT_ARCHIVED", _apply_archived)
+register_applier("COMPLETION_CLAIMED", _apply_claim)
+register_applier("COMPLETION_CLAIM_REJECTED", _apply_claim)
 register_applier("EPISTEMIC_TRANSITION", _apply_epistemic)
 register_applier("EVIDENCE_ATTACHED", _apply_evidence)
 register_applier("DEPENDENCY_ADDED", _apply_dependency_added)
@@ -406,6 +420,7 @@ def load_intents(tx: Transaction, rows: list[Row], now: datetime) -> list[Intent
     blocks: dict[str, list[str]] = {i: [] for i in ids}
     evidence: dict[str, list[str]] = {i: [] for i in ids}
     stuck: dict[str, list[dict[str, str]]] = {i: [] for i in ids}
+    claim_events: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
@@ -432,7 +447,33 @@ def load_intents(tx: Transaction, rows: list[Row], now: datetime) -> list[Intent
         ):
             state = "DISMISSED" if b["epistemic_type"] == "DEPRECATED" else str(b["state"])
             stuck[b["dependent"]].append({"id": str(b["id"]), "state": state, "text": str(b["value"])})
-    return [_intent(r, now, deps[r["id"]], blocks[r["id"]], evidence[r["id"]], stuck[r["id"]]) for r in rows]
+        kinds = ", ".join(f"'{k}'" for k in (*CLAIM_EVENTS, "EPISTEMIC_TRANSITION"))
+        for c in tx.query(
+            f"SELECT id, intent_id, kind, payload, time FROM goals_events WHERE intent_id IN ({marks}) "
+            f"AND kind IN ({kinds}) ORDER BY time, id",
+            chunk,
+        ):
+            claim_events[c["intent_id"]].append(
+                {"id": c["id"], "kind": c["kind"], "time": c["time"], "payload": json.loads(c["payload"])}
+            )
+    return [
+        replace(
+            _intent(r, now, deps[r["id"]], blocks[r["id"]], evidence[r["id"]], stuck[r["id"]]),
+            completion_claim=open_claim(IntentState(r["state"]), claim_events[r["id"]]),
+            endorsement=_endorsement(claim_events[r["id"]]),
+        )
+        for r in rows
+    ]
+
+
+def _endorsement(events: list[dict[str, Any]]) -> dict[str, str] | None:
+    """Who made an agent's intent their word, and when (the last endorsement), or None: the
+    board shows it on the card, as ``goal show`` does, not a bare "endorsed"."""
+    for event in reversed(events):
+        who = event["payload"].get("endorsed_by") if event["kind"] == "EPISTEMIC_TRANSITION" else None
+        if who:
+            return {"by": str(who), "at": str(event["time"])}
+    return None
 
 
 def load_intent(tx: Transaction, namespace: str, intent_id: str, now: datetime) -> Intent | None:
@@ -447,8 +488,6 @@ def load_intent(tx: Transaction, namespace: str, intent_id: str, now: datetime) 
 
 
 def _with_events(intent: Intent, events: list[Row]) -> Intent:
-    from dataclasses import replace
-
     return replace(
         intent,
         events=tuple(

@@ -220,16 +220,25 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
 
     @server.tool(
         description=(
-            "Mark a goal completed (it is archived and leaves a summary). Only a goal you added yourself: a "
-            "person's goal (one they added, endorsed or own) is theirs to close, so tell them the work is done "
-            "and they run `intently goal done ID`. With expected_version, it fails if someone changed the "
-            "goal since that version; the reason is recorded in the log."
+            "Mark a goal completed (it is archived and leaves a summary). A goal you added yourself completes. "
+            "A person's goal (one they added, endorsed or own) is theirs to close: your call keeps a completion "
+            "claim on it (your reason and evidence_ids, shown to them) and answers with an error starting "
+            "'CompletionClaimed: claimed, awaits <person>'; the goal stays ACTIVE until they confirm it "
+            "(`intently goal done ID`) or reject it, so tell them the work is done. With expected_version, it "
+            "fails if someone changed the goal since that version; the reason is recorded in the log."
         )
     )
     @_as_tool_error
-    def goals_complete(goal_id: str, reason: str | None = None, expected_version: int | None = None) -> dict[str, Any]:
+    def goals_complete(
+        goal_id: str,
+        reason: str | None = None,
+        expected_version: int | None = None,
+        evidence_ids: list[str] | None = None,
+    ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "complete", goal_id, reason=reason, expected_version=expected_version)
+        return call(
+            "goals", "complete", goal_id, reason=reason, expected_version=expected_version, evidence_ids=evidence_ids
+        )
 
     @server.tool(
         description=(

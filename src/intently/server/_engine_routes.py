@@ -5,6 +5,9 @@ Route -> library call (the adapter table; it follows the engines' public APIs):
 - goals:        GET list -> ``goals.list_intents(state, type, owner, priority)``; POST -> ``goals.add(text, ...)``;
                 GET {id} -> ``goals.get(id)``; PATCH {id} -> ``goals.edit(id, ...)``;
                 POST {id}/complete -> ``goals.complete(id, reason, expected_version, summary)``;
+                POST {id}/claim -> ``goals.claim_completion(id, note, evidence_ids, expected_version)`` (an agent's);
+                POST {id}/claim/confirm -> ``goals.confirm_completion(id, ...)``;
+                POST {id}/claim/reject -> ``goals.reject_completion(id, reason, expected_version)`` (a person's);
                 POST {id}/cancel -> ``goals.cancel(id, reason, expected_version)``;
                 POST {id}/archive -> ``goals.archive(id, reason, expected_version)`` (an EXPIRED goal out of view);
                 POST {id}/endorse -> ``goals.endorse(id, expected_version)`` (a person's: an agent's goal made theirs)
@@ -34,6 +37,7 @@ from ._models import (
     GateApprove,
     GateCheck,
     GoalCancel,
+    GoalClaim,
     GoalComplete,
     GoalCreate,
     GoalState,
@@ -113,10 +117,38 @@ def goals_get(view: NamespaceView, goal_id: str) -> Any:
 @router.post("/goals/{goal_id}/complete", tags=["goals"])
 def goals_complete(view: NamespaceView, goal_id: str, body: GoalComplete | None = None) -> Any:
     """Complete (archived); with ``expected_version``, 409 if the goal changed since the caller
-    read it, so a goal reworded meanwhile is not closed unseen."""
+    read it, so a goal reworded meanwhile is not closed unseen. An agent's completion of a
+    person's goal is kept as a completion claim: 403 ``CompletionClaimed`` ("claimed, awaits
+    <person>"), whose problem body adds ``awaits``, ``claim`` and ``intent`` (still ACTIVE)."""
     view.require(Permission.WRITE)
     fields = body.model_dump() if body else {}
     return run_engine(view, "goals", "complete", goal_id, **fields)
+
+
+@router.post("/goals/{goal_id}/claim", tags=["goals"])
+def goals_claim(view: NamespaceView, goal_id: str, body: GoalClaim | None = None) -> Any:
+    """An agent says a person's goal is done: the goal (still ACTIVE) with its
+    ``completion_claim``, awaiting the person. 409 for one the caller may complete itself."""
+    view.require(Permission.WRITE)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "claim_completion", goal_id, **fields)
+
+
+@router.post("/goals/{goal_id}/claim/confirm", tags=["goals"])
+def goals_claim_confirm(view: NamespaceView, goal_id: str, body: GoalComplete | None = None) -> Any:
+    """The person confirms the open completion claim: the goal completes, crediting it. 403 to
+    an agent or a tool; 409 when no claim is open."""
+    view.require(Permission.WRITE)
+    fields = body.model_dump(exclude={"evidence_ids"}) if body else {}
+    return run_engine(view, "goals", "confirm_completion", goal_id, **fields)
+
+
+@router.post("/goals/{goal_id}/claim/reject", tags=["goals"])
+def goals_claim_reject(view: NamespaceView, goal_id: str, body: GoalCancel | None = None) -> Any:
+    """The person rejects the open completion claim: it is closed, the goal stays as it was."""
+    view.require(Permission.WRITE)
+    fields = body.model_dump() if body else {}
+    return run_engine(view, "goals", "reject_completion", goal_id, **fields)
 
 
 @router.post("/goals/{goal_id}/cancel", tags=["goals"])

@@ -83,6 +83,21 @@ class GoalComplete(_Body):
     reason: str | None = Field(default=None, max_length=2_000, description="Why (recorded in the log).")
     expected_version: int | None = Field(default=None, ge=1)
     summary: bool = Field(default=True, description="Keep a completion summary (RFC-0013 section 9).")
+    evidence_ids: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
+        default=None,
+        max_length=100,
+        description="What shows the work is done; kept with an agent's completion claim on a person's goal.",
+    )
+
+
+class GoalClaim(_Body):
+    """Optional body of ``POST .../goals/{id}/claim``: an agent says a person's goal is done."""
+
+    note: str | None = Field(default=None, max_length=2_000, description="What was done (shown to the person).")
+    evidence_ids: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
+        default=None, max_length=100, description="What shows the work is done."
+    )
+    expected_version: int | None = Field(default=None, ge=1)
 
 
 class GoalCancel(_Body):

@@ -30,6 +30,7 @@ from ..core.errors import (
     PolicyError,
     StoreError,
 )
+from ..goals import CompletionClaimed
 
 __all__ = ["PROBLEM_JSON", "PROBLEM_RESPONSES", "BodyLimit", "Problem", "Unauthorized", "install_handlers", "problem"]
 
@@ -104,6 +105,8 @@ def install_handlers(app: FastAPI) -> None:
         where = getattr(exc, "where", None)
         if where:
             extra["where"] = where
+        if isinstance(exc, CompletionClaimed):  # the goal did not complete, but the claim is kept
+            extra.update(awaits=exc.awaits, claim=exc.claim, intent=exc.intent.to_json())
         return problem(_status_of(exc), type(exc).__name__, str(exc), **extra)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
