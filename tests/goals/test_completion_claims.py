@@ -125,3 +125,15 @@ def test_an_agent_cannot_reword_a_persons_goal_but_may_hold_it_and_the_log_says_
     own = agent.goals.add("Refactor billing")
     assert agent.goals.edit(own.id, text="Refactor billing and tests").value == "Refactor billing and tests"
     assert ix.goals.edit(goal.id, text="Ship the API by Monday").value == "Ship the API by Monday"
+
+
+def test_the_context_block_says_a_goal_is_claimed_and_still_active(ix: Intently) -> None:
+    """Agents reading the block see the goal is still to be pursued and that a claim awaits the
+    person, so none redoes the work or takes it as completed."""
+    goal = ix.goals.add("Ship the API", priority="HIGH")
+    _agent(ix).goals.claim_completion(goal.id, note="merged")
+    (line,) = [ln for ln in ix.goals.bundle("ship the API").render().splitlines() if "Ship the API" in ln]
+    assert 'state="ACTIVE"' in line and 'completion_claimed="by agent:claude, awaits user:alice"' in line
+    ix.goals.reject_completion(goal.id)
+    (line,) = [ln for ln in ix.goals.bundle("ship the API").render().splitlines() if "Ship the API" in ln]
+    assert "completion_claimed" not in line

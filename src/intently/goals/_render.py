@@ -4,7 +4,8 @@ Each item is an element named after its type, tagged with priority, state and cr
 date (plus, when they apply: the target date; ``epistemic="INFERRED"`` for a candidate;
 ``source="SYSTEM_INFERRED"`` (or another source) for an intent that is not the user's own word,
 such as one an agent added; ``blocked_by="cancelled: <prerequisite>"`` for one waiting on a
-prerequisite that was cancelled, expired or dismissed). All text is
+prerequisite that was cancelled, expired or dismissed; ``completion_claimed="by agent:claude,
+awaits user:alice"`` for one an agent claims is done, which its person has not decided). All text is
 escaped (:func:`escape_text`), so an intent that says ``</active_goals>`` renders as
 ``&lt;/active_goals&gt;`` and can neither close the block nor forge another item.
 Completion summaries, when a query touches them, follow in a ``completed_goals`` block.
@@ -43,6 +44,12 @@ def intent_line(intent: Intent) -> str:
         # must decide (cancel, restructure, replace the dependency). Shown so they can.
         why = "; ".join(f"{b['state'].lower()}: {_short(b['text'])}" for b in intent.blocked_by)
         attrs.append(f'blocked_by="{escape_text(why)}"')
+    claim = intent.completion_claim
+    if claim:
+        # An agent said it is done; the person has not decided. Shown so no agent redoes the
+        # work or claims it again, and none takes it as completed either.
+        who = f"by {claim['claimed_by']}, awaits {claim['awaits']}"
+        attrs.append(f'completion_claimed="{escape_text(who)}"')
     return f"  <{tag} {' '.join(attrs)}>{escape_text(intent.value)}</{tag}>"
 
 
