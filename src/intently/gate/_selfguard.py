@@ -44,12 +44,12 @@ CLI_COMMANDS: dict[str, frozenset[str]] = {
     "eval": frozenset({"agentdojo", "extraction", "requirements", "triggers"}),
     "gate": frozenset({"approve", "bundle", "check", "contracts", "explain", "export", "resolve", "runs"})
     | {"verify-trace", "vocab"},
-    "goal": frozenset({"add", "archive", "bundle", "cancel", "depend", "dismiss", "done", "edit", "endorse"})
-    | {"hold", "list", "organise", "organize", "promote", "queue", "reopen", "resume", "show", "supersede"}
-    | {"undepend"},
+    "goal": frozenset({"add", "archive", "bundle", "cancel", "confirm", "depend", "dismiss", "done", "edit"})
+    | {"endorse", "hold", "list", "organise", "organize", "promote", "queue", "reject", "reopen", "resume", "show"}
+    | {"supersede", "undepend"},
     "hook": frozenset({"claude", "install", "scan-queue", "serve", "status"}),
-    "log": frozenset({"checkpoint", "consistency", "proof", "repair", "replay", "rotate-key", "show", "verify"})
-    | {"verify-checkpoint", "verify-proof"},
+    "log": frozenset({"checkpoint", "consistency", "proof", "quarantine", "repair", "replay", "rotate-key", "show"})
+    | {"verify", "verify-checkpoint", "verify-proof"},
     "req": frozenset({"accept", "add", "disable", "dismiss", "domains", "edit", "enable", "list", "preview"})
     | {"scan", "show", "supersede", "validate"},
     "review": frozenset({"confirm", "dismiss", "edit", "observe"}),
@@ -65,7 +65,7 @@ READ_ONLY: dict[str, frozenset[str]] = {
     "goal": frozenset({"list", "queue", "show"}),
     "req": frozenset({"list", "show", "validate"}),
     "trigger": frozenset({"list", "show"}),
-    "log": frozenset({"show", "verify", "proof", "consistency", "verify-proof", "verify-checkpoint"}),
+    "log": frozenset({"show", "verify", "proof", "consistency", "verify-proof", "verify-checkpoint", "quarantine"}),
     "store": frozenset({"status"}),
     "gate": frozenset({"contracts", "explain", "runs", "verify-trace"}),
     "hook": frozenset({"status"}),
