@@ -8,17 +8,23 @@ indexes, private keys), and the generated ``.gitignore`` keeps the two apart.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from .errors import InvalidInput, NotFound
 from .homedir import CONFIG_FILE, HOME_DIRNAME, locate_home
 from .namespaces import namespace_problem
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = ["HOME_DIRNAME", "Config", "Home", "find_home"]
 
@@ -47,180 +53,134 @@ ENGINE_TABLE_KEYS: dict[str, tuple[str, ...]] = {
 }
 ENGINE_TABLES = tuple(ENGINE_TABLE_KEYS)
 
-
-class _Bad(ValueError):
-    """One problem of ``intently.toml``: the dotted field and what is wrong there."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
-
-
-# The sections are plain dataclasses checked by the few rules below, not pydantic models: every
-# hook process (one per tool call) opens the home, and building pydantic's validators cost it
-# more than the gate's decision. The messages are pydantic's words, as before.
-_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
-_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
-Check = Callable[[object], object]
+# The sections are standard dataclasses whose annotations pydantic validates (a key is a typed
+# field with its default; a bound or a check rides in ``Annotated``), so a new key needs no rule
+# of its own. Defining them costs no pydantic import: every hook process (one per tool call)
+# opens the home, and importing pydantic and building its validators cost more than the gate's
+# decision. So pydantic checks a text once, and the checked values are kept in the home's state
+# under a digest of that text and of this code (:func:`_checked`); a hook process reads them
+# back and imports pydantic only when the file (or intently) changed.
 
 
-def _text(value: object) -> object:
-    if not isinstance(value, str):
-        raise ValueError("Input should be a valid string")
+class _AtLeast:
+    """``value >= minimum``, as pydantic's own ``ge`` (and its words) when pydantic validates."""
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        schema = handler(source)
+        schema["ge"] = self.minimum
+        return schema
+
+
+class _After:
+    """A check run after the type's (its ``ValueError`` becomes pydantic's ``Value error, ...``)."""
+
+    def __init__(self, check: Callable[[Any], Any]) -> None:
+        self.check = check
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+
+def _namespace(value: str) -> str:
+    """Checked here, not where the runtime first uses it, so the error names intently.toml's line."""
+    problem = namespace_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
-def _flag(value: object) -> object:
-    """A boolean, or what pydantic's lax mode took for one (``1``, ``"yes"``, ``"off"``...)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    if isinstance(value, str | int | float):
-        raise ValueError("Input should be a valid boolean, unable to interpret input")
-    raise ValueError("Input should be a valid boolean")
+def _key(default: Any, description: str = "") -> Any:
+    """A key's default (and the description docs/configuration.md gives)."""
+    return field(default=default, metadata={"description": description})
 
 
-def _count(minimum: int) -> Check:
-    def check(value: object) -> object:
-        if isinstance(value, str):
-            if not re.fullmatch(r"\s*[+-]?\d+\s*", value):
-                raise ValueError("Input should be a valid integer, unable to parse string as an integer")
-            value = int(value)
-        elif isinstance(value, float) and value.is_integer():
-            value = int(value)
-        elif isinstance(value, float):
-            raise ValueError("Input should be a valid integer, got a number with a fractional part")
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError("Input should be a valid integer")
-        if value < minimum:
-            raise ValueError(f"Input should be greater than or equal to {minimum}")
-        return value
-
-    return check
-
-
-def _one_of(*choices: str) -> Check:
-    said = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
-
-    def check(value: object) -> object:
-        if value not in choices:
-            raise ValueError(f"Input should be {said}")
-        return value
-
-    return check
-
-
-def _namespace(value: object) -> object:
-    """Checked here, not where the runtime first uses it, so the error names intently.toml's line."""
-    name = _text(value)
-    problem = namespace_problem(str(name))
-    if problem is not None:
-        raise ValueError(f"Value error, {problem}")
-    return name
-
-
-def _rule(check: Check, description: str = "", **kw: Any) -> Any:
-    """A dataclass field with its check (and the description docs/configuration.md gives)."""
-    return field(metadata={"check": check, "description": description}, **kw)
-
-
-class _Section:
-    """Validation shared by the tables: known keys only, each through its check."""
-
-    @classmethod
-    def from_table(cls, raw: object, where: str) -> Any:
-        if not isinstance(raw, dict):
-            raise _Bad(where, "Input should be a valid dictionary")
-        values: dict[str, object] = {}
-        for f in fields(cls):  # type: ignore[arg-type]  # every subclass is a dataclass
-            if f.name in raw:
-                try:
-                    values[f.name] = f.metadata["check"](raw[f.name])
-                except ValueError as exc:
-                    raise _Bad(f"{where}.{f.name}", str(exc)) from None
-            elif f.default is MISSING and f.default_factory is MISSING:
-                raise _Bad(f"{where}.{f.name}", "Field required")
-        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        for key in raw:
-            if key not in known:
-                raise _Bad(f"{where}.{key}", "Extra inputs are not permitted")
-        return cls(**values)
+# Unknown keys are errors, not silently ignored (pydantic reads this on standard dataclasses).
+_STRICT_KEYS = {"extra": "forbid"}
+Namespace = Annotated[str, _After(_namespace)]
 
 
 @dataclass
-class HomeSection(_Section):
-    name: str = _rule(_namespace, "Default namespace for objects created in this home.")
-    owner: str = _rule(_text, "The actor who ran `intently init`; holds every permission.")
-    origin: str = _rule(_text, "Origin line of signed checkpoints (defaults to intently/<name>).", default="")
+class HomeSection:
+    __pydantic_config__ = _STRICT_KEYS
+    name: Namespace = field(metadata={"description": "Default namespace for objects created in this home."})
+    owner: str = field(metadata={"description": "The actor who ran `intently init`; holds every permission."})
+    origin: str = _key("", "Origin line of signed checkpoints (defaults to intently/<name>).")
 
 
 @dataclass
-class StoreSection(_Section):
-    url: str = _rule(_text, "Database URL; empty means state/intently.db in the home.", default="")
-    auto_upgrade: bool = _rule(_flag, "Apply pending schema upgrades when the store opens.", default=True)
+class StoreSection:
+    __pydantic_config__ = _STRICT_KEYS
+    url: str = _key("", "Database URL; empty means state/intently.db in the home.")
+    auto_upgrade: bool = _key(True, "Apply pending schema upgrades when the store opens.")
 
 
 @dataclass
-class LogSection(_Section):
-    group_commit: bool = _rule(_flag, "Batch fsyncs (synchronous=NORMAL) for speed.", default=False)
+class LogSection:
+    __pydantic_config__ = _STRICT_KEYS
+    group_commit: bool = _key(False, "Batch fsyncs (synchronous=NORMAL) for speed.")
 
 
 @dataclass
-class ContextSection(_Section):
-    budget: int = _rule(_count(200), "Token budget of the whole context block.", default=4000)
+class ContextSection:
+    __pydantic_config__ = _STRICT_KEYS
+    budget: Annotated[int, _AtLeast(200)] = _key(4000, "Token budget of the whole context block.")
 
 
 @dataclass
-class RequirementsSection(_Section):
-    inject: Literal["on", "off"] = _rule(_one_of("on", "off"), "'off' opts the whole project out.", default="on")
-    budget: int = _rule(_count(50), default=2000)
-    transcripts: str = _rule(_text, "Folder of transcripts a scan may mine.", default="")
-    scanned: Literal["proposed", "active"] = _rule(
-        _one_of("proposed", "active"),
-        "Status of a rule a scan creates: 'proposed' waits for review; 'active' is injected at once.",
-        default="proposed",
+class RequirementsSection:
+    __pydantic_config__ = _STRICT_KEYS
+    inject: Literal["on", "off"] = _key("on", "'off' opts the whole project out.")
+    budget: Annotated[int, _AtLeast(50)] = _key(2000)
+    transcripts: str = _key("", "Folder of transcripts a scan may mine.")
+    scanned: Literal["proposed", "active"] = _key(
+        "proposed", "Status of a rule a scan creates: 'proposed' waits for review; 'active' is injected at once."
     )
 
 
 @dataclass
-class EmbedSection(_Section):
-    model: Literal["minilm", "wordllama", "hashing", "none"] = _rule(
-        _one_of("minilm", "wordllama", "hashing", "none"),
-        "Local embedding model every engine ranks with; 'none' = lexical only.",
-        default="minilm",
+class EmbedSection:
+    __pydantic_config__ = _STRICT_KEYS
+    model: Literal["minilm", "wordllama", "hashing", "none"] = _key(
+        "minilm", "Local embedding model every engine ranks with; 'none' = lexical only."
     )
 
 
 @dataclass
-class GoalsSection(_Section):
-    semantic: bool = _rule(_flag, "Also match MEDIUM goals to a query by meaning (embedder).", default=False)
+class GoalsSection:
+    __pydantic_config__ = _STRICT_KEYS
+    semantic: bool = _key(False, "Also match MEDIUM goals to a query by meaning (embedder).")
 
 
 @dataclass
-class TriggersSection(_Section):
-    max_shown: int = _rule(_count(1), default=3)
-    max_chars: int = _rule(_count(100), default=1200)
+class TriggersSection:
+    __pydantic_config__ = _STRICT_KEYS
+    max_shown: Annotated[int, _AtLeast(1)] = _key(3)
+    max_chars: Annotated[int, _AtLeast(100)] = _key(1200)
 
 
 @dataclass
-class ReviewSection(_Section):
-    agents_may_review: bool = _rule(
-        _flag, "Let agents (MCP, agent tokens) confirm, dismiss and edit candidates awaiting review.", default=False
+class ReviewSection:
+    __pydantic_config__ = _STRICT_KEYS
+    agents_may_review: bool = _key(
+        False, "Let agents (MCP, agent tokens) confirm, dismiss and edit candidates awaiting review."
     )
 
 
 @dataclass
-class LLMSection(_Section):
-    base_url: str = _rule(_text, "OpenAI-compatible endpoint for optional proposers.", default="")
-    model: str = _rule(_text, default="")
-    api_key_env: str = _rule(_text, "Environment variable holding the key.", default="INTENTLY_LLM_KEY")
+class LLMSection:
+    __pydantic_config__ = _STRICT_KEYS
+    base_url: str = _key("", "OpenAI-compatible endpoint for optional proposers.")
+    model: str = _key("")
+    api_key_env: str = _key("INTENTLY_LLM_KEY", "Environment variable holding the key.")
 
 
 #: The tables of :class:`Config`, in the order they are checked (and their section types).
-_TABLES: dict[str, type[_Section]] = {
+_TABLES: dict[str, type] = {
     "home": HomeSection,
     "store": StoreSection,
     "log": LogSection,
@@ -238,6 +198,7 @@ _TABLES: dict[str, type[_Section]] = {
 class Config:
     """Validated ``intently.toml``. Unknown keys are errors, not silently ignored."""
 
+    __pydantic_config__ = _STRICT_KEYS
     home: HomeSection
     store: StoreSection = field(default_factory=StoreSection)
     log: LogSection = field(default_factory=LogSection)
@@ -251,12 +212,83 @@ class Config:
     #: Engine-specific tables (:data:`ENGINE_TABLES`), checked by their engines.
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_tables(cls, raw: dict[str, Any], extra: dict[str, Any]) -> Config:
-        """The config of ``raw`` (the known tables); the first problem raises :class:`_Bad`."""
-        if "home" not in raw:
-            raise _Bad("home", "Field required")
-        return cls(**{t: section.from_table(raw[t], t) for t, section in _TABLES.items() if t in raw}, extra=extra)
+
+#: In the home's ``state/``: the values of the ``intently.toml`` text pydantic last checked.
+CHECKED_CONFIG = "config-checked.json"
+
+
+class _Bad(ValueError):
+    """One problem of ``intently.toml``: the dotted field and what is wrong there."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
+
+
+@functools.cache
+def _adapter() -> TypeAdapter[Config]:
+    """Pydantic's validator of :class:`Config`, built on the first text not checked before."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Config)
+
+
+def _validate(raw: dict[str, Any]) -> Config:
+    """The config of ``raw`` (the known tables); the first problem raises :class:`_Bad`."""
+    from pydantic import ValidationError
+
+    try:
+        return _adapter().validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        place = ".".join(str(part) for part in first["loc"])
+        table = str(first["loc"][0])
+        if first["type"] == "unexpected_keyword_argument" and table in _TABLES:
+            # pydantic's words for a standard dataclass; said as the engine tables say it
+            known = ", ".join(f.name for f in fields(_TABLES[table]))
+            raise _Bad(place, f"unknown key (known: {known})") from None
+        if first["type"] == "dataclass_type":
+            raise _Bad(place, "must be a table") from None
+        raise _Bad(place, first["msg"]) from None
+
+
+@functools.cache
+def _code_digest() -> bytes:
+    """What the checked values depend on besides the text: the rules here and the namespace
+    rule (another intently reads the same text differently, so it checks it again)."""
+    digest = hashlib.sha256()
+    for module in (__file__, namespace_problem.__code__.co_filename):
+        digest.update(Path(module).read_bytes())
+    return digest.digest()
+
+
+def _checked(text: str, raw: dict[str, Any], cache: Path) -> Config:
+    """The config of ``raw`` (parsed from ``text``): the values pydantic gave for this very
+    text before, if ``cache`` holds them, else validated now and kept there for the next process.
+
+    The cache is keyed by a digest of the text and of this code, so an edit to the file (or an
+    upgrade of intently) is always checked again; a cache that cannot be read, or does not fit,
+    is checked again too, and one that cannot be written only costs the next process the check.
+    """
+    try:
+        key = hashlib.sha256(_code_digest() + text.encode("utf-8")).hexdigest()
+    except OSError:  # the code is not on disk (a zip import): check every time
+        return _validate(raw)
+    try:
+        kept = json.loads(cache.read_bytes())
+        if kept["key"] == key:
+            return Config(**{t: _TABLES[t](**kept["tables"][t]) for t in _TABLES})
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    config = _validate(raw)
+    try:
+        from .files import atomic_write
+
+        tables = {t: asdict(getattr(config, t)) for t in _TABLES}
+        atomic_write(cache, json.dumps({"key": key, "tables": tables}), durable=False)
+    except OSError:
+        pass
+    return config
 
 
 CONFIG_TEMPLATE = """\
@@ -462,10 +494,12 @@ class Home:
                     where=f"{self._where(text, table, typo[0])}: {table}.{typo[0]}",
                 )
         try:
-            return Config.from_tables(raw, extra)
+            config = _checked(text, raw, self.state_dir / CHECKED_CONFIG)
         except _Bad as exc:
             table, _, key = exc.field.partition(".")
             raise InvalidInput(exc.message, where=f"{self._where(text, table, key)}: {exc.field}") from exc
+        config.extra = extra
+        return config
 
     def _where(self, text: str, table: str, key: str) -> str:
         """``intently.toml:LINE`` for ``key`` in ``[table]`` (the table's header line for a
