@@ -87,13 +87,18 @@ def test_a_session_end_still_queues_its_transcript(ix: Intently, project: Path) 
 NOT_FOR_A_RULES_PROMPT = {"intently.embed._index", "intently.extract._llm", "intently.extract._scoring"}
 
 PROMPT_DRIVER = """
-import json, sys
+import json, re, sys
 from intently.hooks.__main__ import main
 code = main(["hook", "claude"])
 from intently.extract._lexicon import Phrases, load_lexicon
 lists = [v for v in vars(load_lexicon()).values() if isinstance(v, Phrases)] if load_lexicon.cache_info().currsize else []
 compiled = sum(1 for p in lists if "regex" in vars(p))
-sys.stderr.write("\\n" + json.dumps({"modules": sorted(sys.modules), "lists": len(lists), "compiled": compiled}) + "\\n")
+from intently.extract import _patterns
+lazy = getattr(_patterns, "LazyPattern", re.Pattern)
+shapes = [v for v in vars(_patterns).values() if isinstance(v, (lazy, re.Pattern))]
+shaped = sum(1 for p in shapes if isinstance(p, re.Pattern) or p.compiled)
+seen = {"modules": sorted(sys.modules), "lists": len(lists), "compiled": compiled}
+sys.stderr.write("\\n" + json.dumps({**seen, "shapes": len(shapes), "shaped": shaped}) + "\\n")
 sys.exit(code)
 """
 
@@ -117,6 +122,9 @@ def test_a_prompt_with_no_rule_to_rank_does_not_load_the_embedder(ix: Intently, 
     loaded = {str(name).partition(".")[0] for name in seen["modules"]}  # type: ignore[attr-defined]
     assert "onnxruntime" not in loaded
     assert 0 < int(seen["compiled"]) < int(seen["lists"])  # type: ignore[call-overload]
+    # Nor the sentence shapes around the lists that this prompt never tries (compiling all
+    # forty of them was tens of milliseconds of every prompt's process).
+    assert int(seen["shaped"]) < int(seen["shapes"]), seen["shaped"]  # type: ignore[call-overload]
     # Nor what only ranking by meaning, an LLM extractor or the eval needs: numpy (the vector
     # index's, a tenth of a second or more), the LLM reply's and the labelled turn's models.
     assert "numpy" not in loaded
