@@ -155,7 +155,7 @@ def counting(table, path):  # counts, then parses as ever
 _synonyms._read_file = counting
 from intently.hooks.__main__ import main
 code = main(["hook", "claude"])
-sys.stderr.write("\\n" + json.dumps(parsed) + "\\n")
+sys.stderr.write("\\n" + json.dumps({"parsed": parsed, "modules": sorted(sys.modules)}) + "\\n")
 sys.exit(code)
 """
 
@@ -170,5 +170,24 @@ def test_a_prompt_reads_the_synonym_tables_once(ix: Intently, project: Path) -> 
     done = run_command([sys.executable, "-c", SYNONYM_DRIVER], payload, cwd=project)
     assert done.returncode == 0, done.stderr
     assert "The parser freeze ends Friday" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    parsed = json.loads(done.stderr.strip().splitlines()[-1])
+    seen = json.loads(done.stderr.strip().splitlines()[-1])
+    parsed = seen["parsed"]
     assert sorted(Path(r).parent.name for r in parsed) == [".intently", "data"], parsed
+    # Read by libyaml, not ruamel.yaml (whose import and pure-Python parse were about a tenth
+    # of a second of the process); nor does a requirement file the parse cache holds need it.
+    assert "ruamel" not in {name.partition(".")[0] for name in seen["modules"]}
+
+
+def test_a_prompt_over_cached_requirement_files_does_not_load_ruamel(ix: Intently, project: Path) -> None:
+    """Requirement files are round-trip YAML; once the parse cache holds a file, a prompt's
+    process ranks and injects its rule without loading the round-trip parser."""
+    ix.requirements.add("Never log request bodies of the payments service", level="project", user_edited=True)
+    payload = event("UserPromptSubmit", project, prompt="add logging to the payments service handler")
+    first = run_command([sys.executable, "-m", "intently.hooks", "hook", "claude"], payload, cwd=project)
+    assert first.returncode == 0, first.stderr  # (fills the parse cache, if nothing had)
+    done = run_command([sys.executable, "-c", SYNONYM_DRIVER], payload, cwd=project)
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Never log request bodies of the payments service" in context
+    loaded = {str(name).partition(".")[0] for name in json.loads(done.stderr.strip().splitlines()[-1])["modules"]}
+    assert "ruamel" not in loaded

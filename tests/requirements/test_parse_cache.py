@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import ruamel.yaml
 from ruamel.yaml import YAML
 
 from intently import Intently
@@ -36,7 +37,7 @@ class _CountingYAML(YAML):
 def _fresh_process_load(home: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, str]]:
     """``req list --json`` as a new process would run it: nothing parsed in memory before."""
     _files._parse.cache_clear()
-    monkeypatch.setattr(_files, "YAML", _CountingYAML)
+    monkeypatch.setattr(ruamel.yaml, "YAML", _CountingYAML)  # _files imports it where it parses
     _CountingYAML.loads = 0
     code, out, err = run_main(home, "req", "list", "--json")
     assert code == 0, err

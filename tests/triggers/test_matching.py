@@ -341,3 +341,48 @@ def test_the_parts_of_a_trigger_cut_at_a_clause_break_must_all_come_up(ix: Inten
     intent = ix.triggers.add("Check the allocator", when="std::vector", cooldown=0)
     assert ix.triggers.test("a vector of floats").hits == ()  # one part is not the trigger
     assert [h.id for h in ix.triggers.test("the vector type from std").shown] == [intent.id]
+
+
+def test_a_synonym_key_given_twice_is_reported_at_its_line_not_the_last_one_kept(tmp_path: Path) -> None:
+    """A good file is read by libyaml, which keeps a repeated key's last value without a word;
+    the reading refuses it as ruamel.yaml does, and says where."""
+    path = tmp_path / "synonyms.yaml"
+    path.write_text("broader:\n  vcs: [git]\n  vcs: [svn]\n", encoding="utf-8")
+    table = load_synonyms(path, shipped=False)
+    assert [p for p in table.problems if "not valid YAML" in p and p.startswith(f"{path}:3:")], table.problems
+    assert table.sources == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "equivalents:\n  - [on call, pager duty]\n  - [no-op, noop]\n  - [404, not found]\nbroader:\n  vcs: [git, svn]\n",
+        "equivalents:\n  - [yes, okay]\n  - [010, ten]\n  - [1_000, thousand]\nbroader: {}\n",
+        "# nothing yet\n",
+        "",
+    ],
+)
+def test_a_good_synonyms_file_reads_as_ruamel_reads_it(tmp_path: Path, text: str) -> None:
+    """The fast reading (libyaml, YAML 1.2 scalars) gives the table ruamel.yaml's reading gives:
+    ``on``, ``no`` and ``yes`` stay words, ``010`` is ten, ``1_000`` a thousand."""
+    from intently.triggers import _synonyms
+
+    path = tmp_path / "synonyms.yaml"
+    path.write_text(text, encoding="utf-8")
+    fast = load_synonyms(path)
+    careful = load_synonyms(None)
+    _synonyms._read_with_lines(careful, path, text)
+    assert fast.problems == careful.problems == []
+    assert fast.sources == careful.sources
+    assert (fast.canonical, fast.broader, fast.broad_terms) == (careful.canonical, careful.broader, careful.broad_terms)
+
+
+def test_the_shipped_synonyms_read_as_ruamel_reads_them() -> None:
+    from intently.triggers import _synonyms
+
+    path = _synonyms.shipped_synonyms_path()
+    fast = load_synonyms(None)
+    careful = _synonyms.SynonymTable()
+    _synonyms._read_with_lines(careful, path, path.read_text(encoding="utf-8"))
+    assert fast.problems == careful.problems == []
+    assert (fast.canonical, fast.broader, fast.broad_terms) == (careful.canonical, careful.broader, careful.broad_terms)

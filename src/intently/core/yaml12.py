@@ -59,6 +59,22 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 _Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
-def load(text: str) -> Any:
-    """Parse one YAML document with YAML 1.2 scalars; raises :data:`YamlError` with a mark."""
-    return yaml.load(text, Loader=_Yaml12Loader)
+class _UniqueKeysLoader(_Yaml12Loader):
+    """Refuses a mapping that names a key twice, as ruamel.yaml does (libyaml keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+        # A merge key (``<<``) also makes the two counts differ: refused too, as not plain data.
+        if len(mapping) != len(node.value):
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found a duplicate key", node.start_mark
+            )
+        return mapping
+
+
+def load(text: str, *, unique_keys: bool = False) -> Any:
+    """Parse one YAML document with YAML 1.2 scalars; raises :data:`YamlError` with a mark.
+
+    ``unique_keys``: a key given twice in one mapping (or a merge key) is an error, not the last
+    value silently winning."""
+    return yaml.load(text, Loader=_UniqueKeysLoader if unique_keys else _Yaml12Loader)

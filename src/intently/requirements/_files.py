@@ -1,8 +1,10 @@
 """Reading and writing requirement files and ``domains.yaml``.
 
-Round-trip YAML (ruamel) keeps the user's comments and key order when we change a field;
-validation errors name ``file:line`` and the dotted field. Writes are atomic (temp file in
-the same folder, then ``os.replace``), so a reader never sees half a file.
+Round-trip YAML (ruamel) keeps the user's comments and key order when we change a field. It
+is imported by the functions that parse or write, not by this module: a prompt's hook process
+whose rules all come from the parse cache (or that has none) never loads it, about a tenth of a
+second of its start-up. Validation errors name ``file:line`` and the dotted field. Writes are
+atomic (temp file in the same folder, then ``os.replace``), so a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -14,17 +16,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
 
 from ..core.clock import format_time
 from ..core.errors import InvalidInput
 from ..core.files import atomic_write
 from ._model import Domain, DomainsFile, Frontmatter, Requirement
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
 
 __all__ = [
     "FileError",
@@ -83,6 +86,8 @@ class ParsedFile:
 
 
 def _yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     y = YAML(typ="rt")
     y.preserve_quotes = True
     y.width = 4096
@@ -101,6 +106,8 @@ def yaml_time(when: datetime) -> str:
 
 def _line_of(data: Any, loc: Iterable[Any], offset: int) -> int | None:
     """1-based line of the deepest key in ``loc`` that the YAML records a position for."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     line: int | None = None
     node = data
     for key in loc:
@@ -160,6 +167,9 @@ def parse_requirement(path: Path, raw: bytes, *, display: str | None = None) -> 
 
 @lru_cache(maxsize=PARSE_CACHE_SIZE)
 def _parse(path: Path, raw: bytes, name: str) -> Requirement | FileError:
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import YAMLError
+
     try:
         text = raw.decode("utf-8")
         head, body, body_line = split_frontmatter(text, name)
@@ -214,6 +224,8 @@ def _dump(data: CommentedMap) -> str:
 
 
 def _to_yaml_value(value: Any) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(value, datetime):
         return yaml_time(value)
     if isinstance(value, dict):
@@ -230,6 +242,8 @@ def _to_yaml_value(value: Any) -> Any:
 
 
 def render_new_requirement(meta: Frontmatter, statement: str, rationale: str) -> str:
+    from ruamel.yaml.comments import CommentedMap
+
     dumped = meta.model_dump(mode="python")
     data = CommentedMap()
     for key in _FIELD_ORDER:
@@ -242,6 +256,8 @@ def render_new_requirement(meta: Frontmatter, statement: str, rationale: str) ->
 def rewrite_requirement(raw: str, name: str, changes: dict[str, Any], body: tuple[str, str] | None) -> str:
     """Apply ``changes`` (dotted keys, e.g. ``scope.paths``) to the frontmatter in place,
     keeping every comment and the key order; replace the body only when ``body`` is given."""
+    from ruamel.yaml.comments import CommentedMap
+
     head, old_body, _ = split_frontmatter(raw, name)
     data = _yaml().load(head)
     for dotted, value in changes.items():
@@ -258,6 +274,9 @@ def rewrite_requirement(raw: str, name: str, changes: dict[str, Any], body: tupl
 
 def parse_domains(path: Path, raw: bytes) -> tuple[list[Domain], CommentedMap | None, FileError | None]:
     """Domains from ``domains.yaml``; a bad file gives no domains and an error (never raises)."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import YAMLError
+
     name = path.name
     try:
         data = _yaml().load(raw.decode("utf-8")) or CommentedMap()
@@ -281,6 +300,8 @@ def parse_domains(path: Path, raw: bytes) -> tuple[list[Domain], CommentedMap | 
 
 def render_domains(domains: list[Domain], data: CommentedMap | None) -> str:
     """Write ``domains`` back, keeping comments on the top level and on unchanged entries."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if data is None:
         data = CommentedMap()
         data["version"] = 1

@@ -21,9 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
+from ..core import yaml12
 from ._normalise import Term, raw_segments
 
 __all__ = ["SynonymTable", "load_synonyms", "shipped_synonyms_path"]
@@ -129,11 +127,37 @@ def _line(node: Any, key: Any = None) -> int | None:
 
 
 def _read_file(table: SynonymTable, path: Path) -> None:
+    """Add the file at ``path`` to ``table``, or say in ``table.problems`` what is wrong, where.
+
+    A good file is read by libyaml (:mod:`intently.core.yaml12`: the YAML 1.2 scalars ruamel.yaml
+    reads, and a repeated key refused as ruamel refuses it): a prompt's hook process reads the
+    shipped file and the home's, and importing ruamel.yaml and parsing with it in pure Python was
+    about a tenth of a second of it. Only a file with a problem is read again by ruamel.yaml, whose
+    round-trip nodes give each problem its line.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         table.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
         return
+    try:
+        data = yaml12.load(text, unique_keys=True)
+    except yaml12.YamlError:
+        pass  # said with its line by the careful reading below
+    else:
+        trial = SynonymTable()  # a problem depends on the file alone, not on what the table holds
+        _add_file(trial, path, data)
+        if not trial.problems:
+            table.sources.append(str(path))
+            _add_file(table, path, data)
+            return
+    _read_with_lines(table, path, text)
+
+
+def _read_with_lines(table: SynonymTable, path: Path, text: str) -> None:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
     try:
         data = YAML(typ="rt").load(text)
     except YAMLError as exc:
@@ -142,6 +166,11 @@ def _read_file(table: SynonymTable, path: Path) -> None:
         table.problems.append(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}")
         return
     table.sources.append(str(path))
+    _add_file(table, path, data)
+
+
+def _add_file(table: SynonymTable, path: Path, data: Any) -> None:
+    """Add a parsed file's entries; a problem names its line when ``data`` holds ruamel's nodes."""
     if data is None:
         return
     if not isinstance(data, dict):
