@@ -11,7 +11,6 @@ folder, where git reads them from the repository's top.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,21 +21,7 @@ from intently import Intently
 from tests._config import set_config
 
 from .conftest import Handler, HookRunner, event
-
-PROMPT = "Fix tests/test_api.py. Do not edit src/app/config.py."
-
-
-def _answer(done: Any) -> tuple[str, str]:
-    code = getattr(done, "returncode", getattr(done, "exit_code", None))
-    assert code == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout)["hookSpecificOutput"]
-    return out.get("permissionDecision", "defer"), out.get("permissionDecisionReason", "")
-
-
-def _files(project: Path) -> None:
-    for name, text in (("src/app/config.py", "DEBUG = False\n"), ("tests/test_api.py", "assert 1 == 2\n")):
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text(text)
+from .test_excluded_paths import PROMPT, _answer, _files
 
 
 def _bash(project: Path, command: str) -> None:

@@ -23,6 +23,7 @@ VersionOpt = Annotated[
     int | None, typer.Option("--expected-version", help="Refuse if the intent changed since this version.")
 ]
 ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why (recorded in the log).")]
+NoSummaryOpt = Annotated[bool, typer.Option("--no-summary", help="Do not keep a completion summary.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -220,7 +221,7 @@ def _cleared_list(values: list[str]) -> Any:
 def done(
     ctx: typer.Context,
     intent_id: IdArg,
-    no_summary: Annotated[bool, typer.Option("--no-summary", help="Do not keep a completion summary.")] = False,
+    no_summary: NoSummaryOpt = False,
     reason: ReasonOpt = None,
     expected_version: VersionOpt = None,
     evidence: Annotated[
@@ -246,7 +247,7 @@ def done(
 def confirm(
     ctx: typer.Context,
     intent_id: IdArg,
-    no_summary: Annotated[bool, typer.Option("--no-summary", help="Do not keep a completion summary.")] = False,
+    no_summary: NoSummaryOpt = False,
     reason: ReasonOpt = None,
     expected_version: VersionOpt = None,
     as_json: JsonOpt = False,
