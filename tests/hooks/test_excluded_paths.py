@@ -80,6 +80,44 @@ def test_every_way_of_changing_the_protected_file_is_denied(
 @pytest.mark.parametrize(
     ("tool", "tool_input"),
     [
+        ("Edit", {"file_path": "{p}/src/app/config.py", "old_string": "False", "new_string": "True"}),
+        ("Edit", {"file_path": "config.py", "old_string": "False", "new_string": "True"}),
+        ("Write", {"file_path": "../app/config.py", "content": "DEBUG = True\n"}),
+        ("Bash", {"command": "rm config.py"}),
+        ("Bash", {"command": "sed -i 's/False/True/' ./config.py"}),
+        ("Bash", {"command": "cd .. && rm app/config.py"}),
+        ("Bash", {"command": "rm -rf ../app"}),
+    ],
+)
+def test_the_protected_file_is_denied_from_a_folder_inside_the_project(
+    ix: Intently, project: Path, handle: Handler, tool: str, tool_input: dict[str, Any]
+) -> None:
+    """Claude Code reports its shell's folder as ``cwd``, and the agent's ``cd src/app`` moves
+    it. Paths were named from there, so ``src/app/config.py`` became ``config.py``, matched no
+    protection, and the edit was allowed. They are named from the project's top now."""
+    _files(project)
+    set_config(ix.home.config_path, "hooks", "shell_allowlist", '["rm", "sed", "cd"]')
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    filled = json.loads(json.dumps(tool_input).replace("{p}", str(project)))
+    payload = {**_tool(project, tool, filled), "cwd": str(project / "src" / "app")}
+    decision, reason = _answer(handle(payload))
+    assert decision == "deny", reason
+    assert "the request says not to change src/app/config.py" in reason
+
+
+def test_a_file_the_user_asked_for_is_not_refused_from_a_folder_inside_the_project(
+    ix: Intently, project: Path, handle: Handler
+) -> None:
+    _files(project)
+    handle(event("UserPromptSubmit", project, prompt=PROMPT))
+    fix = {"file_path": "test_api.py", "old_string": "2", "new_string": "1"}
+    payload = {**_tool(project, "Edit", fix), "cwd": str(project / "tests")}
+    assert _answer(handle(payload))[0] == "defer"
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
         ("Edit", {"file_path": "{p}/SRC/APP/CONFIG.PY", "old_string": "False", "new_string": "True"}),
         ("Bash", {"command": "rm -rf src/APP"}),
         ("Bash", {"command": "sed -i 's/False/True/' Src/App/config.py"}),

@@ -12,8 +12,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..core.clock import Clock, SystemClock, format_time
@@ -262,6 +264,11 @@ class Session:
         #: apply x.patch``) is read from there to see which files it changes. ``None``: this
         #: process's working folder. A hook sets it to the folder Claude Code reports.
         self.workdir: str | None = None
+        #: The folder the user's paths are relative to (the project's top): "do not edit
+        #: src/app/config.py" names it from there. When :attr:`workdir` lies inside it (the
+        #: agent's shell did ``cd src/app``), a command's relative paths (``rm config.py``) are
+        #: named from here before they are compared. ``None``: the same as :attr:`workdir`.
+        self.project_root: str | None = None
         vocab = gate.bundle.vocabulary
         parts = list(request_parts) if request_parts is not None else None
         if parts is not None and "\n\n".join(parts) == user_request:
@@ -314,6 +321,20 @@ class Session:
     def _folder(self) -> str:
         """Where the agent's shell commands start: :attr:`workdir`, else this process's folder."""
         return self.workdir if self.workdir is not None else os.getcwd()
+
+    def _from_project(self, path: str) -> str:
+        """A command's relative ``path`` (relative to :attr:`workdir`) named from
+        :attr:`project_root`, as the user names paths: ``config.py`` run in ``src/app`` is
+        ``src/app/config.py``. Absolute paths, and any path when the shell is not in a folder
+        under the project, stay as they are (an absolute path is matched by its end)."""
+        if self.project_root is None or self.workdir is None or not path or os.path.isabs(path):
+            return path
+        if path.startswith(("~", "$", "\0")):
+            return path
+        offset = os.path.relpath(os.path.realpath(self.workdir), os.path.realpath(self.project_root))
+        if offset == "." or offset == ".." or offset.startswith(".." + os.sep):
+            return path
+        return posixpath.normpath(posixpath.join(Path(offset).as_posix(), path))
 
     def agree_to(self, proposal: str) -> frozenset[str]:
         """The user answered the agent's ``proposal`` with a bare assent ("Yes, go ahead").
@@ -718,8 +739,10 @@ class Session:
         def said_in(named: str) -> str:
             return f" (prompt {by[named]} of {req.prompts})" if req.prompts > 1 and named in by else ""
 
-        # Where the agent works, when a hook said: case folds only where its file system does.
-        root = self.workdir
+        # Where the user's paths are named from, when a hook said: case folds only where its
+        # file system does. A command's paths are named from there too (``_from_project``).
+        root = self.project_root or self.workdir
+        there = self._from_project
 
         def excepted(value: str, folder: str) -> bool:
             """Whether a later prompt allowed ``value`` (or a folder holding it) inside the
@@ -749,12 +772,12 @@ class Session:
             elif role is Role.COMMAND and isinstance(value, str):
                 reading = read_command(value, self._folder())
                 for word in command_paths(value) if reading is None else reading.targets:
-                    hit(arg, word, req.excluded_paths, True)
+                    hit(arg, there(word), req.excluded_paths, True)
                 for word in command_paths(value) if req.excluded_reads else []:
-                    hit(arg, word, req.excluded_reads, False)
+                    hit(arg, there(word), req.excluded_reads, False)
                 if reading is None:
                     continue
-                for folder, pattern in reading.sweeps:  # rm -rf src, find src -name config.py -delete
+                for folder, pattern in [(there(f), p) for f, p in reading.sweeps]:  # rm -rf src, find src -delete
                     for named in sorted(req.excluded_paths):
                         if sweep_covers(folder, pattern, named, root) and not excepted(folder, named):
                             what = f"{folder}/{pattern}" if pattern else folder
@@ -767,7 +790,7 @@ class Session:
                         f"change{said_in(named)}; the gate cannot tell what it writes, so it runs only with your approval"
                     )
                 for named in sorted(req.excluded_paths):  # cd $DIR && rm config.py, rm $F, git apply x.patch
-                    why = next((w for glob, w in reading.unsure if matching_exclusion(glob, [named], root)), None)
+                    why = next((w for g, w in reading.unsure if matching_exclusion(there(g), [named], root)), None)
                     if why is not None:
                         opaque.append(
                             f"{arg} {value!r} may change {named}, which the request says not to change{said_in(named)}: "

@@ -50,6 +50,7 @@ from ._gate import (
     gate_observe,
     gate_open,
     gate_record_approval,
+    project_of,
     project_relative,
     project_relative_output,
 )
@@ -544,8 +545,8 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
         opened = record.gate_session
         agreed = list(record.agreed)
         readings = dict(record.readings)
-    root = Path(ev.cwd) if ev.cwd else ix.home.project_root
-    args = project_relative(ev.tool_name, ev.tool_input, root)
+    project, here = project_of(ix, ev.cwd)
+    args = project_relative(ev.tool_name, ev.tool_input, project, here)
     if requests and gate_available(ix):
         known = len(readings)
         if late is not None:
@@ -566,7 +567,8 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
         session_id=opened,
         agreed=agreed,
         readings=readings,
-        cwd=str(root),
+        cwd=str(here),
+        project=str(project),
     )
     if len(readings) > known:  # prompts not read on arrival (no gate then): keep what this check read
         _keep_readings(ix, ev.session_id, requests, readings)
@@ -584,6 +586,7 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
             len(seen),
             tuple(agreed),
             len(requests),
+            (str(here), str(project)),
         )
         with session_record(ix.home.state_dir, ev.session_id) as record:
             record.asks[ev.tool_use_id] = pending
@@ -672,11 +675,11 @@ def _suggested_prefix(command: str) -> str:
 
 def _post_tool(ix: Intently, ev: _Event) -> HookResult:
     assert isinstance(ev, _ToolResult)
-    root = Path(ev.cwd) if ev.cwd else ix.home.project_root
+    project, here = project_of(ix, ev.cwd)
     new = Observation(
         ev.tool_name,
-        clip(project_relative_output(ev.tool_response, root)),
-        project_relative(ev.tool_name, ev.tool_input, root),
+        clip(project_relative_output(ev.tool_response, project)),
+        project_relative(ev.tool_name, ev.tool_input, project, here),
     )
     with session_record(ix.home.state_dir, ev.session_id) as record:
         before = list(record.observations)
@@ -690,7 +693,8 @@ def _post_tool(ix: Intently, ev: _Event) -> HookResult:
     else:
         if asked is not None:
             try:
-                notes.append(_record_approval(ix, asked, before, requests, readings))
+                folders = asked.folders or (str(here), str(project))
+                notes.append(_record_approval(ix, asked, before, requests, readings, folders))
             except IntentlyError as exc:  # the output is still observed below; the user is told
                 notes.append(f"approval of {asked.decision_id} not recorded: {exc}")
         if opened is not None:
@@ -714,10 +718,12 @@ def _record_approval(
     before: list[Observation],
     requests: list[str],
     readings: dict[str, Any],
+    folders: tuple[str, str],
 ) -> str:
     """The call the gate asked about ran, so the user approved it in Claude Code: log that.
     The request is rebuilt from the prompts' kept readings (the gate uses them only when those
-    prompts join to exactly the request the gate asked under)."""
+    prompts join to exactly the request the gate asked under); ``folders`` (the shell's and the
+    project's) are where the call was read, as when it was asked about."""
     if asked.observations > len(before):
         return f"approval of {asked.decision_id} not recorded: the session's earlier outputs were trimmed"
     answer = gate_record_approval(
@@ -732,6 +738,8 @@ def _record_approval(
         agreed=asked.agreed,
         user_requests=requests[: asked.prompts] if asked.prompts else None,
         readings=readings,
+        cwd=folders[0],
+        project=folders[1],
     )
     return f"approval of {asked.decision_id} by the user recorded (decision {answer.decision_id})"
 

@@ -43,6 +43,7 @@ __all__ = [
     "gate_observe",
     "gate_open",
     "gate_record_approval",
+    "project_of",
     "project_relative",
     "project_relative_output",
 ]
@@ -105,11 +106,15 @@ def claude_tool_contracts() -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in data["tools"].items()}
 
 
-def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> dict[str, Any]:
+def project_relative(tool: str, args: Mapping[str, Any], root: Path | None, cwd: Path | None = None) -> dict[str, Any]:
     """Path arguments of Claude Code's tools made relative to the project, as the user says them.
 
     Claude Code sends absolute paths; the user writes ``tests/test_api.py``. Provenance
     compares values, so the gate sees the path the way the request could have named it.
+    ``cwd`` is the folder Claude Code reports (its shell's, after a ``cd``): a relative path is
+    read from there. Paths are named from ``root``, the project's top, wherever the shell is:
+    named from ``src/app`` after ``cd src/app``, the protected ``src/app/config.py`` was
+    ``config.py`` and matched no protection.
     """
     out = dict(args)
     spec = claude_tool_contracts().get(tool)
@@ -119,12 +124,30 @@ def project_relative(tool: str, args: Mapping[str, Any], root: Path | None) -> d
         value = out.get(name)
         if role != "path" or not isinstance(value, str) or not value:
             continue
+        if cwd is not None and cwd != root and not Path(value).is_absolute():
+            value = os.path.normpath(cwd / value)  # relative to the shell's folder
+            out[name] = value
         if Path(value).is_absolute() and Path(value).is_relative_to(root):
             out[name] = Path(value).relative_to(root).as_posix()
         real = _through_links(spec, name, value, root)
         if real is not None:
             out[name] = real
     return out
+
+
+def project_of(ix: Intently, cwd: str | None) -> tuple[Path, Path]:
+    """The project's top and the folder Claude Code reports (``cwd``): paths are named from the
+    first and a command's relative paths read from the second. A ``cwd`` outside the project (or
+    none) is taken as the top, as before."""
+    project = ix.home.project_root
+    here = Path(cwd) if cwd else project
+    try:
+        inside = os.path.realpath(here) == os.path.realpath(project) or Path(os.path.realpath(here)).is_relative_to(
+            os.path.realpath(project)
+        )
+    except (OSError, ValueError):
+        inside = False
+    return (project, here) if inside else (here, here)
 
 
 def _through_links(spec: Mapping[str, Any], name: str, value: str, root: Path) -> str | None:
@@ -337,6 +360,7 @@ def gate_check(
     agreed: Sequence[str] = (),
     readings: MutableMapping[str, Any] | None = None,
     cwd: str | None = None,
+    project: str | None = None,
 ) -> GateAnswer:
     """Check one proposed call.
 
@@ -348,7 +372,9 @@ def gate_check(
     ``readings`` keeps what was read in each of ``user_requests`` (see :func:`gate_open`): the
     request is their blank-line join, read one prompt at a time, so a long conversation does not
     make each check slower. ``cwd`` is the folder the agent's commands start in (where a patch
-    a command applies is read; see :attr:`intently.gate.Session.workdir`). Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
+    a command applies is read; see :attr:`intently.gate.Session.workdir`); ``project`` the
+    folder the user's paths are named from, when ``cwd`` lies inside it
+    (:attr:`intently.gate.Session.project_root`). Raises only on errors a caller must turn into a denial itself (a hook: exit 2).
     """
     if not gate_available(ix):
         return GateAnswer("block", _UNAVAILABLE, available=False)
@@ -366,6 +392,7 @@ def gate_check(
     for proposal in agreed:
         session.agree_to(proposal)
     session.workdir = cwd
+    session.project_root = project
     answer = _read_decision(session.check(_gate_name(tool), dict(args)))
     return GateAnswer(answer.outcome, answer.reason, answer.decision_id, answer.rules, True, str(session.id))
 
@@ -410,6 +437,7 @@ def gate_record_approval(
     user_requests: Sequence[str] | None = None,
     readings: MutableMapping[str, Any] | None = None,
     cwd: str | None = None,
+    project: str | None = None,
 ) -> GateAnswer:
     """Record that the user approved an ``ask`` (confirm/review) decision and the call ran.
 
@@ -434,6 +462,7 @@ def gate_record_approval(
     )
     for proposal in agreed:
         session.agree_to(proposal)
+    session.workdir, session.project_root = cwd, project
     session.approve(decision_id, approver=approver)
     decision = session.check(_gate_name(tool), dict(args))
     answer = _read_decision(decision)

@@ -83,6 +83,9 @@ class PendingAsk:
     observations: int  # how many outputs the session had seen when the gate asked
     agreed: tuple[str, ...] = ()  # the proposals agreed to by then (they decide the same call)
     prompts: int = 0  # how many of the session's prompts ``request`` joins (0: not known)
+    #: The shell's folder and the project's top the call was read in (``None``: not kept, an
+    #: older record): the re-check reads it there, whatever folder the command left the shell in.
+    folders: tuple[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +97,7 @@ class PendingAsk:
             "observations": self.observations,
             "agreed": list(self.agreed),
             "prompts": self.prompts,
+            **({"folders": list(self.folders)} if self.folders else {}),
         }
 
     @classmethod
@@ -107,7 +111,15 @@ class PendingAsk:
             int(data["observations"]),
             tuple(str(a) for a in data.get("agreed", [])),
             int(data.get("prompts", 0)),
+            _folders(data.get("folders")),
         )
+
+
+def _folders(value: Any) -> tuple[str, str] | None:
+    """A pending ask's kept folders, or ``None`` when there are none (or they are not two strings)."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return (value[0], value[1])
+    return None
 
 
 def _file_for(state_dir: Path, session_id: str) -> Path:
