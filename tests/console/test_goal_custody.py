@@ -18,15 +18,9 @@ from intently.goals import CompletionClaimed, IntentState
 from intently.server import TokenStore
 
 from .conftest import Served
+from .test_goal_provenance import _login, post_form
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _login(page: Any, served: Served, token: str) -> None:
-    page.goto(served.url + "/")
-    page.get_by_label("Token").fill(token)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url("**/ns/proj/goals")
 
 
 def _card(page: Any, kind: str, text: str) -> Any:
@@ -104,18 +98,7 @@ def test_an_agents_session_is_offered_no_cancel_and_no_claim_decision(tab: Any, 
     version = ix.goals.get(launch.id).version
     for path in (f"goals/{launch.id}/cancel", f"goals/{launch.id}/claim/confirm"):
         with tab.expect_navigation():
-            tab.evaluate(
-                """([url, csrf, version]) => {
-                const form = document.createElement('form');
-                form.method = 'post'; form.action = url;
-                for (const [k, v] of [['csrf', csrf], ['version', String(version)]]) {
-                    const input = document.createElement('input');
-                    input.type = 'hidden'; input.name = k; input.value = v; form.appendChild(input);
-                }
-                document.body.appendChild(form); form.submit();
-            }""",
-                [f"/ns/proj/{path}", csrf, version],
-            )
+            post_form(tab, f"/ns/proj/{path}", csrf, version)
         refused = tab.locator("div.flash.error").inner_text()
         assert refused.startswith("PermissionDenied: agent:claude cannot"), refused
     assert ix.goals.get(launch.id).state is IntentState.ACTIVE

@@ -34,6 +34,23 @@ def _card(page: Any, text: str) -> Any:
     return page.get_by_role("article", name=f"GOAL: {text}", exact=True)
 
 
+def post_form(page: Any, url: str, csrf: str | None, version: int) -> None:
+    """Post a form to ``url`` as a hand-made page would: what a session without the button can
+    still send, so the library (not the page) must refuse it."""
+    page.evaluate(
+        """([url, csrf, version]) => {
+        const form = document.createElement('form');
+        form.method = 'post'; form.action = url;
+        for (const [k, v] of [['csrf', csrf], ['version', String(version)]]) {
+            const input = document.createElement('input');
+            input.type = 'hidden'; input.name = k; input.value = v; form.appendChild(input);
+        }
+        document.body.appendChild(form); form.submit();
+    }""",
+        [url, csrf, version],
+    )
+
+
 def test_a_person_sees_provenance_and_endorses_an_agents_goal(tab: Any, fresh: Served) -> None:
     ix = fresh.ix
     ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
@@ -87,18 +104,7 @@ def test_an_agents_session_is_offered_neither_endorse_nor_ending_the_persons_goa
         (f"goals/{launch.id}/complete", launch.version),
     ):
         with page.expect_navigation():
-            page.evaluate(
-                """([url, csrf, version]) => {
-                const form = document.createElement('form');
-                form.method = 'post'; form.action = url;
-                for (const [k, v] of [['csrf', csrf], ['version', String(version)]]) {
-                    const input = document.createElement('input');
-                    input.type = 'hidden'; input.name = k; input.value = v; form.appendChild(input);
-                }
-                document.body.appendChild(form); form.submit();
-            }""",
-                [f"/ns/proj/{path}", csrf, version],
-            )
+            post_form(page, f"/ns/proj/{path}", csrf, version)
         refused = page.locator("div.flash.error").inner_text()
         # completing alice's goal is kept as a claim for her to decide (tests/goals/test_completion_claims.py)
         prefix = (
