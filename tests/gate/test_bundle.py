@@ -57,3 +57,16 @@ def test_a_signed_but_broken_rule_names_its_place(copy: Path) -> None:
     sign_bundle(copy, key)
     with pytest.raises(PolicyError, match=r"policies\.yaml: rules\[1\] \(secret-exposure\): cannot parse"):
         Bundle.load(copy, public_key=key.public_key())
+
+
+def test_a_signed_rule_that_says_two_things_is_refused_naming_its_line(copy: Path) -> None:
+    """libyaml keeps the last of two values for one key: a signed rule saying ``decision: block``
+    and then ``decision: allow`` loaded as an allow. A key given twice is refused (fail closed)."""
+    policies = copy / "policies.yaml"
+    text = policies.read_text()
+    policies.write_text(text.replace("    decision: block\n", "    decision: block\n    decision: allow\n", 1))
+    line = text.splitlines().index("    decision: block") + 2  # the second one, 1-based
+    key = Ed25519PrivateKey.generate()
+    sign_bundle(copy, key)
+    with pytest.raises(PolicyError, match=rf"policies\.yaml:{line}: not valid YAML \(found a duplicate key\)"):
+        Bundle.load(copy, public_key=key.public_key())

@@ -52,6 +52,15 @@ def test_explain_export_verify_and_vocab_suggest(ix: Intently, tools: list[dict[
     assert _cli(home, "gate", "export", s.id, "--out", str(trace)).exit_code == 0
     ok = _cli(home, "gate", "verify-trace", str(trace), "--keys", str(home / "keys" / "public.json"), "--json")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["ok"] is True
+    # An export from before inclusion proofs verifies under a key in use, saying it is unbound:
+    # once in the printed result (the warning is not repeated on stderr).
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps({k: v for k, v in json.loads(trace.read_text()).items() if k != "inclusion"}))
+    unbound = run(
+        "gate", "verify-trace", str(older), "--keys", str(home / "keys" / "public.json"), cwd=tmp_path, actor=None
+    )
+    assert unbound.code == 0, unbound.stderr
+    assert (unbound.stdout + unbound.stderr).count("no inclusion proofs") == 1, (unbound.stdout, unbound.stderr)
     doc = json.loads(trace.read_text())
     doc["run"]["decisions"][0]["reason"] = "nothing to see"
     trace.write_text(json.dumps(doc))

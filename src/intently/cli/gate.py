@@ -4,6 +4,7 @@ vocab suggest) and the top-level ``intently gateway -- <upstream MCP server comm
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -278,7 +279,7 @@ def verify_trace_cmd(
     Each operation's inclusion proof is checked against the signed checkpoint the trace carries;
     a trace without them (an older export) verifies with a warning, unless a since-retired key
     signed it (refused: the key may have leaked; --allow-unbound accepts it)."""
-    from ..gate import verify_trace
+    from ..gate import UnboundTraceWarning, verify_trace
     from ..log import KeyRing
 
     if not keys.exists():
@@ -287,7 +288,12 @@ def verify_trace_cmd(
     for path, proof in zip(consistency or [], proofs, strict=True):
         if not isinstance(proof, dict):
             raise InvalidInput("not a consistency proof (a JSON object)", where=str(path))
-    result = verify_trace(_read_json(trace), KeyRing.load_public(keys), allow_unbound=allow_unbound, consistency=proofs)
+    with warnings.catch_warnings():
+        if not as_json:  # the printed result says it (its `warnings`); stderr need not say it again
+            warnings.simplefilter("ignore", UnboundTraceWarning)
+        result = verify_trace(
+            _read_json(trace), KeyRing.load_public(keys), allow_unbound=allow_unbound, consistency=proofs
+        )
     emit(result, as_json)
 
 

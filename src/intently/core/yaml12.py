@@ -66,8 +66,16 @@ class _UniqueKeysLoader(_Yaml12Loader):
         mapping: dict[Any, Any] = super().construct_mapping(node, deep)
         # A merge key (``<<``) also makes the two counts differ: refused too, as not plain data.
         if len(mapping) != len(node.value):
+            seen: set[Any] = set()
+            where = node.start_mark
+            for key_node, _ in node.value:  # the mark of the key given again, for its line
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+                if key in seen or key == "<<":
+                    where = key_node.start_mark
+                    break
+                seen.add(key)
             raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, "found a duplicate key", node.start_mark
+                "while constructing a mapping", node.start_mark, "found a duplicate key", where
             )
         return mapping
 

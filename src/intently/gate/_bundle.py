@@ -95,7 +95,9 @@ def sign_bundle(folder: Path, key: Ed25519PrivateKey) -> Path:
 
 def _yaml(path: Path) -> Mapping[str, Any]:
     try:
-        data = yaml12.load(path.read_text(encoding="utf-8"))
+        # A key given twice is refused, not read as its last value: a policy that says two
+        # things about one rule is not one a person signed knowingly (fail closed).
+        data = yaml12.load(path.read_text(encoding="utf-8"), unique_keys=True)
     except yaml12.YamlError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
