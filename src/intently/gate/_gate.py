@@ -322,19 +322,16 @@ class Session:
         """Where the agent's shell commands start: :attr:`workdir`, else this process's folder."""
         return self.workdir if self.workdir is not None else os.getcwd()
 
-    def _from_project(self, path: str) -> str:
-        """A command's relative ``path`` (relative to :attr:`workdir`) named from
-        :attr:`project_root`, as the user names paths: ``config.py`` run in ``src/app`` is
-        ``src/app/config.py``. Absolute paths, and any path when the shell is not in a folder
-        under the project, stay as they are (an absolute path is matched by its end)."""
-        if self.project_root is None or self.workdir is None or not path or os.path.isabs(path):
-            return path
-        if path.startswith(("~", "$", "\0")):
-            return path
+    def _offset(self) -> str | None:
+        """Where :attr:`workdir` lies under :attr:`project_root` (``src/app``), or ``None`` when
+        either is unknown, they are the same folder, or the shell is outside the project. Two
+        ``realpath`` calls: asked once per check, not once per path of a command."""
+        if self.project_root is None or self.workdir is None:
+            return None
         offset = os.path.relpath(os.path.realpath(self.workdir), os.path.realpath(self.project_root))
         if offset == "." or offset == ".." or offset.startswith(".." + os.sep):
-            return path
-        return posixpath.normpath(posixpath.join(Path(offset).as_posix(), path))
+            return None
+        return Path(offset).as_posix()
 
     def agree_to(self, proposal: str) -> frozenset[str]:
         """The user answered the agent's ``proposal`` with a bare assent ("Yes, go ahead").
@@ -740,9 +737,18 @@ class Session:
             return f" (prompt {by[named]} of {req.prompts})" if req.prompts > 1 and named in by else ""
 
         # Where the user's paths are named from, when a hook said: case folds only where its
-        # file system does. A command's paths are named from there too (``_from_project``).
+        # file system does. A command's paths are named from there too (``there``).
         root = self.project_root or self.workdir
-        there = self._from_project
+        offset = self._offset()
+
+        def there(path: str) -> str:
+            """A command's relative ``path`` (from :attr:`workdir`) named from the project's top,
+            as the user names paths: ``config.py`` run in ``src/app`` is ``src/app/config.py``.
+            Absolute paths, and every path when the shell is not inside the project, stay as
+            they are (an absolute path is matched by its end)."""
+            if offset is None or not path or os.path.isabs(path) or path.startswith(("~", "$", "\0")):
+                return path
+            return posixpath.normpath(posixpath.join(offset, path))
 
         def excepted(value: str, folder: str) -> bool:
             """Whether a later prompt allowed ``value`` (or a folder holding it) inside the
