@@ -16,6 +16,7 @@ from intently.gate import Level
 from intently.gate._bundle import default_bundle
 from intently.gate._intent import resolve, resolve_parts
 from intently.gate._paths import command_targets, matching_exclusion, read_command, sweep_covers
+from tests._git import git
 
 S = {"type": "string"}
 
@@ -468,18 +469,6 @@ def test_lifting_a_protection_still_names_the_path_as_protected(ix: Intently) ->
     assert s.check("edit_file", _edit("src/app/config.py")).level is Level.ALLOW
 
 
-def _git(repo: Any, *args: str) -> str:
-    import subprocess
-
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
-
-
 def test_git_applies_a_patch_from_the_top_of_the_repository(ix: Intently, tmp_path: Any) -> None:
     """``cd sub && git apply x.patch``: git reads the patch's paths from the repository's top,
     wherever in it it runs. The gate joined them to the shell's folder (``sub/sub/notes.txt``),
@@ -491,13 +480,13 @@ def test_git_applies_a_patch_from_the_top_of_the_repository(ix: Intently, tmp_pa
     (repo / "sub" / "notes.txt").write_text("a\n")
     (repo / "src" / "app" / "config.py").write_text("DEBUG = False\n")
     (repo / "sub" / "src" / "app" / "config.py").write_text("DEBUG = False\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "files")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
     for name, path in (("notes.patch", "sub/notes.txt"), ("top.patch", "src/app/config.py")):
         (repo / path).write_text((repo / path).read_text() + "# changed\n")
-        (repo / "sub" / name).write_text(_git(repo, "diff", "--", path))
-        _git(repo, "checkout", "--", path)
+        (repo / "sub" / name).write_text(git(repo, "diff", "--", path))
+        git(repo, "checkout", "--", path)
     shell = [_tool("run_shell", "Run a shell command in the project.", {"command": S})]
 
     notes = str(repo / "sub" / "notes.txt")
@@ -514,8 +503,8 @@ def test_git_applies_a_patch_from_the_top_of_the_repository(ix: Intently, tmp_pa
     assert not {"excluded-path", "excluded-path-named"} & set(d.rule_ids), d.reason
 
     # What git really does: the patch changes sub/notes.txt from sub, the nested config.py never.
-    _git(repo / "sub", "apply", "notes.patch")
-    _git(repo / "sub", "apply", "top.patch")
+    git(repo / "sub", "apply", "notes.patch")
+    git(repo / "sub", "apply", "top.patch")
     assert (repo / "sub" / "notes.txt").read_text() == "a\n# changed\n"
     assert (repo / "sub" / "src" / "app" / "config.py").read_text() == "DEBUG = False\n"
 
@@ -525,11 +514,11 @@ def test_a_project_inside_a_repository_reads_patch_paths_from_its_top(tmp_path: 
     repo = tmp_path / "repo"
     (repo / "pkg" / "src").mkdir(parents=True)
     (repo / "pkg" / "src" / "a.py").write_text("x = 1\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "files")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
     (repo / "pkg" / "src" / "a.py").write_text("x = 2\n")
-    (repo / "pkg" / "fix.patch").write_text(_git(repo, "diff"))
+    (repo / "pkg" / "fix.patch").write_text(git(repo, "diff"))
     read = read_command("git apply fix.patch", str(repo / "pkg"))
     assert read is not None and read.targets == ["src/a.py"], read.targets
     read = read_command("git apply --directory=lib fix.patch", str(repo / "pkg"))

@@ -19,6 +19,7 @@ import pytest
 
 from intently import Intently
 from tests._config import set_config
+from tests._git import git
 
 from .conftest import Handler, HookRunner, event
 from .test_excluded_paths import PROMPT, _answer, _files
@@ -26,16 +27,6 @@ from .test_excluded_paths import PROMPT, _answer, _files
 
 def _bash(project: Path, command: str) -> None:
     subprocess.run(["bash", "-c", command], cwd=project, check=True, capture_output=True)
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 def _bash_call(project: Path, command: str) -> dict[str, Any]:
@@ -135,17 +126,17 @@ def test_git_apply_in_a_folder_reads_the_patch_from_the_top(ix: Intently, projec
     (project / "sub").mkdir()
     notes = project / "sub" / "notes.txt"
     notes.write_text("a\n")
-    _git(project, "init", "-q")
-    _git(project, "add", "-A")
-    _git(project, "commit", "-q", "-m", "files")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "files")
     notes.write_text("a\nb\n")
-    (project / "sub" / "notes.patch").write_text(_git(project, "diff"))
-    _git(project, "checkout", "--", ".")
+    (project / "sub" / "notes.patch").write_text(git(project, "diff"))
+    git(project, "checkout", "--", ".")
     set_config(ix.home.config_path, "hooks", "shell_trusted", '["git"]')
     assert run_hook(event("UserPromptSubmit", project, prompt=f"Tidy the docs. Do not edit {notes}.")).returncode == 0
     decision, reason = _answer(run_hook(_bash_call(project, "git -C sub apply notes.patch")))
     assert decision == "deny" and f"not to change {notes}" in reason, reason
-    _git(project / "sub", "apply", "notes.patch")  # what git does: the protected file changes
+    git(project / "sub", "apply", "notes.patch")  # what git does: the protected file changes
     assert notes.read_text() == "a\nb\n"
 
 
