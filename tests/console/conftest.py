@@ -220,13 +220,19 @@ def browser() -> Iterator[Any]:
 VIEWPORT = {"width": 1360, "height": 900}
 
 
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:
-    """A page of its own with JavaScript on, in the size the docs' screenshots are taken at."""
-    context = browser.new_context(viewport=VIEWPORT, java_script_enabled=True)
+def open_tab(browser: Any, *, javascript: bool = True, viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A page in a browser context of its own (closed after), JavaScript on or off; a fixture
+    yields from it."""
+    context = browser.new_context(java_script_enabled=javascript, **({"viewport": viewport} if viewport else {}))
     page = context.new_page()
     page.set_default_timeout(15_000)
     try:
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    """A page of its own with JavaScript on, in the size the docs' screenshots are taken at."""
+    yield from open_tab(browser, viewport=VIEWPORT)

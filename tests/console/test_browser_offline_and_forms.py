@@ -14,29 +14,19 @@ import pytest
 
 from intently.console._web import SENT_TWICE
 
-from .conftest import Served
+from .conftest import Served, open_tab
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def _tab(browser: Any, *, javascript: bool) -> Iterator[Any]:
-    context = browser.new_context(java_script_enabled=javascript)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    try:
-        yield page
-    finally:
-        context.close()
-
-
 @pytest.fixture
 def tab(browser: Any) -> Iterator[Any]:
-    yield from _tab(browser, javascript=True)
+    yield from open_tab(browser, javascript=True)
 
 
 @pytest.fixture
 def tab_without_js(browser: Any) -> Iterator[Any]:
-    yield from _tab(browser, javascript=False)
+    yield from open_tab(browser, javascript=False)
 
 
 def _login(page: Any, served: Served) -> None:
