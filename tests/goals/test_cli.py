@@ -210,7 +210,8 @@ def test_an_agents_goal_done_on_a_persons_goal_is_a_claim_alice_sees_and_decides
     """`intently goal done` by an agent on alice's goal still exits 4 (not completed), saying
     "claimed, awaits user:alice"; `goal show` prints the claim (who, when, note, evidence) and
     the commands; `goal reject` closes it, `goal confirm` completes the goal crediting it. An
-    agent rewording alice's goal (`goal edit --text`) is refused naming the field."""
+    agent rewording alice's goal (`goal edit --text`, or its criteria, `--criteria`) is refused
+    naming the field."""
     from intently import Actor, Permission
 
     ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
@@ -221,6 +222,9 @@ def test_an_agents_goal_done_on_a_persons_goal_is_a_claim_alice_sees_and_decides
     assert "claimed, awaits user:alice: agent:claude cannot complete" in claimed
     reworded = run("goal", "edit", mine[-8:], "--text", "Draft an API plan", code=4)
     assert f"cannot change the text of intent {mine} (owner: none)" in reworded
+    lowered = run("goal", "edit", mine[-8:], "--criteria", "a draft exists", code=4)  # the bar is hers too
+    assert f"cannot change the completion criteria of intent {mine} (owner: none)" in lowered
+    assert f"`intently goal edit {mine} --criteria TEXT`" in lowered
     assert "agent:claude cannot confirm" in run("goal", "confirm", mine[-8:], code=4)
     monkeypatch.setenv("INTENTLY_ACTOR", "user:alice")
     shown = run("goal", "show", mine[-8:], "--json")

@@ -114,3 +114,57 @@ def test_another_person_with_write_access_is_unchanged(ix: Intently) -> None:
     ix.access.grant(Actor.parse("user:bob"), Permission.WRITE)
     mine = ix.goals.add("Ship the API")
     assert ix.as_actor("user:bob").goals.cancel(mine.id).state is IntentState.CANCELLED
+
+
+WORDS: dict[str, tuple[dict[str, object], str, str]] = {
+    # field given to edit -> (the edit, what the refusal calls it, the flag the person runs)
+    "completion_criteria": ({"completion_criteria": "a draft exists"}, "completion criteria", "--criteria TEXT"),
+    "cleared criteria": ({"completion_criteria": CLEAR}, "completion criteria", "--criteria TEXT"),
+    "type": ({"type": "RISK"}, "type", "--type TYPE"),
+    "structured_value": ({"structured_value": {"endpoints": 1}}, "structured value", "structured_value=..."),
+}
+
+
+@pytest.mark.parametrize("field", sorted(WORDS))
+@pytest.mark.parametrize("who", AGENTS)
+def test_an_agent_cannot_change_the_persons_words_beyond_the_text(ix: Intently, who: str, field: str) -> None:
+    """Only the text was guarded: an agent could lower alice's completion criteria ("all
+    endpoints have tests" to "a draft exists") and then claim the goal done against its own
+    bar, retype her goal as a risk, or rewrite its structured form. Each is refused, naming the
+    goal, the field, its owner and the command alice runs, and nothing is written; alice
+    changes them herself, an agent still changes its own goal's, and re-sending the value a
+    field already has changes nothing and is no rewording."""
+    goal = ix.goals.add(
+        "Ship the API", completion_criteria="all endpoints have tests", structured_value={"endpoints": 12}
+    )
+    agent = _as(ix, who)
+    edit, name, flag = WORDS[field]
+    before = len(ix.log.read("proj"))
+    with pytest.raises(PermissionDenied) as refused:
+        agent.goals.edit(goal.id, **edit)  # type: ignore[arg-type]
+    message = str(refused.value)
+    assert f"{who} cannot change the {name} of intent {goal.id} (owner: none): it is user:alice's goal" in message
+    assert "user:alice, who runs `" in message and flag in message and goal.id in message
+    assert len(ix.log.read("proj")) == before
+    kept = ix.goals.get(goal.id)
+    assert (kept.version, kept.completion_criteria, kept.intent_type.value, kept.structured_value) == (
+        1,
+        "all endpoints have tests",
+        "GOAL",
+        {"endpoints": 12},
+    )
+    # unchanged words are no rewording; priority stays open to the agent, as before
+    same = agent.goals.edit(goal.id, completion_criteria="all endpoints have tests", type="GOAL", priority="HIGH")
+    assert same.priority.value == "HIGH"
+    assert ix.goals.edit(goal.id, **edit).version == 3  # type: ignore[arg-type]  # alice's to change
+    own = agent.goals.add("Refactor billing", completion_criteria="tests pass")
+    assert agent.goals.edit(own.id, **edit).version == 2  # type: ignore[arg-type]
+
+
+def test_a_refusal_of_several_of_the_persons_words_names_each(ix: Intently) -> None:
+    goal = ix.goals.add("Ship the API", completion_criteria="all endpoints have tests")
+    with pytest.raises(PermissionDenied) as refused:
+        _as(ix, "agent:claude").goals.edit(goal.id, text="Draft an API plan", completion_criteria="a draft exists")
+    message = str(refused.value)
+    assert f"cannot change the text and completion criteria of intent {goal.id}" in message
+    assert f"`intently goal edit {goal.id} --text TEXT --criteria TEXT`" in message

@@ -695,6 +695,33 @@ def test_over_stdio_the_agent_cannot_cancel_or_complete_the_persons_goal(ix: Int
     assert (op.actor, op.payload["to_state"]) == ("agent:mcp for user:alice", "COMPLETED")
 
 
+def test_over_stdio_the_agent_cannot_retype_or_reword_the_persons_goal(ix: Intently) -> None:
+    """goals_update offers text and type: changing either on alice's goal is her act (her
+    words), refused over the real transport naming the field and the command she runs, and
+    nothing is written; its priority the agent still sets."""
+    mine = ix.goals.add("Ship the API").id
+    ix.checkpoint()
+
+    async def go() -> list[Any]:
+        async with Client(_stdio(ix)) as client:
+            retyped = await client.call_tool("goals_update", {"goal_id": mine, "type": "OPEN_QUESTION"})
+            reworded = await client.call_tool("goals_update", {"goal_id": mine, "text": "Draft an API plan"})
+            raised = await client.call_tool("goals_update", {"goal_id": mine, "priority": "HIGH"})
+            return [retyped, reworded, raised]
+
+    retyped, reworded, raised = _run(go)
+    for refused, field, flag in ((retyped, "type", "--type TYPE"), (reworded, "text", "--text TEXT")):
+        assert refused.is_error
+        assert (
+            f"PermissionDenied: agent:mcp for user:alice cannot change the {field} of intent {mine} (owner: none): "
+            "it is user:alice's goal" in _text(refused)
+        )
+        assert f"`intently goal edit {mine} {flag}`" in _text(refused)
+    assert not raised.is_error, _text(raised)
+    kept = ix.goals.get(mine)
+    assert (kept.value, kept.intent_type.value, kept.priority.value) == ("Ship the API", "GOAL", "HIGH")
+
+
 def test_over_stdio_an_agent_archives_an_expired_goal_it_owns(ix: Intently, clock: ManualClock) -> None:
     """The owning agent decides for its own goal (RFC-0013 section 6, "the user or owning
     agent"): `agent:ci`, acting as itself, archives the expired goal it owns, logged as its

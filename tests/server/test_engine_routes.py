@@ -177,6 +177,25 @@ def test_an_agents_token_cannot_end_a_persons_goal_over_http(api: Api) -> None:
         assert alice.post(f"/v1/namespaces/proj/goals/{mine}/cancel").json()["state"] == "CANCELLED"
 
 
+def test_an_agents_token_cannot_reword_or_retype_a_persons_goal_over_http(api: Api) -> None:
+    """The person's words are theirs over HTTP too: an agent's PATCH of the text or the type of
+    alice's goal is 403 naming the goal, the field, its owner and the command she runs; nothing
+    changes; its priority the agent still sets, and alice's own token changes the type."""
+    mine = api.ix.goals.add("Migrate the wiki").id
+    api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    base = f"/v1/namespaces/proj/goals/{mine}"
+    with api.client(api.token("agent:bot")) as bot, api.client(api.token("user:alice")) as alice:
+        for body, field, flag in (({"type": "RISK"}, "type", "--type TYPE"), ({"text": "Drop"}, "text", "--text")):
+            refused = bot.patch(base, json=body)
+            assert refused.status_code == 403 and refused.headers["content-type"] == PROBLEM, refused.text
+            detail = refused.json()["detail"]
+            assert f"agent:bot cannot change the {field} of intent {mine} (owner: none): it is user:alice's" in detail
+            assert f"user:alice, who runs `intently goal edit {mine} {flag}" in detail
+        assert alice.get(base).json()["intent_type"] == "GOAL"
+        assert bot.patch(base, json={"priority": "HIGH"}).json()["priority"] == "HIGH"
+        assert alice.patch(base, json={"type": "RISK"}).json()["intent_type"] == "RISK"
+
+
 def test_an_agents_completion_over_http_is_a_claim_the_person_confirms_or_rejects(api: Api) -> None:
     """An agent's complete of the person's goal was a bare 403. It is still 403 (the goal did not
     complete), now "claimed, awaits user:alice" with the claim and the goal in the problem body;

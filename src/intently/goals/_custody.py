@@ -14,7 +14,9 @@ person gave an agent: its owner acting as itself (``agent:ci`` for a goal owned 
 
 Whose goal it is must not be changed by the agent it binds: an agent that set the owner of the
 person's goal to itself could then end it. So changing the owner of a person's goal is the
-person's act too (:func:`guard_owner_change`, for ``edit``).
+person's act too (:func:`guard_owner_change`, for ``edit``). So is changing the person's words:
+its text, type, completion criteria and structured value (:func:`guard_persons_words`); an agent
+that could lower the criteria could then claim the goal done against a bar it wrote.
 
 A goal is a person's when any of these says so, because each can be changed apart from the
 others and the rule must not be undone by rewriting one of them (an agent clearing the owner
@@ -31,7 +33,7 @@ acts on those (a person, or agents where the home opts in with ``agents_may_revi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.actors import Actor, ActorKind
 from ..core.errors import InvalidInput, PermissionDenied
@@ -40,7 +42,14 @@ from ._model import EpistemicType, Intent, SourceType, intent_label
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["guard_owner_change", "guard_persons_goal", "guard_persons_words", "person_of", "refused_person"]
+__all__ = [
+    "PERSONS_WORDS",
+    "guard_owner_change",
+    "guard_persons_goal",
+    "guard_persons_words",
+    "person_of",
+    "refused_person",
+]
 
 _PERSON_WORD = frozenset({SourceType.USER_STATED, SourceType.USER_DEMONSTRATED})
 
@@ -121,19 +130,47 @@ def guard_owner_change(rt: Runtime, intent: Intent, new_owner: str | None) -> No
     )
 
 
-def guard_persons_words(rt: Runtime, intent: Intent, field: str) -> None:
-    """Refuse a non-person's rewording (``field``: ``text``) of a person's goal.
+#: The fields of a goal that are the person's words, as the ``changes`` of an INTENT_UPDATE
+#: name them, with what the refusal calls them and how the person changes them.
+PERSONS_WORDS: dict[str, tuple[str, str]] = {
+    "value": ("text", "--text TEXT"),
+    "intent_type": ("type", "--type TYPE"),
+    "completion_criteria": ("completion criteria", "--criteria TEXT"),
+    "structured_value": ("structured value", ""),
+}
 
-    The text is the person's words: an agent that rewrote "Ship the API by Friday" as "Draft an
-    API plan" would change what every context block tells every agent to pursue, with nothing on
-    the card to say the words are no longer theirs. Priority, due date, note and hold/resume
-    stay open to an agent with write access (they are reversible and the log names who did
-    them); the words, like the goal's end and its owner, are the person's to change."""
+
+def guard_persons_words(rt: Runtime, intent: Intent, changes: dict[str, Any]) -> None:
+    """Refuse a non-person's change of the words of a person's goal (:data:`PERSONS_WORDS`).
+
+    The words are the person's: an agent that rewrote "Ship the API by Friday" as "Draft an API
+    plan" would change what every context block tells every agent to pursue, with nothing on the
+    card to say the words are no longer theirs. The completion criteria are their words too, and
+    the sharper case: an agent that did the work could lower the bar ("tests pass" to "a draft
+    exists") and then claim the goal done against criteria it wrote. The type says what kind of
+    word it is (a goal, a commitment, a risk, a question; a risk expires and alerts where a goal
+    is overdue), and the structured value is the same statement in structured form. Priority, due
+    date, stakeholders, note and hold/resume stay open to an agent with write access (they are
+    reversible and the log names who did them); the words, like the goal's end and its owner,
+    are the person's to change. A field set to what it already is changes nothing and passes."""
+    changed = [f for f in PERSONS_WORDS if f in changes and changes[f] != _current(intent, f)]
+    if not changed:
+        return
     person = refused_person(rt, intent)
     if person is None:
         return
+    fields = " and ".join(PERSONS_WORDS[f][0] for f in changed)
+    flags = " ".join(PERSONS_WORDS[f][1] for f in changed if PERSONS_WORDS[f][1])
+    how = f"`intently goal edit {intent.id} {flags}`" if flags else f"`goals.edit({intent.id!r}, structured_value=...)`"
     raise PermissionDenied(
-        f"{rt.actor} cannot change the {field} of {intent_label(intent.id)} (owner: {intent.owner or 'none'}): "
-        f"it is {person}'s goal, and its words are theirs, not an agent's; propose the new wording to {person}, "
-        f"who runs `intently goal edit {intent.id} --text TEXT` (or supersedes it)"
+        f"{rt.actor} cannot change the {fields} of {intent_label(intent.id)} (owner: {intent.owner or 'none'}): "
+        f"it is {person}'s goal, and its words are theirs, not an agent's; propose the change to {person}, "
+        f"who runs {how} (or supersedes it)"
     )
+
+
+def _current(intent: Intent, field: str) -> Any:
+    """The stored value of INTENT_UPDATE's ``field`` on ``intent``, as ``changes`` spells it."""
+    if field == "intent_type":
+        return intent.intent_type.value
+    return getattr(intent, field)

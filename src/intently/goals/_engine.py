@@ -647,8 +647,7 @@ class Goals:
             guard_candidate(self._rt, intent, "edit")
             if "owner" in changes:
                 guard_owner_change(self._rt, intent, changes["owner"])
-            if "value" in changes and changes["value"] != intent.value:
-                guard_persons_words(self._rt, intent, "text")
+            guard_persons_words(self._rt, intent, changes)
             if awaiting_review and intent.epistemic_type is not EpistemicType.INFERRED:
                 raise InvalidTransition(
                     f"review of {intent_label(intent.id)}",

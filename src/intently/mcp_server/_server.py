@@ -184,8 +184,9 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
     @server.tool(
         description=(
             'Change a goal\'s text, type, priority, owner, due date or context note ("-" empties the owner, '
-            "due date or note). The owner of a person's goal is theirs to change (`intently goal edit ID --owner "
-            "NAME`). With expected_version, the edit fails if someone changed the goal since that version."
+            "due date or note). The owner, text and type of a person's goal (one they added, endorsed or own) are "
+            "theirs to change (`intently goal edit ID --owner NAME`, `--text TEXT`, `--type TYPE`): propose the "
+            "change to them. With expected_version, the edit fails if someone changed the goal since that version."
         )
     )
     @_as_tool_error
