@@ -491,3 +491,43 @@ def test_a_reader_cannot_test_or_fire_a_turn_as_another_sender_over_http(api: Ap
     with api.client(api.token("user:alice")) as c:  # the owner relays Bob's turn
         answer = c.post("/v1/namespaces/proj/triggers/test", json=turn)
         assert [h["id"] for h in answer.json()["shown"]] == [made.id]
+
+
+def _engine_calls_offered() -> set[tuple[str, str]]:
+    """Every (engine, method) an HTTP route, an MCP tool or resource, or a context section calls:
+    the routes' ``run_engine(view, ENGINE, METHOD, ...)`` read from their source, the MCP
+    server's tables and the context block's sections."""
+    import ast
+    import inspect
+
+    from intently import context
+    from intently.mcp_server import RESOURCES, TOOLS
+    from intently.server import _engine_routes
+
+    offered: set[tuple[str, str]] = set()
+    for node in ast.walk(ast.parse(inspect.getsource(_engine_routes))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_engine":
+            engine, method = node.args[1], node.args[2]
+            assert isinstance(engine, ast.Constant) and isinstance(method, ast.Constant), ast.dump(node)
+            offered.add((str(engine.value), str(method.value)))
+    offered |= {pair for pair in TOOLS.values() if pair != ("gate", "bridge")}  # the bridge is the hooks' gate
+    offered |= set(RESOURCES.values())
+    offered |= set(context._ENGINE_OF.values())
+    return offered
+
+
+def test_engines_lists_every_engine_call_the_routes_and_tools_make(api: Api) -> None:
+    """GET /v1/engines left out what the goals routes call beyond the first few (get, cancel,
+    archive and the completion-claim calls claim/confirm/reject), so a client asking "does this
+    build let me claim completion?" was told nothing. Now the description is held to the
+    routes, the MCP tools and the context sections: each call they make is listed, and on this
+    full build each is there."""
+    with api.client(api.token("user:alice")) as c:
+        described = c.get("/v1/engines").json()
+    offered = _engine_calls_offered()
+    assert ("goals", "claim_completion") in offered and ("goals", "get") in offered  # the reading works
+    listed = {(engine, method) for engine, methods in described.items() for method in methods}
+    assert sorted(offered - listed) == []
+    assert all(described[engine][method] for engine, method in offered)
+    for method in ("claim_completion", "confirm_completion", "reject_completion"):
+        assert described["goals"][method] is True

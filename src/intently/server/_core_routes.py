@@ -22,8 +22,28 @@ router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES)
 Limit = Annotated[int, Query(ge=1, le=500, description="Page size.")]
 After = Annotated[int, Query(ge=0, le=2**53, description="Cursor: the last sequence number already seen.")]
 
+#: What ``GET /v1/engines`` describes: every engine call a route, an MCP tool or a context section
+#: makes (``tests/server/test_engine_routes.py`` holds it to them, so a new route cannot be left
+#: out, as the goals' get, cancel, archive and completion-claim calls once were). Extend, never
+#: rename: clients read these keys.
 _ENGINE_METHODS = {
-    "goals": ("bundle", "add", "list_intents", "edit", "complete", "review_queue", "promote", "dismiss", "endorse"),
+    "goals": (
+        "bundle",
+        "add",
+        "list_intents",
+        "edit",
+        "complete",
+        "review_queue",
+        "promote",
+        "dismiss",
+        "endorse",
+        "get",
+        "cancel",
+        "archive",
+        "claim_completion",
+        "confirm_completion",
+        "reject_completion",
+    ),
     "triggers": ("match", "add", "list", "cancel", "test"),
     "requirements": ("select", "list", "scan"),
     "gate": ("gate", "approve"),
