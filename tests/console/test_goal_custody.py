@@ -115,3 +115,31 @@ def test_an_endorsed_card_names_who_endorsed_it_and_when(tab: Any, fresh: Served
     provenance = _card(tab, "GOAL", "Refactor the billing module").locator(".provenance").inner_text()
     when = event["time"]
     assert f"endorsed by user:alice {when[:10]} {when[11:16]} UTC" in provenance, provenance
+
+
+def test_a_card_names_who_held_a_goal_and_who_resumed_it(tab: Any, fresh: Served) -> None:
+    """An agent with write access may hold a person's goal (reversible), and `goal show` and
+    the API say who did, but the board's card said nothing: the goal just moved to ON HOLD.
+    The card now names who held it, when and why, and, once resumed, who resumed it."""
+    ix = fresh.ix
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    launch = next(g for g in ix.goals.list_intents() if g.value == "Ship the billing v2 launch")
+    held = ix.as_actor("agent:claude").goals.hold(launch.id, reason="waiting on the security review")
+    assert held.hold is not None and held.hold["by"] == "agent:claude"  # what the API and --json carry
+    ix.checkpoint()
+    (event,) = [e for e in ix.goals.get(launch.id).events if e["payload"].get("to_state") == "ON_HOLD"]
+    when = event["time"]
+    _login(tab, fresh, fresh.tokens["user:alice"])
+    card = (
+        tab.locator("#col-ON_HOLD").locator("xpath=..").get_by_role("article", name="GOAL: Ship the billing v2 launch")
+    )
+    shown = card.locator(".hold").inner_text()
+    assert shown == f"held by agent:claude {when[:10]} {when[11:16]} UTC: waiting on the security review", shown
+
+    ix.goals.resume(launch.id)
+    ix.checkpoint()
+    tab.reload()
+    resumed = _card(tab, "GOAL", "Ship the billing v2 launch").locator(".hold").inner_text()
+    assert resumed.startswith("resumed by user:alice "), resumed
+    other = _card(tab, "OPEN QUESTION", "Which region hosts the ledger?")
+    assert other.locator(".hold").count() == 0  # never held: nothing to say

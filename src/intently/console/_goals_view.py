@@ -11,6 +11,8 @@ confidence, who asserted it, the evidence ids), so a person can tell their own w
 agent's reading. A goal an agent or a tool asserted carries **Endorse** (``goals.endorse``:
 the person makes it their own word) when the console's actor is a person: the library refuses
 it to anyone else, so it is not offered to them; an endorsed card names who endorsed it and when.
+A card on hold names who held it, when and why, and a resumed one who resumed it (an agent with
+write access may hold a person's goal, so the board says who did, as ``goal show`` does).
 For the same reason an agent's session is not offered **Complete** on a person's goal
 (:func:`intently.goals.person_of`), and only a person is offered **Cancel** (which asks first)
 and, on a goal an agent claims is done, **Confirm done** / **Reject claim**
@@ -71,6 +73,7 @@ def _row(intent: Any) -> dict[str, Any]:
         "events": list(getattr(intent, "events", ()) or ()),
         "claim": getattr(intent, "completion_claim", None),
         "endorsement": getattr(intent, "endorsement", None),
+        "hold": getattr(intent, "hold", None),
     }
 
 

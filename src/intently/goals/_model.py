@@ -29,6 +29,7 @@ __all__ = [
     "check_transition",
     "initial_confidence",
     "intent_label",
+    "last_hold",
     "open_claim",
     "parse_enum",
 ]
@@ -247,6 +248,21 @@ def open_claim(state: IntentState, events: Sequence[dict[str, Any]]) -> dict[str
     return claim
 
 
+def last_hold(state: IntentState, events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The hold or resume (an INTENT_TRANSITION carrying ``by``) that left the intent in
+    ``state``, from its events (oldest first), or None when the last one led elsewhere."""
+    for event in reversed(events):
+        payload = event.get("payload") or {}
+        if event.get("kind") != "INTENT_TRANSITION" or "by" not in payload:
+            continue
+        to = payload.get("to_state")
+        if to != state.value or to not in (IntentState.ON_HOLD.value, IntentState.ACTIVE.value):
+            return None
+        action = "held" if to == IntentState.ON_HOLD.value else "resumed"
+        return {"action": action, "by": payload["by"], "at": event.get("time"), "reason": payload.get("reason")}
+    return None
+
+
 def intent_label(intent_id: str) -> str:
     """``intent 0190...``: refusals name the intent, so a script or a batch knows which one."""
     return f"intent {intent_id}" if intent_id else "intent"
@@ -315,6 +331,10 @@ class Intent:
     (``goals._claims``)."""
     endorsement: dict[str, str] | None = field(default=None)
     """Who endorsed this intent as their own word and when (``by``, ``at``), or None."""
+    hold: dict[str, Any] | None = field(default=None)
+    """Who put this intent in its current state by holding it (ON_HOLD) or resuming it (ACTIVE),
+    when and why (``action``: ``held`` or ``resumed``, ``by``, ``at``, ``reason``), or None: an
+    agent may hold a person's goal, so every reader (the console's card too) says who did."""
 
     @property
     def text(self) -> str:
@@ -364,6 +384,7 @@ class Intent:
             "blocked_by": [dict(b) for b in self.blocked_by],
             "completion_claim": dict(self.completion_claim) if self.completion_claim else None,
             "endorsement": dict(self.endorsement) if self.endorsement else None,
+            "hold": dict(self.hold) if self.hold else None,
         }
 
 

@@ -26,6 +26,7 @@ from ._model import (
     Priority,
     SourceType,
     Summary,
+    last_hold,
     open_claim,
 )
 from ._text import terms_of
@@ -461,6 +462,7 @@ def load_intents(tx: Transaction, rows: list[Row], now: datetime) -> list[Intent
             _intent(r, now, deps[r["id"]], blocks[r["id"]], evidence[r["id"]], stuck[r["id"]]),
             completion_claim=open_claim(IntentState(r["state"]), claim_events[r["id"]]),
             endorsement=_endorsement(claim_events[r["id"]]),
+            hold=last_hold(IntentState(r["state"]), claim_events[r["id"]]),
         )
         for r in rows
     ]
