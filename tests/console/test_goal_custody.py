@@ -17,7 +17,7 @@ from intently import Actor, Permission
 from intently.goals import CompletionClaimed, IntentState
 from intently.server import TokenStore
 
-from .conftest import Served
+from .conftest import Served, open_tab
 from .test_goal_provenance import _login, post_form
 
 pytestmark = pytest.mark.timeout(120)
@@ -143,3 +143,42 @@ def test_a_card_names_who_held_a_goal_and_who_resumed_it(tab: Any, fresh: Served
     assert resumed.startswith("resumed by user:alice "), resumed
     other = _card(tab, "OPEN QUESTION", "Which region hosts the ledger?")
     assert other.locator(".hold").count() == 0  # never held: nothing to say
+
+
+def test_an_agents_session_claims_a_persons_goal_done_with_a_note_and_the_person_decides(
+    tab: Any, browser: Any, fresh: Served
+) -> None:
+    """An agent's session had no way on the board to say a person's goal was done: Complete was
+    (rightly) not offered, and nothing took its place. It is offered **Claim done** with a note
+    on the person's goal (Complete still on its own), the claim shows on the card with the
+    note, the goal stays ACTIVE, and the person's session confirms it from the card."""
+    ix = fresh.ix
+    ix.access.grant(Actor.parse("agent:claude"), Permission.WRITE)
+    launch = next(g for g in ix.goals.list_intents() if g.value == "Ship the billing v2 launch")
+    ix.as_actor("agent:claude").goals.add("Refactor the billing module")
+    ix.checkpoint()
+    _login(tab, fresh, TokenStore(ix).create("agent:claude").token)
+    assert tab.get_by_role("button", name="Complete: Ship the billing v2 launch").count() == 0  # alice's
+    assert tab.get_by_role("button", name="Claim done: Refactor the billing module").count() == 0  # its own
+    assert tab.get_by_role("button", name="Complete: Refactor the billing module").count() == 1
+    card = _card(tab, "GOAL", "Ship the billing v2 launch")
+    card.get_by_label("What was done").fill("deployed to production, smoke tests green")
+    card.get_by_role("button", name="Claim done: Ship the billing v2 launch").click()
+    tab.wait_for_selector(".flash.ok:has-text('Claimed')")
+    kept = ix.goals.get(launch.id)
+    assert kept.state is IntentState.ACTIVE and kept.completion_claim is not None
+    assert (kept.completion_claim["claimed_by"], kept.completion_claim["note"]) == (
+        "agent:claude",
+        "deployed to production, smoke tests green",
+    )
+    (op,) = ix.log.read("proj", op="COMPLETION_CLAIMED", target=launch.id)
+    assert op.actor == "agent:claude"
+    shown = _card(tab, "GOAL", "Ship the billing v2 launch").locator(".claim").inner_text()
+    assert "Completion claimed by agent:claude" in shown and "smoke tests green" in shown
+
+    for alice in open_tab(browser):
+        _login(alice, fresh, fresh.tokens["user:alice"])
+        assert "smoke tests green" in _card(alice, "GOAL", "Ship the billing v2 launch").locator(".claim").inner_text()
+        alice.get_by_role("button", name="Confirm done: Ship the billing v2 launch").click()
+        alice.wait_for_selector(".flash.ok:has-text('Confirmed')")
+    assert ix.goals.get(launch.id).state is IntentState.COMPLETED

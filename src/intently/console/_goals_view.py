@@ -14,9 +14,10 @@ it to anyone else, so it is not offered to them; an endorsed card names who endo
 A card on hold names who held it, when and why, and a resumed one who resumed it (an agent with
 write access may hold a person's goal, so the board says who did, as ``goal show`` does).
 For the same reason an agent's session is not offered **Complete** on a person's goal
-(:func:`intently.goals.person_of`), and only a person is offered **Cancel** (which asks first)
-and, on a goal an agent claims is done, **Confirm done** / **Reject claim**
-(``goals.confirm_completion`` / ``goals.reject_completion``).
+(:func:`intently.goals.refused_person`): it is offered **Claim done** with a note instead
+(``goals.claim_completion``), which shows on the card as the claim the person decides. Only a
+person is offered **Cancel** (which asks first) and, on a goal an agent claims is done,
+**Confirm done** / **Reject claim** (``goals.confirm_completion`` / ``goals.reject_completion``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from starlette.responses import HTMLResponse, Response
 from ..access import Permission
 from ..context import run_engine
 from ..core.clock import format_time
-from ..goals import person_of
+from ..goals import person_of, refused_person
 from ._graph import layout
 from ._paging import PAGE, Offset, page_of, pager
 from ._web import CsrfField, act, attempt, checked_page, console_of, page_for, render
@@ -49,8 +50,10 @@ BOARD_PAGE = PAGE
 RISKS_SHOWN = 50
 
 
-def _row(intent: Any) -> dict[str, Any]:
-    """The fields the templates show, read by name (the engine's ``Intent``)."""
+def _row(intent: Any, runtime: Any = None) -> dict[str, Any]:
+    """The fields the templates show, read by name (the engine's ``Intent``). With the session's
+    ``runtime``, ``claimable``: the goal is a person's the session's actor may not complete
+    itself, so it is offered **Claim done** instead of **Complete**."""
     return {
         "id": str(intent.id),
         "version": int(intent.version),
@@ -74,6 +77,7 @@ def _row(intent: Any) -> dict[str, Any]:
         "claim": getattr(intent, "completion_claim", None),
         "endorsement": getattr(intent, "endorsement", None),
         "hold": getattr(intent, "hold", None),
+        "claimable": runtime is not None and refused_person(runtime, intent) is not None,
     }
 
 
@@ -97,7 +101,7 @@ def goals_page(request: Request, namespace: str, type: str = "", offset: Offset 
     page = page_for(request, namespace)
     listed = attempt(page.view, "goals", "list_intents")
     queue = attempt(page.view, "goals", "review_queue")
-    intents = [_row(i) for i in listed.value] if listed.ok else []
+    intents = [_row(i, page.view.runtime) for i in listed.value] if listed.ok else []
     board_items = [i for i in intents if i["epistemic"] != "INFERRED"]
     by_id = {i["id"]: i for i in intents}
     for item in intents:
@@ -237,6 +241,22 @@ def complete(
 ) -> Response:
     done = "Completed: it leaves the active board and agents are no longer told to pursue it."
     return _form_action(request, namespace, csrf, "complete", intent_id, done, anchor="", expected_version=version)
+
+
+@router.post("/ns/{namespace}/goals/{intent_id}/claim")
+def claim(
+    request: Request,
+    namespace: str,
+    intent_id: str,
+    version: Annotated[int | None, Form()] = None,
+    note: Annotated[str, Form(max_length=2000)] = "",
+    csrf: CsrfField = "",
+) -> Response:
+    """An agent's session says a person's goal is done: the claim (with its note) shows on the
+    card for the person to confirm or reject; the goal stays open until they do."""
+    done = "Claimed: the goal stays open until its person confirms or rejects your claim on its card."
+    fields = {"expected_version": version, "note": note.strip() or None}
+    return _form_action(request, namespace, csrf, "claim_completion", intent_id, done, anchor="", **fields)
 
 
 @router.post("/ns/{namespace}/goals/{intent_id}/endorse")

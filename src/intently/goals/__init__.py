@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._bundle import Bundle, BundleItem, Omitted
 from ._claims import CompletionClaimed
-from ._custody import person_of
+from ._custody import person_of, refused_person
 from ._decay import DecayProfile
 from ._engine import CLEAR, Goals
 from ._graph import MAX_DEPTH, MAX_FAN_IN, DependencyCycle, DependencyLimit, check_new_edge
@@ -55,4 +55,5 @@ __all__ = [
     "Summary",
     "check_new_edge",
     "person_of",
+    "refused_person",
 ]
