@@ -25,7 +25,7 @@ SCHEMA_VERSIONS: dict[str, int] = {
     "goals": 1,
     "triggers": 1,
     "requirements": 2,
-    "gate": 4,
+    "gate": 5,
 }
 
 ENGINES: tuple[str, ...] = (

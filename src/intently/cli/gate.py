@@ -1,4 +1,4 @@
-"""``intently gate ...`` (check, contracts, resolve, runs, explain, approve, export, verify-trace, bundle,
+"""``intently gate ...`` (check, contracts, resolve, runs, explain, approve, close, export, verify-trace, bundle,
 vocab suggest) and the top-level ``intently gateway -- <upstream MCP server command>``."""
 
 from __future__ import annotations
@@ -235,6 +235,17 @@ def approve(
     emit({"approved": d.id, "tool": d.tool, "action_hash": d.action_hash}, as_json)
 
 
+@gate_app.command("close")
+def close(
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="The run (session) id, or one of its decisions' ids.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Close a run: nothing more is logged for it, and its trace (`gate export`) then proves it is complete."""
+    with open_home(ctx) as ix:
+        emit(ix.gate.close_run(run), as_json)
+
+
 @gate_app.command("export")
 def export(
     ctx: typer.Context,
@@ -278,8 +289,10 @@ def verify_trace_cmd(
 
     Each operation's inclusion proof is checked against the signed checkpoint the trace carries;
     a trace without them (an older export) verifies with a warning, unless a since-retired key
-    signed it (refused: the key may have leaked; --allow-unbound accepts it)."""
-    from ..gate import UnboundTraceWarning, verify_trace
+    signed it (refused: the key may have leaked; --allow-unbound accepts it). A trace that leaves
+    an operation of its run out is refused; `complete` says whether it holds the whole run (a
+    closed run's, see `gate close`), `completeness` why."""
+    from ..gate import IncompleteTraceWarning, UnboundTraceWarning, verify_trace
     from ..log import KeyRing
 
     if not keys.exists():
@@ -291,6 +304,7 @@ def verify_trace_cmd(
     with warnings.catch_warnings():
         if not as_json:  # the printed result says it (its `warnings`); stderr need not say it again
             warnings.simplefilter("ignore", UnboundTraceWarning)
+            warnings.simplefilter("ignore", IncompleteTraceWarning)
         result = verify_trace(
             _read_json(trace), KeyRing.load_public(keys), allow_unbound=allow_unbound, consistency=proofs
         )

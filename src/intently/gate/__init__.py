@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._bundle import BUNDLE_FILES, Bundle, default_bundle, load_private_key, load_public_key, sign_bundle
 from ._contracts import Contract, ContractSet, FieldSpec, Role, SideEffect, ToolDefinition
 from ._decision import Decision, Level
-from ._engine import TABLES, GateEngine, UnboundTraceWarning, verify_trace
+from ._engine import TABLES, GateEngine, IncompleteTraceWarning, UnboundTraceWarning, verify_trace
 from ._gate import Gate, Session, action_hash
 from ._intent import Clause, Proposer, ResolvedRequest, resolve
 from ._journal import Journal, MemoryJournal
@@ -35,6 +35,7 @@ __all__ = [
     "FieldSpec",
     "Gate",
     "GateEngine",
+    "IncompleteTraceWarning",
     "Journal",
     "Ledger",
     "Level",

@@ -12,6 +12,7 @@ import base64
 import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
@@ -53,7 +54,7 @@ from ._prompts import (
 if TYPE_CHECKING:
     from .._runtime import Runtime
 
-__all__ = ["GateEngine", "UnboundTraceWarning", "verify_trace"]
+__all__ = ["GateEngine", "IncompleteTraceWarning", "UnboundTraceWarning", "verify_trace"]
 
 POLICY_VERSION = "gate@1"
 TRACE_FORMAT = "intently-gate-trace/2"  # /2 signs the time of signing (see verify_trace)
@@ -107,6 +108,22 @@ register_migration(
     "ALTER TABLE gate_sessions ADD COLUMN unplaced_at TEXT",
     description="a run opened on prompts keeps their numbers (ranges), not their joined text: linear in the prompts",
 )
+
+register_migration(
+    "gate",
+    5,
+    # Each run's place in its chain of operations (see _place): how many it has logged, the
+    # seq of the last one, and when it was closed. NULL for a run logged before: its
+    # operations carry no place, so a trace of it cannot prove it holds them all.
+    "ALTER TABLE gate_sessions ADD COLUMN chain_n INTEGER",
+    "ALTER TABLE gate_sessions ADD COLUMN chain_last INTEGER",
+    "ALTER TABLE gate_sessions ADD COLUMN closed_at TEXT",
+    description="each run's operations chained (count, last seq) and its closing: a trace proves it is complete",
+)
+
+#: The operation that closes a run: nothing of the run is logged after it, so a trace holding
+#: the run's chain up to it holds all of the run (verify_trace).
+CLOSED_OP = "GATE_RUN_CLOSED"
 
 #: How many of a namespace's newest runs a new opening looks through for the one it continues
 #: (the previous run of the same conversation; others interleave when several sessions share a
@@ -244,9 +261,10 @@ def _apply_session(tx: Transaction, op: Operation) -> None:
         if at is not None:
             places = json.dumps(at)
             resolved.pop("unplaced", None)
+    chained = isinstance(p.get("chain"), dict)
     tx.execute(
-        "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started, prompts, unplaced_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO gate_sessions (id, namespace, actor, request, resolved, bundle, started, prompts, unplaced_at, "
+        "chain_n, chain_last) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             op.target,
             op.stream,
@@ -257,8 +275,20 @@ def _apply_session(tx: Transaction, op: Operation) -> None:
             op.time,
             prompts,
             places,
+            1 if chained else None,
+            op.seq if chained else None,
         ),
     )
+
+
+def _advance(tx: Transaction, op: Operation, run_id: str) -> None:
+    """Move run ``run_id``'s chain to ``op`` (one of its operations), as its payload places it:
+    the row is the log's projection, so a replay chains the runs alike."""
+    place = op.payload.get("chain")
+    if isinstance(place, dict):
+        tx.execute(
+            "UPDATE gate_sessions SET chain_n = ?, chain_last = ? WHERE id = ?", (int(place["n"]), op.seq, run_id)
+        )
 
 
 def _session_row(tx: Transaction, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -267,6 +297,8 @@ def _session_row(tx: Transaction, row: Mapping[str, Any]) -> dict[str, Any]:
     stored in (a literal request, or prompt numbers); the storage columns are not shown."""
     session = dict(row)
     prompts, places = session.pop("prompts", None), session.pop("unplaced_at", None)
+    for column in ("chain_n", "chain_last", "closed_at"):  # the chain is the log's, read from a trace's operations
+        session.pop(column, None)
     resolved = json.loads(str(session["resolved"]))
     if prompts is not None:
         texts: list[str] = []
@@ -294,6 +326,7 @@ def _apply_observed(tx: Transaction, op: Operation) -> None:
         "INSERT INTO gate_observations (session_id, label, tool, sha256, observed_at) VALUES (?, ?, ?, ?, ?)",
         (op.target, p["label"], p["tool"], p["sha256"], op.time),
     )
+    _advance(tx, op, op.target)
 
 
 def _apply_decided(tx: Transaction, op: Operation) -> None:
@@ -322,6 +355,7 @@ def _apply_decided(tx: Transaction, op: Operation) -> None:
             d.approval_used,
         ),
     )
+    _advance(tx, op, d.session_id)
 
 
 def _apply_approved(tx: Transaction, op: Operation) -> None:
@@ -330,6 +364,7 @@ def _apply_approved(tx: Transaction, op: Operation) -> None:
         "INSERT INTO gate_approvals (decision_id, session_id, action_hash, approved_by, approved_at) VALUES (?, ?, ?, ?, ?)",
         (op.target, p["session_id"], p["action_hash"], op.actor, op.time),
     )
+    _advance(tx, op, str(p["session_id"]))
 
 
 register_applier(PROMPT_OP, _apply_prompt)
@@ -346,6 +381,7 @@ def _apply_denied(tx: Transaction, op: Operation) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (op.target, p["session_id"], p["action_hash"], op.actor, op.time, DENIED, op.time),
     )
+    _advance(tx, op, str(p["session_id"]))
 
 
 register_applier("GATE_DENIED", _apply_denied)
@@ -369,9 +405,19 @@ def _apply_postconditions(tx: Transaction, op: Operation) -> None:
                 op.time,
             ),
         )
+    _advance(tx, op, op.target)
 
 
 register_applier("GATE_POSTCONDITIONS_CHECKED", _apply_postconditions)
+
+
+def _apply_closed(tx: Transaction, op: Operation) -> None:
+    """The run is closed: its chain ends here (HomeJournal refuses anything of it after)."""
+    tx.execute("UPDATE gate_sessions SET closed_at = ? WHERE id = ?", (op.time, op.target))
+    _advance(tx, op, op.target)
+
+
+register_applier(CLOSED_OP, _apply_closed)
 
 #: The operations that say how a run's decisions were made and settled (``GateEngine.run``).
 _SETTLING_OPS = ("GATE_DECIDED", "GATE_APPROVED", "GATE_DENIED")
@@ -392,8 +438,13 @@ class HomeJournal:
         self._ns = namespace
         self._pv = policy_version
 
-    def _append(self, tx: Transaction, op: str, target: str, payload: dict[str, Any]) -> Operation:
+    def _append(
+        self, tx: Transaction, op: str, target: str, payload: dict[str, Any], *, run: str | None = None
+    ) -> Operation:
+        """Append ``op``; one of run ``run``'s operations also records its place in the run (:meth:`_place`)."""
         self._rt.access.require(self._rt.actor, self._ns, Permission.WRITE, tx)
+        if run is not None:
+            payload = {**payload, **self._place(tx, op, run)}
         return self._rt.log.append(
             tx,
             namespace=self._ns,
@@ -404,6 +455,29 @@ class HomeJournal:
             policy_version=self._pv,
         )
 
+    @staticmethod
+    def _place(tx: Transaction, op: str, run: str) -> dict[str, Any]:
+        """``{"chain": {"run", "n", "prev"}}``: the operation is the run's ``n``-th, after the one
+        at seq ``prev`` (none for the opening, ``n`` 1). The payload is in the operation's leaf,
+        so a signed tree commits to each operation's place: a trace that leaves one of the run's
+        operations out shows a gap (the next one's ``prev`` is not in it), whoever re-signs it,
+        and a closed run's last operation is its closing (see :func:`verify_trace`). One row
+        read by primary key, in the write transaction that holds the store's write lock (so
+        two processes adding to one run cannot both take the same place). A run logged before
+        the chain (its row's ``chain_n`` NULL) stays unchained; a closed run takes nothing more."""
+        if op == OPENED_OP:
+            return {"chain": {"run": run, "n": 1, "prev": None}}
+        row = tx.one("SELECT chain_n, chain_last, closed_at FROM gate_sessions WHERE id = ?", (run,))
+        if row is None:
+            return {}
+        if row["closed_at"] is not None:
+            raise InvalidTransition(
+                "gate run", "closed", op, detail=f"run {run} was closed at {row['closed_at']}; open a new run"
+            )
+        if row["chain_n"] is None:
+            return {}
+        return {"chain": {"run": run, "n": int(row["chain_n"]) + 1, "prev": int(row["chain_last"])}}
+
     def open_session(self, session_id: str, info: dict[str, Any]) -> None:
         """Log the run's opening; a request that came as prompts (``request_parts``) is logged
         as their hashes, each prompt's text logged once in this namespace, here if not yet
@@ -411,7 +485,7 @@ class HomeJournal:
         not the N joins of 1, 2, ..., N of them."""
         with self._rt.store.transaction() as tx:
             payload = self._opening(tx, info)
-            _apply_session(tx, self._append(tx, "GATE_SESSION_OPENED", session_id, payload))
+            _apply_session(tx, self._append(tx, "GATE_SESSION_OPENED", session_id, payload, run=session_id))
 
     def _opening(self, tx: Transaction, info: dict[str, Any]) -> dict[str, Any]:
         request, resolved, parts = str(info["request"]), dict(info["resolved"]), info.get("request_parts")
@@ -486,7 +560,7 @@ class HomeJournal:
         with self._rt.store.transaction() as tx:
             self._own_session(tx, session_id)
             payload = {"tool": tool, "label": label, "sha256": sha256}
-            _apply_observed(tx, self._append(tx, "GATE_OUTPUT_OBSERVED", session_id, payload))
+            _apply_observed(tx, self._append(tx, "GATE_OUTPUT_OBSERVED", session_id, payload, run=session_id))
 
     def decided(self, decision: Decision) -> None:
         with self._rt.store.transaction() as tx:
@@ -495,7 +569,8 @@ class HomeJournal:
                 used = tx.scalar("SELECT used_by FROM gate_approvals WHERE decision_id = ?", (decision.approval_used,))
                 if used is not None:
                     raise InvalidTransition("approval", "used", "used")
-            _apply_decided(tx, self._append(tx, "GATE_DECIDED", decision.id, {"decision": decision.to_json()}))
+            payload = {"decision": decision.to_json()}
+            _apply_decided(tx, self._append(tx, "GATE_DECIDED", decision.id, payload, run=decision.session_id))
 
     def decision(self, decision_id: str) -> Decision:
         with self._rt.store.transaction(write=False) as tx:
@@ -521,18 +596,29 @@ class HomeJournal:
         with self._rt.store.transaction() as tx:
             _require_unsettled(tx, decision.id, "approved")
             payload = {"session_id": decision.session_id, "action_hash": decision.action_hash}
-            _apply_approved(tx, self._append(tx, "GATE_APPROVED", decision.id, payload))
+            _apply_approved(tx, self._append(tx, "GATE_APPROVED", decision.id, payload, run=decision.session_id))
 
     def deny(self, decision: Decision, reason: str) -> None:
         with self._rt.store.transaction() as tx:
             _require_unsettled(tx, decision.id, "denied")
             payload = {"session_id": decision.session_id, "action_hash": decision.action_hash, "reason": reason}
-            _apply_denied(tx, self._append(tx, "GATE_DENIED", decision.id, payload))
+            _apply_denied(tx, self._append(tx, "GATE_DENIED", decision.id, payload, run=decision.session_id))
 
     def postconditions(self, session_id: str, results: list[dict[str, Any]]) -> None:
         with self._rt.store.transaction() as tx:
             payload = {"results": [postcondition_record(r) for r in results]}
-            _apply_postconditions(tx, self._append(tx, "GATE_POSTCONDITIONS_CHECKED", session_id, payload))
+            _apply_postconditions(
+                tx, self._append(tx, "GATE_POSTCONDITIONS_CHECKED", session_id, payload, run=session_id)
+            )
+
+    def close(self, session_id: str) -> None:
+        """Log that run ``session_id`` is over (``GATE_RUN_CLOSED``): the last operation of its
+        chain, so a trace of it proves it holds every operation of the run. Only the actor who
+        opened the run or a person closes it (closing refuses the run's later calls)."""
+        with self._rt.store.transaction() as tx:
+            if self._rt.actor.kind is not ActorKind.USER:
+                self._own_session(tx, session_id)
+            _apply_closed(tx, self._append(tx, CLOSED_OP, session_id, {}, run=session_id))
 
     def open_approval(self, session_id: str, action_hash: str) -> str | None:
         with self._rt.store.transaction(write=False) as tx:
@@ -594,6 +680,24 @@ class GateEngine:
             raise InvalidTransition("decision", str(decision.level), "denied")
         self._journal_of(decision).deny(decision, reason.strip()[:2000])
         return decision
+
+    def close_run(self, run_id: str) -> dict[str, Any]:
+        """Close run ``run_id`` (or the run of decision ``run_id``): nothing more is logged for it,
+        and a trace exported from now on proves it holds the whole run (see :func:`verify_trace`).
+        Closing twice is refused (:class:`InvalidTransition`)."""
+        with self._rt.store.transaction(write=False) as tx:
+            row = tx.one("SELECT id, namespace FROM gate_sessions WHERE id = ?", (run_id,))
+            if row is None:
+                row = tx.one("SELECT session_id AS id, namespace FROM gate_decisions WHERE id = ?", (run_id,))
+            if row is None or not self._rt.access.can(self._rt.actor, str(row["namespace"]), Permission.READ, tx):
+                raise NotFound(f"no gate run or decision {run_id}")
+        run, namespace = str(row["id"]), str(row["namespace"])
+        HomeJournal(self._rt, namespace, POLICY_VERSION).close(run)
+        with self._rt.store.transaction(write=False) as tx:
+            closed = tx.one("SELECT chain_n, closed_at FROM gate_sessions WHERE id = ?", (run,))
+        if closed is None:  # the row closed just now is gone: the table was changed outside the log
+            raise NotFound(f"no gate run {run}")
+        return {"run": run, "closed_at": closed["closed_at"], "operations": closed["chain_n"]}
 
     def _journal_of(self, decision: Decision) -> HomeJournal:
         """The journal of the namespace the decision's run was logged in (write is checked there)."""
@@ -1047,23 +1151,130 @@ def verify_trace(
         if inclusion is None
         else verify_included(ops, inclusion, keyring, origin=str(body["origin"]), consistency=consistency)
     )
-    warning = None
+    run_id = str(body["run"]["session"]["id"])
+    chain = _chain(ops, run_id)  # refuses a trace with a gap in its run's chain
+    found: list[str] = []
     if inclusion is None:
-        warning = (
-            f"trace of run {body['run']['session']['id']} carries no inclusion proofs (exported by an older "
+        found.append(
+            f"trace of run {run_id} carries no inclusion proofs (exported by an older "
             f"intently): its operations are bound to the log by the signature of key {key_id} alone, not to a "
             "signed tree head"
         )
-        warnings.warn(warning, UnboundTraceWarning, stacklevel=2)
+        warnings.warn(found[-1], UnboundTraceWarning, stacklevel=2)
+    complete, why = _completeness(chain, run_id, bound=inclusion is not None)
+    if chain is None or inclusion is None:  # not proven either way: said as the unbound warning is
+        found.append(f"completeness not proven: {why}")
+        warnings.warn(found[-1], IncompleteTraceWarning, stacklevel=2)
     return {
         "ok": True,
         "key_id": key_id,
-        "run": body["run"]["session"]["id"],
+        "run": run_id,
         "decisions": len(body["run"]["decisions"]),
         "bound": inclusion is not None,
         "checkpoints": [{"stream": cp.stream, "size": cp.size, "key_id": cp.key_id, "time": cp.time} for cp in anchors],
-        "warnings": [] if warning is None else [warning],
+        "warnings": found,
+        "complete": complete,
+        "completeness": why,
+        "run_operations": None if chain is None else len(chain),
+        "closed": chain is not None and str(chain[-1].get("op")) == CLOSED_OP,
     }
+
+
+def _chain(ops: Sequence[Mapping[str, Any]], run_id: str) -> list[Mapping[str, Any]] | None:
+    """The trace's operations of run ``run_id`` in their chain's order (``payload.chain``, see
+    HomeJournal._place), or ``None`` for a run logged before operations recorded their place.
+
+    Refuses (:class:`TableMismatch`, naming the place) a chain with a gap or a fork: operation
+    ``n`` must follow operation ``n - 1`` at the seq it names, the first being the run's opening;
+    an honest export holds the run's every operation, so a gap is one left out. Also refused: an
+    operation of a chained run that records no place (it would hide beside the chain)."""
+    places: dict[int, Mapping[str, Any]] = {}
+    mine: list[Mapping[str, Any]] = []
+    for op in ops:
+        payload = op.get("payload")
+        place = payload.get("chain") if isinstance(payload, Mapping) else None
+        if isinstance(place, Mapping) and place.get("run") == run_id:
+            n = _int_or(place.get("n"), 0)
+            if n < 1 or n in places:
+                raise TableMismatch(
+                    f"operation seq {op.get('seq')} of the trace's run {run_id} records place {place.get('n')!r} "
+                    "in the run, which is not a free place from 1 on"
+                )
+            places[n] = op
+        elif _of_run(op, run_id):
+            mine.append(op)
+    opening = places.get(1)
+    if opening is None or opening.get("op") != OPENED_OP or opening.get("target") != run_id:
+        if places:
+            raise TableMismatch(f"the trace's run {run_id} lacks operation 1 of its chain (its opening)")
+        return None  # logged before the chain: nothing to prove it by
+    if mine:
+        raise TableMismatch(
+            f"operation seq {mine[0].get('seq')} ({mine[0].get('op')}) of the trace's run {run_id} records no "
+            "place in the run's chain, which its opening starts"
+        )
+    chain = [places[n] for n in sorted(places)]
+    for before, op in pairwise(chain):
+        n, prev = op["payload"]["chain"]["n"], op["payload"]["chain"].get("prev")
+        if before.get("op") == CLOSED_OP:
+            raise TableMismatch(f"the trace's run {run_id} has operation {n} (seq {op.get('seq')}) after its closing")
+        if before["payload"]["chain"]["n"] != n - 1 or prev != before.get("seq"):
+            raise TableMismatch(
+                f"the trace of run {run_id} leaves out operation {n - 1} of the run: operation {n} (seq "
+                f"{op.get('seq')}) follows the one at seq {prev}, which the trace does not hold as operation {n - 1}; "
+                "an operation of the run was left out of the trace",
+                stream=str(op.get("namespace")),
+                seq=_int_or(prev, 0),
+            )
+    return chain
+
+
+def _of_run(op: Mapping[str, Any], run_id: str) -> bool:
+    """Whether ``op`` is one of run ``run_id``'s own operations (not a prompt or an earlier opening it names)."""
+    payload = op.get("payload")
+    if not isinstance(payload, Mapping):
+        return False
+    kind = op.get("op")
+    if kind in (OPENED_OP, "GATE_OUTPUT_OBSERVED", "GATE_POSTCONDITIONS_CHECKED", CLOSED_OP):
+        return bool(op.get("target") == run_id)
+    if kind == "GATE_DECIDED":
+        decision = payload.get("decision")
+        return isinstance(decision, Mapping) and decision.get("session_id") == run_id
+    if kind in ("GATE_APPROVED", "GATE_DENIED"):
+        return bool(payload.get("session_id") == run_id)
+    return False
+
+
+def _completeness(chain: Sequence[Mapping[str, Any]] | None, run_id: str, *, bound: bool) -> tuple[bool, str]:
+    """Whether the trace proves it holds every operation of its run, and why (what verify_trace
+    says as ``complete`` and ``completeness``). Proven only by a whole chain that ends in the
+    run's closing, each operation bound to a signed tree: the chain is in the leaves, so a key
+    holder who re-signs a cut trace cannot hide the cut, but without proofs the places rest on
+    the signature alone."""
+    if chain is None:
+        return False, (
+            f"run {run_id} was logged before intently recorded each operation's place in its run: the trace "
+            "proves each operation it holds, not that it holds all of them"
+        )
+    last = chain[-1]
+    if not bound:
+        return False, (
+            f"the places of run {run_id}'s {len(chain)} operation(s) rest on the trace's signature alone "
+            "(the trace is unbound): a key holder could have cut and re-signed it"
+        )
+    if last.get("op") == CLOSED_OP:
+        return (
+            True,
+            f"the trace holds all {len(chain)} operation(s) of run {run_id}, which was closed (seq {last.get('seq')})",
+        )
+    return False, (
+        f"complete up to operation {len(chain)} (seq {last.get('seq')}) at export; the run was open, so later "
+        "operations of it are not covered (close it with `intently gate close` and export again)"
+    )
+
+
+class IncompleteTraceWarning(UserWarning):
+    """A trace verified without proof that it holds every operation of its run (an older run, or unbound)."""
 
 
 class UnboundTraceWarning(UserWarning):

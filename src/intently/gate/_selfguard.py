@@ -42,7 +42,7 @@ CLI_COMMANDS: dict[str, frozenset[str]] = {
         frozenset[str](),
     ),
     "eval": frozenset({"agentdojo", "extraction", "requirements", "triggers"}),
-    "gate": frozenset({"approve", "bundle", "check", "contracts", "explain", "export", "resolve", "runs"})
+    "gate": frozenset({"approve", "bundle", "check", "close", "contracts", "explain", "export", "resolve", "runs"})
     | {"verify-trace", "vocab"},
     "goal": frozenset({"add", "archive", "bundle", "cancel", "confirm", "depend", "dismiss", "done", "edit"})
     | {"endorse", "hold", "list", "organise", "organize", "promote", "queue", "reject", "reopen", "resume", "show"}
