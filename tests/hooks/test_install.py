@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from intently import InvalidInput
+from intently import Intently, InvalidInput
 from intently.hooks import CLAUDE_EVENTS
 from intently.hooks._install import interpreter_command
 
-from .conftest import INTENTLY
+from .conftest import INTENTLY, event, run_command
 
 
 def _install(project: Path) -> subprocess.CompletedProcess[str]:
@@ -195,3 +196,23 @@ def test_the_posix_hook_command_is_one_word_to_sh(tmp_path: Path) -> None:
     python = str(tmp_path / "it's a venv" / "bin" / "python")
     command = interpreter_command(python, windows=False)
     assert _bash_words(command) == [python, "-m", "intently.hooks"]
+
+
+def test_install_before_init_warns_that_every_tool_call_will_be_blocked(tmp_path: Path) -> None:
+    """Hooks installed where no home is found block each tool call (fail closed); a new user who
+    ran `hook install` before `intently init` was told nothing and met an agent that could do nothing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}
+    argv = [INTENTLY, "hook", "install", "claude", "--project", str(tmp_path), "--json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr  # the hooks are installed all the same: `init` is the fix
+    assert json.loads(done.stdout)["home"] is None
+    (warning,) = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert str(tmp_path) in warning and "`intently init`" in warning and "blocked" in warning
+    read = event("PreToolUse", tmp_path, tool_name="Read", tool_input={"file_path": str(tmp_path / "a.py")})
+    assert run_command([INTENTLY, "hook", "claude"], read, cwd=tmp_path).returncode == 2  # what it warned of
+
+    Intently.init(tmp_path, actor="user:alice").close()
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["home"] == str(tmp_path / ".intently")
+    assert "warning" not in again.stderr

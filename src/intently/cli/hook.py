@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._common import JsonOpt, emit, open_home, out, state
+from ._common import JsonOpt, emit, err, open_home, out, state
 
 if TYPE_CHECKING:  # loaded by the commands that open a home, not by `intently --help`
     from .._intently import Intently
@@ -62,6 +62,7 @@ def _default_command() -> str:
 
 @hook_app.command("install")
 def install(
+    ctx: typer.Context,
     agent: Annotated[str, typer.Argument(help="The agent to install hooks for (claude).")],
     project: Annotated[Path, typer.Option(help="Project folder holding .claude/.")] = Path("."),
     command: Annotated[
@@ -71,13 +72,27 @@ def install(
 ) -> None:
     """Merge intently's hook entries into .claude/settings.json (keeps other hooks; safe to re-run)."""
     from ..core.errors import InvalidInput
+    from ..core.homedir import CONFIG_FILE, locate_home
     from ..hooks import install_claude
 
     if agent != "claude":
         raise InvalidInput(f"unknown agent {agent!r}; supported: claude", where="agent")
-    report = install_claude(project.resolve(), command or _default_command())
+    folder = project.resolve()
+    report = install_claude(folder, command or _default_command())
+    # The hooks find their home the way every command does, from Claude Code's working folder
+    # upward; with none there, each tool call is blocked (fail closed). Installed before
+    # `intently init`, or in the wrong folder, that would first show as an agent that can do
+    # nothing, so the install says it now (the hooks stay installed: `init` is the fix).
+    found = locate_home(folder, state(ctx).home)
+    home = str(found) if found is not None and (found / CONFIG_FILE).is_file() else None
+    if home is None:
+        err.print(
+            f"warning: no intently home (.intently/) in {folder} or above: until you run `intently init` "
+            "in the project, every tool call Claude Code makes here is blocked (the hooks fail closed)",
+            markup=False,
+        )
     emit(
-        report.to_json(),
+        {**report.to_json(), "home": home},
         as_json,
         lambda d: out.print(
             f"{d['settings']}: added {', '.join(d['added']) or 'none'}; updated {', '.join(d['updated']) or 'none'}\n"
