@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from intently import Actor, Intently, Permission
 from intently.server import TokenStore
 
 from .conftest import MAX_BODY, Api
 
 PROBLEM = "application/problem+json"
+INTENTLY = str(Path(sys.executable).parent / "intently")
 
 
 def test_health_needs_no_token(api: Api) -> None:
@@ -218,3 +225,35 @@ def test_a_json_body_without_the_json_content_type_says_so(api: Api) -> None:
         assert ok.status_code == 201
         wrong_shape = c.post("/v1/namespaces/proj/goals", json=[1])  # JSON, not an object: the plain message
         assert wrong_shape.status_code == 422 and "Content-Type" not in wrong_shape.json()["detail"]
+
+
+def test_a_token_for_an_actor_granted_nothing_is_flagged_when_created(api: Api, project: Path) -> None:
+    """The quick start's `token create --actor agent:ci` made a token that answered 404 to every
+    request (its actor held no grant) and said nothing; creating it now says so and names the grant."""
+
+    def create(actor: str) -> subprocess.CompletedProcess[str]:
+        argv = [INTENTLY, "--actor", "user:alice", "token", "create", "--actor", actor, "--json"]
+        return subprocess.run(argv, cwd=project, env=_env(), capture_output=True, text=True, timeout=60)
+
+    bare = create("agent:ci")
+    assert bare.returncode == 0, bare.stderr
+    (warning,) = [line for line in bare.stderr.splitlines() if line.startswith("warning:")]
+    assert "agent:ci holds no permission" in warning and "`intently grant agent:ci read`" in warning
+    with api.client(json.loads(bare.stdout)["token"]) as c:  # what it warned of
+        assert c.get("/v1/whoami").json()["namespaces"] == {}
+        assert c.get("/v1/namespaces/proj/goals").status_code == 404
+
+    granted = subprocess.run(
+        [INTENTLY, "--actor", "user:alice", "grant", "agent:ci", "read"], cwd=project, env=_env(), timeout=60
+    )
+    assert granted.returncode == 0
+    again = create("agent:ci")
+    assert again.returncode == 0 and "warning" not in again.stderr, again.stderr
+    with api.client(json.loads(again.stdout)["token"]) as c:
+        assert c.get("/v1/namespaces/proj/goals").status_code == 200
+    assert "warning" not in create("user:alice").stderr  # the owner holds every permission
+
+
+def _env() -> dict[str, str]:
+    """The CLI as a user runs it, against the test's home (and its database on PostgreSQL)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("INTENTLY_")}

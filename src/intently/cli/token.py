@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..core.actors import Actor
 from ..server import TokenStore  # light: registers the token operations' appliers for every CLI process
 from ._common import JsonOpt, emit, err, open_home, out, table
 
@@ -31,7 +32,21 @@ def create(
     The token is printed once and never stored."""
     with open_home(ctx) as ix:
         issued = TokenStore(ix).create(actor, label=label, expires=expires)
-    data = issued.to_json()
+        data = issued.to_json()
+        # A token carries its actor's grants and nothing else: for an actor granted nothing yet
+        # (a new agent, a teammate) every request answers 404, worded as "not found" so as not
+        # to leak which namespaces exist. Said here, where the fix is one command away.
+        holder = Actor.parse(str(data["actor"]))
+        readable = ix.access.readable_namespaces(holder)
+        namespace = ix.namespace
+    if not readable:
+        err.print(
+            f"warning: {holder} holds no permission in any namespace, so this token reads nothing "
+            f"(every request answers 404) until you grant one: `intently grant {holder} read` "
+            f"(or write) in namespace {namespace}",
+            markup=False,
+            highlight=False,
+        )
 
     def render(d: Any) -> None:
         out.print(d["token"], markup=False, highlight=False)
