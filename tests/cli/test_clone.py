@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -210,3 +211,26 @@ def test_two_clones_joining_at_once_merge_without_conflict(author: Path, clone: 
     assert report.code == 0, report.stderr
     others = {o["database"]: o["ok"] for o in report.json["other_databases"]}
     assert others == {author_db: True, joined[second]["database"]: True}  # the other clone's checkpoint verifies
+
+
+def test_a_teammate_who_joins_is_told_they_hold_no_grant_here_and_how_to_get_one(clone: Path) -> None:
+    """alice granted bob write in her database; bob's clone makes a database of its own, where
+    he held nothing: every command (and every Claude Code tool call) of his answered "namespace
+    'proj' not found", and joining had said only "Joined". It now says so, with the fix."""
+    joined = run("join", "--json", cwd=clone, actor="bob")
+    assert joined.code == 0, joined.stderr
+    (warning,) = [line for line in joined.stderr.splitlines() if line.startswith("warning:")]
+    assert "user:bob holds no permission in namespace proj" in warning
+    fix = re.search(r"`intently (.+?)`", warning)
+    assert fix is not None and fix.group(1) == "--actor user:alice grant user:bob write"
+    assert run("goal", "add", "Ship the API", cwd=clone, actor="bob").error_line() == (
+        "error: namespace 'proj' not found"  # what the warning foretold
+    )
+    assert run(*fix.group(1).split(), cwd=clone, actor="bob").code == 0  # the command it names, as written
+    added = run("goal", "add", "Ship the API", cwd=clone, actor="bob")
+    assert added.code == 0, added.stderr
+
+
+def test_the_owner_joining_from_a_second_machine_is_not_warned(clone: Path) -> None:
+    joined = run("init", cwd=clone, actor="alice")
+    assert joined.code == 0 and "warning" not in joined.stderr, joined.stderr

@@ -10,7 +10,7 @@ import typer
 from ..access import Permission
 from ..core.actors import Actor
 from ..core.homedir import HOME_DIRNAME
-from ._common import JsonOpt, emit, escape, open_home, out, state, table
+from ._common import JsonOpt, emit, err, escape, open_home, out, state, table
 
 if TYPE_CHECKING:
     from .._intently import Intently
@@ -90,8 +90,22 @@ def _join(ix: Intently, as_json: bool) -> None:
             "key_id": ix.log.keyring.current_key_id,
             "database": ix.log.database_id(),
         }
+        held = ix.access.permissions(ix.actor, ix.namespace)
     finally:
         ix.close()
+    if not held:
+        # Grants live in the database, and a joining machine's database is new (unless the
+        # home shares one, [store] url): a teammate who is not the owner holds nothing in it,
+        # so every command and every Claude Code tool call of theirs would be refused with
+        # "namespace not found". Said at the moment it becomes true, with the way out.
+        err.print(
+            f"warning: {data['actor']} holds no permission in namespace {data['namespace']} of this machine's "
+            f"database (grants are kept per database, and only the owner {data['owner']} holds every one): "
+            f"your commands and Claude Code's tool calls here are refused until the owner grants you one "
+            f"here, e.g. `intently --actor {data['owner']} grant {data['actor']} write`",
+            markup=False,
+            highlight=False,
+        )
     emit(
         data,
         as_json,
