@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +231,26 @@ def test_verify_trace_binds_each_operation_across_a_key_rotation(
     fresh = run("gate", "verify-trace", str(new), "--keys", keys, "--json", cwd=tmp_path, actor=None)
     assert fresh.code == 0, fresh.stderr
     assert fresh.json["key_id"] != retired.key_id and fresh.json["bound"] and not fresh.stderr
+
+
+def test_a_waiting_check_names_the_approval_and_the_session_that_runs_it(tmp_path: Path) -> None:
+    """Exit 10 said only "confirm": a script's user was not told that a person runs `gate approve`
+    and that the approval holds only when the check is asked again in the same session."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    Intently.init(project, actor="user:alice", name="proj").close()
+    config = project / ".intently" / "intently.toml"
+    config.write_text(config.read_text().replace("shell_allowlist = []", 'shell_allowlist = ["pytest"]'))
+    check = ("gate", "check", "Bash", "-r", "run the tests", "--args", '{"command": "pytest -q"}')
+    waiting = run(*check, cwd=project)
+    assert waiting.code == 10 and waiting.stdout.startswith("confirm:"), waiting.stderr
+    hint = re.fullmatch(
+        r"waiting for a person: `intently (gate approve \S+)`, then the same check with `(--session \S+)` "
+        r"lets it run once",
+        waiting.stderr.strip(),
+    )
+    assert hint is not None, waiting.stderr
+    assert run(*hint.group(1).split(), cwd=project).code == 0  # the commands it names, as written
+    again = run(*check, *hint.group(2).split(), cwd=project)
+    assert again.code == 0 and again.stdout.startswith("allow: approved by the user"), again.stdout
+    assert run(*check, *hint.group(2).split(), cwd=project).code == 10  # once: the next one waits again

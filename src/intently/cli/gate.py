@@ -12,7 +12,7 @@ import typer
 
 from ..core.errors import InvalidInput
 from ..core.extras import require
-from ._common import JsonOpt, emit, open_home, out, plain, table
+from ._common import JsonOpt, emit, err, open_home, out, plain, table
 
 gate_app = typer.Typer(help="The tool-call gate: contracts, decisions, approvals, signed traces.", no_args_is_help=True)
 bundle_app = typer.Typer(help="The signed bundle of contracts, vocabulary and policies.", no_args_is_help=True)
@@ -131,16 +131,25 @@ def check(
         )
         ix.checkpoint()
     data = answer.to_json()
-    emit(
-        data,
-        as_json,
-        lambda d: out.print(
+
+    def render(d: dict[str, Any]) -> None:
+        out.print(
             plain(f"{d['outcome']}: {d['reason']}")
             + (f"\ndecision {d['decision_id']} in session {d['session_id']}" if d["decision_id"] else ""),
             markup=False,
             highlight=False,
-        ),
-    )
+        )
+        if CHECK_EXIT.get(d["outcome"]) == CHECK_EXIT["confirm"] and d["decision_id"]:
+            # Exit 10 says "a person decides" but not how: an approval binds to this session,
+            # so the check must be asked again in it (a new session would wait again).
+            err.print(
+                f"waiting for a person: `intently gate approve {d['decision_id']}`, then the same check "
+                f"with `--session {d['session_id']}` lets it run once",
+                markup=False,
+                highlight=False,
+            )
+
+    emit(data, as_json, render)
     raise typer.Exit(CHECK_EXIT.get(answer.outcome, CHECK_EXIT["block"]))
 
 
