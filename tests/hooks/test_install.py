@@ -13,7 +13,8 @@ from intently import Intently, InvalidInput
 from intently.hooks import CLAUDE_EVENTS
 from intently.hooks._install import interpreter_command
 
-from .conftest import INTENTLY, event, run_command
+from .conftest import INTENTLY, run_command
+from .conftest import event as hook_event
 
 
 def _install(project: Path) -> subprocess.CompletedProcess[str]:
@@ -208,7 +209,7 @@ def test_install_before_init_warns_that_every_tool_call_will_be_blocked(tmp_path
     assert json.loads(done.stdout)["home"] is None
     (warning,) = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert str(tmp_path) in warning and "`intently init`" in warning and "blocked" in warning
-    read = event("PreToolUse", tmp_path, tool_name="Read", tool_input={"file_path": str(tmp_path / "a.py")})
+    read = hook_event("PreToolUse", tmp_path, tool_name="Read", tool_input={"file_path": str(tmp_path / "a.py")})
     assert run_command([INTENTLY, "hook", "claude"], read, cwd=tmp_path).returncode == 2  # what it warned of
 
     Intently.init(tmp_path, actor="user:alice").close()
