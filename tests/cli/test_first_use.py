@@ -257,3 +257,17 @@ def test_a_stored_huge_cooldown_does_not_break_matching(home: Path) -> None:
     assert fired.code == 0, fired.stderr
     assert fired.json["fired"] is True
     assert sorted(h["id"] for h in fired.json["shown"] if h["fired"]) == sorted([big.id, other.id])
+
+
+def test_a_due_date_in_words_is_refused_naming_the_forms_that_are_read(home: Path) -> None:
+    """`--due tomorrow` said only "not an RFC 3339 time": the error now shows what to type instead."""
+    bad = run("goal", "add", "Send the deck", "--due", "tomorrow", cwd=home)
+    assert bad.code == 2
+    line = bad.error_line()
+    assert line.startswith("error: due: not an RFC 3339 time: 'tomorrow'") and "2026-03-31" in line, line
+    example = re.search(r"a date such as (\S+),", line)
+    assert example is not None
+    later = str(int(example.group(1)[:4]) + 100) + example.group(1)[4:]  # the named form, kept in the future
+    added = run("goal", "add", "Send the deck", "--due", later, "--json", cwd=home)
+    assert added.code == 0, added.stderr
+    assert added.json["target_completion"].startswith(later)

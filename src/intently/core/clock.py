@@ -55,7 +55,11 @@ def parse_time(text: str, *, where: str = "time") -> datetime:
     try:
         value = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
-        raise InvalidInput(f"not an RFC 3339 time: {text!r}", where=where) from exc
+        # Say which forms are read: "tomorrow" or "Friday" is what a person types first.
+        raise InvalidInput(
+            f"not an RFC 3339 time: {text!r} (give a date such as 2026-03-31, or a time such as 2026-03-31T17:00:00Z)",
+            where=where,
+        ) from exc
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
