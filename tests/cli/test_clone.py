@@ -234,3 +234,18 @@ def test_a_teammate_who_joins_is_told_they_hold_no_grant_here_and_how_to_get_one
 def test_the_owner_joining_from_a_second_machine_is_not_warned(clone: Path) -> None:
     joined = run("init", cwd=clone, actor="alice")
     assert joined.code == 0 and "warning" not in joined.stderr, joined.stderr
+
+
+def test_init_says_to_commit_the_home_and_its_gitignore_keeps_the_secrets_out(tmp_path: Path) -> None:
+    """`intently init` left .intently/ untracked and said nothing of git, yet a teammate's clone
+    joins only a home that was committed; what init asks to commit must hold no secret."""
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    created = run("init", cwd=repo)
+    assert created.code == 0, created.stderr
+    assert "commit it to git" in " ".join(created.stdout.split())
+    commit_all(repo, "intently home")
+    tracked = git(repo, "ls-files", ".intently").split()
+    assert ".intently/intently.toml" in tracked and ".intently/keys/public.json" in tracked
+    assert not [p for p in tracked if p.startswith((".intently/state/", ".intently/keys/private/"))], tracked

@@ -61,7 +61,13 @@ def init(
     emit(
         data,
         as_json,
-        lambda d: out.print(escape(f"Created {d['home']} (namespace {d['namespace']}, owner {d['owner']})")),
+        lambda d: out.print(
+            escape(
+                f"Created {d['home']} (namespace {d['namespace']}, owner {d['owner']}); commit it to git "
+                "(its .gitignore keeps the database and the private key out): the tracked witness and "
+                "public keys let anyone verify the log, and a teammate's clone joins this home"
+            )
+        ),
     )
 
 
