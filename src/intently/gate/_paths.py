@@ -499,7 +499,9 @@ _READS = frozenset(
 )
 # xargs options that take a value.
 _XARGS_VALUED = frozenset({"-n", "-I", "-L", "-P", "-d", "-a", "-s", "-E", "--max-args", "--max-procs"})
-_OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&"})
+_OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", ";&", ";;&", "|&"})
+# What ends a branch of a ``case``: a pattern (up to its ")") comes next, or "esac".
+_CASE_ENDS = frozenset({";;", ";&", ";;&"})
 _REDIRECTS = re.compile(r"\d*(?:>|>>|>\||&>|&>>|>&|<>)")
 # What ">&" duplicates when it names no file: a descriptor ("2>&1") or "-" (close).
 _FD = re.compile(r"\d+-?|-")
@@ -561,9 +563,38 @@ def shell_words(command: str) -> list[str] | None:
     return None if words is None else [literal(w) for w in words]
 
 
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+# A shell's options that take the next word as their value ("bash -o pipefail", "--rcfile x").
+_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+
+def reads_commands(words: Sequence[str]) -> bool:
+    """Whether the simple command ``words`` (from the program on) is a shell that reads its
+    commands from standard input: ``bash``, ``sh -s x``, ``bash -`` read what a here-document or a
+    here-string gives them (``bash <<EOF``, ``bash <<< "intently ..."``) as commands; ``bash -c
+    TEXT`` and ``bash x.sh`` read them from elsewhere, and give standard input to what they run."""
+    if not words or posixpath.basename(words[0]) not in _SHELLS:
+        return False
+    args = iter(words[1:])
+    for a in args:
+        if a == "-" or (a.startswith("-") and not a.startswith("--") and "s" in a[1:]):
+            return True
+        if a.startswith("-") and not a.startswith("--") and "c" in a[1:]:
+            return False
+        if a in _SHELL_VALUED:
+            next(args, None)
+        elif a == "--":
+            return next(args, None) is None
+        elif not a.startswith(("-", "+")):
+            return False  # a script file: what it reads from standard input is data
+    return True
+
+
 def read_command(command: str, root: str | None = None) -> CommandReading | None:
     """:class:`CommandReading` of a shell command, or ``None`` when it does not split into words.
 
+    A here-document or here-string fed to a shell (``bash <<EOF``, ``sh -s <<< TEXT``) is read as
+    commands that run where the shell stands; fed to any other program it is a word of it.
     The command line is read as the shell runs it, in order: a ``cd``/``pushd``/``popd`` moves
     where later relative paths lead (``cd src/app && rm config.py`` removes
     ``src/app/config.py``; a subshell's ``cd`` ends with it), and ``NAME=value`` or ``export
@@ -587,26 +618,47 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     given: list[str] = []  # files given on standard input ("< fix.patch")
     shell = _Shell()
     saved: list[_Shell] = []  # the shell outside each open subshell
-    groups: list[_Shell] = []  # the shell before each open "{ ...; }" group
+    # the shell before each open compound command ("{ ...; }", "while ...; done", "if ...; fi"),
+    # and whether a pipe feeds it (then it is the last command of a pipeline)
+    groups: list[tuple[_Shell, bool]] = []
+
+    fed: list[str] = []  # the here-documents and here-strings of this command
 
     def done(ending: str) -> None:
         nonlocal shell
+        if fed and reads_commands(_command_words(segment)):
+            for text in fed:  # "bash <<EOF": its lines are commands, run where the shell stands
+                here = None if root is None or _UNKNOWN in shell.cwd else os.path.join(root, shell.cwd)
+                inner = read_command(literal(text), here)
+                out.add(_rebased(inner, shell.cwd) if inner is not None else CommandReading(opaque=[text]))
+        else:
+            segment.extend(literal(t) for t in fed)  # a word of its command: "python - <<EOF" names paths
+        fed.clear()
         read = _segment(segment, piped, given)
         if read.opaque:
             read.opaque += given
         read = _rebased(read, shell.cwd)
         _read_patches(read, root)
         out.add(read)
-        if segment[:1] == ["{"]:
-            groups.append(shell.copy())
+        lead = itertools.takewhile(lambda w: w in _KEYWORDS or w in _OPENS or w in _CLOSES, segment)
+        closed: tuple[_Shell, bool] | None = None
+        for w in lead:  # "do if x", "{ while ...": each opens one; "} }": each closes one
+            if w in _OPENS:
+                groups.append((shell.copy(), bool(piped)))
+            elif w in _CLOSES and groups:
+                closed = groups.pop()
+        if closed is not None:  # the outermost one closed here decides
+            groups.append(closed)
+        closes = closed is not None
         if ending in ("|", "|&", "&"):
-            # its own process: a pipeline's command, a background job (a "{ }" group's too)
-            if segment[:1] == ["}"] and groups:
-                shell = groups.pop()
+            # its own process: a pipeline's command, a background job (a compound command's too:
+            # "while ...; do cd x; done | cat" leaves the line's folder where it was)
+            if closes:
+                shell = groups.pop()[0]
             return
-        if segment[:1] == ["}"] and groups:
-            before = groups.pop()
-            if piped:  # "... | { cd x; }": last in a pipeline, its own process in bash, not in zsh
+        if closes:
+            before, fed_by_pipe = groups.pop()
+            if fed_by_pipe:  # "... | { cd x; }": last in a pipeline, its own process in bash, not in zsh
                 shell = before.unsure_after(shell)
                 return
         if piped:  # the last command of a pipeline: run in the line's shell by zsh, not by bash
@@ -616,11 +668,20 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
             return
         shell.run(segment)
 
+    pattern = False  # a case's pattern comes next
     i = 0
     while i < len(words):
         word = words[i]
         if word in ("<", ">") and words[i + 1 : i + 2] == ["("]:
             i += 1  # "<(ls)", ">(tee x)": a process substitution, read as a subshell of its own
+            continue
+        if word in ("<<", "<<-") and i + 2 < len(words) and words[i + 1] not in _OPERATORS:
+            fed.append(words[i + 2])  # "<<", the delimiter, the body (see _words.split)
+            i += 3
+            continue
+        if word == "<<<" and i + 1 < len(words) and words[i + 1] not in _OPERATORS:
+            fed.append(shell.expand(words[i + 1]))
+            i += 2
             continue
         if word == "<":
             if i + 1 < len(words) and words[i + 1] not in _OPERATORS:
@@ -639,7 +700,19 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
                 out.targets.append(_within(shell.cwd, literal(shell.expand(to))))
             i += 2
             continue
+        header = segment[:1] == ["case"] and segment[2:3] == ["in"]
+        if word in _OPERATORS and (header or pattern) and segment[:1] != ["esac"] and word not in ("&&", "||", "&"):
+            # a case's pattern ("case x in a|b)", ";; (c)"): its "(", "|" and ")" are no subshell
+            # or pipe, and its words no command; the branch's commands come after the ")"
+            pattern = word != ")"
+            if word == ")" or (header and word in (";", ";;")):
+                segment[:] = segment[:1] if header else []  # "case" opens the compound command
+                done(word)
+                segment, given, piped = [], [], []
+            i += 1
+            continue
         if word in _OPERATORS:
+            pattern = word in _CASE_ENDS
             done(word)
             piped = [*piped, segment] if word in ("|", "|&") else []
             segment, given = [], []
@@ -664,6 +737,10 @@ _DECLARES = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _UNKNOWN = "\0"
 # Shell words that start a command without being one ("{ rm a; }", "if ...; then rm a; fi").
 _KEYWORDS = frozenset({"{", "}", "!", "then", "do", "else", "elif", "if", "while", "until", "time"})
+# The words that open a compound command and those that close one: a compound command in a
+# pipeline (or sent to the background) runs in a process of its own, as a simple command does.
+_OPENS = frozenset({"{", "if", "while", "until", "for", "case", "select"})
+_CLOSES = frozenset({"}", "fi", "done", "esac"})
 
 
 @dataclass

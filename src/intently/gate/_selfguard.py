@@ -18,17 +18,27 @@ too: what it calls cannot be read from its words, and a read-only use has the CL
 
 from __future__ import annotations
 
+import filecmp
 import fnmatch
 import functools
 import os
 import posixpath
 import re
+import shlex
 import shutil
 import sys
 from collections.abc import Sequence
 
 from ._contracts import breaks_constraint
-from ._paths import _KEYWORDS, _OPERATORS, normalise_path, read_command, shell_words, sweep_covers
+from ._paths import (
+    _KEYWORDS,
+    _OPERATORS,
+    normalise_path,
+    read_command,
+    reads_commands,
+    shell_words,
+    sweep_covers,
+)
 
 __all__ = ["CLI_COMMANDS", "READ_ONLY", "guarded_writes", "intently_acts", "simple_commands"]
 
@@ -124,17 +134,26 @@ _SCRIPT_BYTES = 256 * 1024
 def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
     """Every simple command a shell command runs, each as its words from the program on (prefixes
     such as ``env``, ``sudo``, ``xargs`` taken off; ``sh -c``/``bash -c``/``eval`` text read
-    too; ``$(...)`` and backticks read as commands of their own). ``None`` when it does not split."""
+    too; ``$(...)`` and backticks read as commands of their own; a here-document or here-string
+    fed to a shell, ``bash <<EOF``, read as commands). ``None`` when it does not split."""
     words = shell_words(command)
     if words is None or depth > _MAX_DEPTH:
         return None
     out: list[list[str]] = []
     segment: list[str] = []
+    fed: list[str] = []  # the here-documents and here-strings of the command being read
     aliases: dict[str, list[str]] = {}  # "alias x=intently; x req accept": x runs intently
 
     def done() -> bool:
         run = _unwrap(segment)
         segment.clear()
+        texts = fed[:] if reads_commands(run) else []
+        fed.clear()
+        for text in texts:  # "bash <<EOF", "sh <<< TEXT": what the shell reads runs as commands
+            nested = simple_commands(text, depth + 1)
+            if nested is None:
+                return False
+            out.extend(nested)
         if run and run[0] in aliases:
             run = _unwrap([*aliases[run[0]], *run[1:]])
         if not run:
@@ -161,6 +180,12 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
         if raw in _OPERATORS or raw in ("$", "()"):  # "f() { intently "$@"; }": the body is a command
             if not done():
                 return None
+        elif raw in ("<<", "<<-") and i + 2 < len(words) and words[i + 1] not in _OPERATORS:
+            fed.append(words[i + 2])  # "<<", the delimiter, the body (see _words.split)
+            i += 2
+        elif raw == "<<<" and i + 1 < len(words) and words[i + 1] not in _OPERATORS:
+            fed.append(words[i + 1])
+            i += 1
         elif _REDIRECT.fullmatch(raw):
             i += 1  # the redirect's target is not a word of the command
         else:
@@ -217,22 +242,98 @@ def _intently_args(words: Sequence[str], root: str | None = None) -> list[str] |
     """The arguments given to intently's CLI when ``words`` run it, else ``None``. A program the
     guard cannot resolve, or a copy or link of intently's console script under another name
     (``cp $(which intently) /tmp/i; /tmp/i goal done g-1``), counts as intently when its words
-    are a command intently does not list as read-only (:func:`_may_be_intently`)."""
+    are a command intently does not list as read-only (:func:`_may_be_intently`). ``-m intently``
+    runs it whatever the interpreter is called (a link, a copy, ``python3.12``): unless the
+    program is a file that is no Python (:func:`_is_python`), those words decide."""
     program = posixpath.basename(words[0])
     if program == "intently":
         return list(words[1:])
     args = list(words[1:])
+    module = _module_run(args)
+    if module is not None and module[0].split(".")[0] == "intently" and _is_python(words[0], root) is not False:
+        return module[1]
     if not _PYTHON.fullmatch(program) and _may_be_intently(words[0], args, root):
         return args
-    if _PYTHON.fullmatch(program):
-        for i, a in enumerate(words[1:], start=1):
-            if a == "-m" and i + 1 < len(words):
-                return list(words[i + 2 :]) if words[i + 1].split(".")[0] == "intently" else None
-            if a.startswith("-m") and len(a) > 2:
-                return list(words[i + 1 :]) if a[2:].split(".")[0] == "intently" else None
-            if not a.startswith("-"):
-                return None
     return None
+
+
+# Python's options that take no value (a cluster such as ``-Im`` ends with the one that does).
+_PY_FLAGS = frozenset("bBdEhiIOPqRsSuvVx")
+# Python's options whose value is the next word (``-W ignore``, ``-X dev``).
+_PY_VALUED = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+def _module_run(args: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(module, its arguments) when ``args``, read as a Python interpreter's, run a module
+    (``-m intently goal done``, ``-I -W ignore -mintently``); ``None`` when they run a script,
+    ``-c`` text or nothing."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _PY_VALUED:
+            i += 2
+            continue
+        if not a.startswith("-") or a in ("-", "--") or a.startswith("--"):
+            return None if not a.startswith("--") or a == "--" else _module_run(args[i + 1 :])
+        flags = a[1:]
+        k = 0
+        while k < len(flags) and flags[k] in _PY_FLAGS:
+            k += 1
+        if k == len(flags):
+            i += 1
+            continue
+        if flags[k] == "m":
+            name = flags[k + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+            return (name, list(args[i + (1 if flags[k + 1 :] else 2) :])) if name else None
+        if flags[k] in "WX":
+            i += 1 if flags[k + 1 :] else 2
+            continue
+        return None  # -c TEXT, or an option this reading does not know
+    return None
+
+
+def _is_python(word: str, root: str | None) -> bool | None:
+    """Whether the command word ``word`` runs a Python interpreter: by its name (``python3.12``),
+    or by the file it is, links resolved (``ln -s .venv/bin/python /tmp/p``) or a copy of the
+    interpreter this process runs (``cp`` of it under any name). ``None`` when no file says (an
+    expansion, a copy made later on the same line): the caller decides by the words."""
+    if _PYTHON.fullmatch(posixpath.basename(word)):
+        return True
+    if word in _BUILTINS:
+        return False
+    if "$" in word or "`" in word:
+        return None
+    path = _program_file(word, root)
+    if path is None:
+        return None
+    real = os.path.realpath(path)
+    if _PYTHON.fullmatch(posixpath.basename(real)):
+        return True
+    try:
+        size = os.path.getsize(real)
+        if any(
+            os.path.samefile(real, known)
+            or (size == os.path.getsize(known) and filecmp.cmp(real, known, shallow=False))
+            for known in _interpreters()
+        ):
+            return True
+        with open(real, "rb") as f:  # another interpreter's copy: CPython's entry point is in it
+            return size <= _PROGRAM_BYTES and _PY_ENTRY in f.read(_PROGRAM_BYTES)
+    except OSError:
+        return None  # a file that cannot be read cannot be shown not to be Python
+
+
+# The C function every CPython interpreter's program calls (in its text, dynamically linked or
+# not), and how much of a program file is searched for it.
+_PY_ENTRY = b"Py_BytesMain"
+_PROGRAM_BYTES = 64 * 1024 * 1024
+
+
+@functools.cache
+def _interpreters() -> tuple[str, ...]:
+    """The Python interpreters this process can see (resolved): its own, and ``python3`` on ``PATH``."""
+    found = [sys.executable, getattr(sys, "_base_executable", None), shutil.which("python3"), shutil.which("python")]
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in found if p and os.path.isfile(p)))
 
 
 def _may_be_intently(word: str, args: Sequence[str], root: str | None) -> bool:
@@ -348,56 +449,95 @@ def intently_acts(command: str, root: str | None = None, depth: int = 0) -> list
         args = _intently_args(words, root)
         if args is not None and not _read_only(args):
             out.append(" ".join(words))
-        elif args is None and _PYTHON.fullmatch(posixpath.basename(words[0])) and _IMPORTS_INTENTLY.search(command):
+        elif args is None and _IMPORTS_INTENTLY.search(command) and _runs_python(words, root):
             out.append(" ".join(words))  # a program that imports intently: what it calls cannot be read
-    for shown, kind, text in _scripts(runs, root, depth):
-        if kind == "sh" and (inner := intently_acts(text, root, depth + 1)):
+    for shown, kind, text, place in _scripts(runs, root, depth):
+        here = os.path.join(root or os.getcwd(), place) if place else root
+        if kind == "sh" and (inner := intently_acts(text, here, depth + 1)):
             out.append(f"{shown} (its text runs {inner[0]})")
         elif kind != "sh" and (_IMPORTS_INTENTLY.search(text) or _NAMES_INTENTLY.search(text)):
             out.append(f"{shown} (its text imports or runs intently)")
     return list(dict.fromkeys(out))
 
 
+def _runs_python(words: Sequence[str], root: str | None) -> bool:
+    """Whether the simple command ``words`` runs a Python interpreter (:func:`_is_python`); a
+    program no file says anything about counts when it is given ``-c`` program text."""
+    python = _is_python(words[0], root)
+    return python is True or (python is None and any(re.fullmatch(r"-[A-Za-z]*c", a) for a in words[1:]))
+
+
 # A script that names intently as a program to run (``subprocess.run(["intently", ...])``).
 _NAMES_INTENTLY = re.compile(r"""(?:^|[\s'"`(\[,;])intently(?:['"`]|\s+[a-z])""", re.MULTILINE)
 # Programs that run the script file named after their options.
 _SOURCES = frozenset({"source", "."})
-_MOVES = frozenset({"cd", "pushd", "popd", "chdir"})
+# How many folders a line's ``cd`` words may lead a script to be looked for in.
+_MAX_PLACES = 8
 
 
-def _scripts(runs: Sequence[Sequence[str]], root: str | None, depth: int) -> list[tuple[str, str, str]]:
-    """(what runs it, ``sh``/``py``/``other``, text) of each script file the simple commands
+def _scripts(runs: Sequence[Sequence[str]], root: str | None, depth: int) -> list[tuple[str, str, str, str]]:
+    """(what runs it, ``sh``/``py``/``other``, text, the folder it runs in) of each script file the simple commands
     ``runs`` run by name: ``bash x.sh``, ``source x.sh``, ``python x.py``, ``./x.sh`` (its kind
-    from its ``#!`` line), read from ``root``. A file that is absent, unreadable or larger than
-    :data:`_SCRIPT_BYTES`, one after a ``cd`` (which file runs then is not known here), and one
-    read at depth 2 are left out: the command is then judged by its words alone, as before."""
-    if depth >= 2 or any(posixpath.basename(w[0]) in _MOVES for w in runs if w):
+    from its ``#!`` line), read from ``root``. After a ``cd`` on the line (``cd scripts && bash
+    x.sh``) the script is read from each folder the line may stand in by then (:func:`_places`:
+    a subshell's or a pipeline's ``cd`` may not have moved it, so the folder it started in too).
+    A file that is absent, unreadable or larger than :data:`_SCRIPT_BYTES`, one found in no
+    folder a word gives (after ``cd $D``), and one read at depth 2 are left out: the command is
+    then judged by its words alone, as before."""
+    if depth >= 2:
         return []
-    out: list[tuple[str, str, str]] = []
-    for words in runs:
+    out: list[tuple[str, str, str, str]] = []
+    for words, places in zip(runs, _places(runs), strict=True):
         named = _script_named(words)
         if named is None or _intently_args(words, root) is not None:
             continue
         word, kind = named
-        path = os.path.join(root or os.getcwd(), os.path.expanduser(word))
-        try:
-            if not os.path.isfile(path) or os.path.getsize(path) > _SCRIPT_BYTES or _is_console_script(path):
-                continue  # intently's own console script is judged by its arguments (_intently_args)
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read(_SCRIPT_BYTES)
-        except OSError:
-            continue
-        if kind is None:
-            first = text.split("\n", 1)[0] if text.startswith("#!") else ""
-            kind = (
-                "py"
-                if "python" in first
-                else "sh"
-                if not first or re.search(r"\b(?:ba|z|da|k)?sh\b", first)
-                else "other"
-            )
-        out.append((" ".join(words), kind, text))
+        for place in places:
+            text = _script_text(os.path.join(root or os.getcwd(), place, os.path.expanduser(word)))
+            if text is None:
+                continue
+            shown = " ".join(words) if not place else f"{' '.join(words)} (in {place})"
+            out.append((shown, kind or _kind(text), text, place))
     return out
+
+
+def _places(runs: Sequence[Sequence[str]]) -> list[list[str]]:
+    """For each simple command of ``runs``, the folders (relative to where the line starts, ``""``
+    for there) it may run in: each ``cd``/``pushd`` to a folder its word gives adds where it
+    leads from every folder so far. A ``cd`` to a folder no word gives (``cd $D``, ``cd -``)
+    adds none: a script found nowhere else is judged by its words."""
+    places = [""]
+    out: list[list[str]] = []
+    for words in runs:
+        out.append(list(places))
+        if not words or posixpath.basename(words[0]) not in ("cd", "pushd", "chdir"):
+            continue
+        operands = [a for a in words[1:] if a == "-" or not a.startswith("-")]
+        where = operands[0] if operands else ""
+        if where and where != "-" and not where.startswith(("~", "+")) and "$" not in where and "`" not in where:
+            moved = [normalise_path(posixpath.join(p, where)) for p in places]
+            places = list(dict.fromkeys([*places, *moved]))[:_MAX_PLACES]
+    return out
+
+
+def _script_text(path: str) -> str | None:
+    """The text of the script file at ``path``, or ``None`` when it is absent, unreadable, larger
+    than :data:`_SCRIPT_BYTES`, or intently's own console script (judged by its arguments)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _SCRIPT_BYTES or _is_console_script(path):
+            return None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(_SCRIPT_BYTES)
+    except OSError:
+        return None
+
+
+def _kind(text: str) -> str:
+    """A script's kind from its ``#!`` line: ``py``, ``sh`` (no such line too) or ``other``."""
+    first = text.split("\n", 1)[0] if text.startswith("#!") else ""
+    if "python" in first:
+        return "py"
+    return "sh" if not first or re.search(r"\b(?:ba|z|da|k)?sh\b", first) else "other"
 
 
 def _script_named(words: Sequence[str]) -> tuple[str, str | None] | None:
@@ -445,8 +585,10 @@ def guarded_writes(command: str, pattern: str, root: str | None = None, depth: i
 def _script_writes(command: str, pattern: str, root: str | None, depth: int) -> list[str]:
     """What the scripts ``command`` runs by name (:func:`_scripts`) may write into guarded places."""
     out: list[str] = []
-    for shown, kind, text in _scripts(simple_commands(command) or [], root, depth):
+    for shown, kind, text, place in _scripts(simple_commands(command) or [], root, depth):
         if kind == "sh":
+            # it runs where the line stands: its paths lead from there ("cd" first, read as the shell does)
+            text = f"cd {shlex.quote(place)}\n{text}" if place else text
             out += [f"{shown} (its text writes {w})" for w in guarded_writes(text, pattern, root, depth + 1)]
         elif (m := _NAMES_GUARD.search(text)) is not None:
             place = m.group(0).strip(" '\"/=(,)\n\t")

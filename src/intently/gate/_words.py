@@ -12,8 +12,10 @@ ways that change which files the gate sees a command change, each one a way past
 
 :func:`split` reads the line the shell's way: operators are taken longest first, a ``#`` starts
 a comment only where a word starts, an unquoted newline ends a command (``;``), a here-document's
-body is one word of its command (what ``python - <<EOF`` runs is still read for the paths it
-names), and a ``$`` or backquote the shell leaves as written (quoted with ``'...'``, escaped with
+body is one word of its command, right after its delimiter (``<<``, ``EOF``, the body: what
+``python - <<EOF`` runs is still read for the paths it names, and what ``bash <<EOF`` runs can be
+read as commands; a body whose delimiter is quoted is not expanded, so its ``$`` is
+:data:`DOLLAR`), and a ``$`` or backquote the shell leaves as written (quoted with ``'...'``, escaped with
 ``\\``) comes out as :data:`DOLLAR`/:data:`BACKQUOTE`, which no expansion matches;
 :func:`literal` turns them back into the characters. Unbalanced quotes give ``None``.
 """
@@ -28,10 +30,12 @@ DOLLAR = "\ue000"
 BACKQUOTE = "\ue001"
 # Operators, longest first so that "&&" is never read as two "&".
 _OPS = (
+    ";;&",
     "&>>",
     "<<-",
     "<<<",
     ";;",
+    ";&",
     "&&",
     "||",
     "|&",
@@ -69,7 +73,8 @@ def split(command: str) -> list[str] | None:
     out: list[str] = []
     word: list[str] = []
     started = False  # a word is open (an empty '' counts)
-    heredocs: list[tuple[str, bool]] = []  # (delimiter, strip tabs) waiting for the end of the line
+    # (delimiter, strip tabs, quoted, where its body goes in ``out``) waiting for the end of the line
+    heredocs: list[tuple[str, bool, bool, int]] = []
     n = len(command)
     i = 0
 
@@ -106,9 +111,9 @@ def split(command: str) -> list[str] | None:
             out.append(op)
             i += len(op)
             if op in ("<<", "<<-"):
-                delimiter = _delimiter(command, i)
-                if delimiter is not None:
-                    heredocs.append((delimiter, op == "<<-"))
+                found = _delimiter(command, i)
+                if found is not None:  # its word comes next (at len(out)), its body after it
+                    heredocs.append((found[0], op == "<<-", found[1], len(out) + 1))
             continue
         if c == "\\" and command.startswith("\n", i + 1):
             i += 2  # a line continued
@@ -152,6 +157,8 @@ def split(command: str) -> list[str] | None:
         word.append(c)
         i += 1
     close()
+    if heredocs:  # no line after the one that opened them: empty bodies
+        _heredoc_bodies(command, n, heredocs, out)
     while out and out[-1] == ";":
         out.pop()
     return out
@@ -169,20 +176,25 @@ def _ansi_end(command: str, i: int) -> int:
     return -1
 
 
-def _delimiter(command: str, i: int) -> str | None:
-    """The word after ``<<`` at ``i``, its quotes taken off: the line that ends the here-document."""
+def _delimiter(command: str, i: int) -> tuple[str, bool] | None:
+    """The word after ``<<`` at ``i``, its quotes taken off: the line that ends the here-document,
+    and whether it was quoted (then the body is not expanded). ``None`` when no word follows."""
     rest = command[i:].lstrip(" \t")
     end = 0
     while end < len(rest) and rest[end] not in " \t\n;&|()<>":
         end += 1
-    word = rest[:end].replace("'", "").replace('"', "").replace("\\", "")
-    return word or None
+    if not end or rest.startswith("#"):
+        return None  # "<<" at the end of the line or before a comment: no here-document
+    raw = rest[:end]
+    return raw.replace("'", "").replace('"', "").replace("\\", ""), any(q in raw for q in "'\"\\")
 
 
-def _heredoc_bodies(command: str, i: int, heredocs: list[tuple[str, bool]], out: list[str]) -> int:
+def _heredoc_bodies(command: str, i: int, heredocs: list[tuple[str, bool, bool, int]], out: list[str]) -> int:
     """Read the bodies of the here-documents opened on the line just ended (from ``i``), each as
-    one word; the index after the last one. A body with no end line runs to the end of the text."""
-    for delimiter, tabs in heredocs:
+    one word put right after its delimiter's word in ``out``; the index after the last one. A
+    body with no end line runs to the end of the text; a quoted delimiter's body is not expanded."""
+    bodies: list[tuple[int, str]] = []
+    for delimiter, tabs, quoted, where in heredocs:
         lines: list[str] = []
         while i < len(command):
             end = command.find("\n", i)
@@ -190,6 +202,9 @@ def _heredoc_bodies(command: str, i: int, heredocs: list[tuple[str, bool]], out:
             i = len(command) if end < 0 else end + 1
             if (line.lstrip("\t") if tabs else line) == delimiter:
                 break
-            lines.append(line)
-        out.append("\n".join(lines))  # a word of the command it feeds
+            lines.append(line.lstrip("\t") if tabs else line)
+        body = "\n".join(lines)
+        bodies.append((where, "".join(map(_quiet, body)) if quoted else body))
+    for where, body in reversed(bodies):  # from the last, so that each place stays where it was
+        out.insert(min(where, len(out)), body)
     return i
