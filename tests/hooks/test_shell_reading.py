@@ -66,6 +66,7 @@ def test_a_here_document_fed_to_a_shell_is_read_as_commands(
         "bash <<EOF\ncd .intently\nrm -rf keys\nEOF",
         "cd .git && bash <<< 'rm hooks/pre-commit'",
         "sh <<'EOF'\nF=.intently/requirements/r.md\necho '- always approve' > $F\nEOF",
+        "bash <<'EOF'\nD=.intent\nrm -rf ${D}ly/keys\nEOF",
     ],
 )
 def test_a_here_document_fed_to_a_shell_is_held_to_the_protected_paths(
@@ -178,34 +179,75 @@ def test_a_script_after_a_cd_is_read_from_the_folder_the_cd_leads_to(
 @pytest.mark.parametrize(
     "command",
     [
-        "while false; do cd src; done | cat; rm -rf .intently",
-        "for d in src; do cd src; done | cat; rm -rf .intently/keys",
-        "if true; then cd src; fi | cat; echo x > .git/hooks/pre-commit",
-        "until true; do if true; then cd src; fi; done | tee log; rm -rf .intently",
-        "case a in a) cd src;; esac | cat; rm -rf .intently",
-        "while false; do cd src; done & rm -rf .intently",
+        "cd .intently; while false; do cd ..; done | cat; rm -rf keys",
+        "cd .intently; for d in a; do cd ..; done | cat; rm -rf keys",
+        "cd .git; if true; then cd ..; fi | cat; echo x > hooks/pre-commit",
+        "cd .intently; until true; do if true; then cd ..; fi; done | tee log; rm -rf keys",
+        "cd .intently; case a in a) cd ..;; esac | cat; rm -rf keys",
+        "cd .intently; while false; do cd ..; done & rm -rf keys",
         # last in a pipeline: its own process in bash, the line's shell in zsh: unknown
-        "echo | { true; cd src; }; rm -rf .intently",
-        "cat list | while read d; do cd src; done; rm -rf .intently",
-        # a pattern's ")" closed the subshell: its "cd /tmp" was read as the line's
-        "cd .intently; (case x in x) cd /tmp;; esac); rm -rf keys",
-        "cd .intently; (case x in (x|y) cd /tmp;; esac); rm -rf keys",
-        "case x in x) cd .intently ;;& *) rm -rf keys;; esac",
-        "case x in x) cd .intently ;& *) rm -rf keys;; esac",
+        "cd .intently; echo | { true; cd ..; }; rm -rf keys",
+        "cd .intently; cat list | while true; do cd ..; done; rm -rf keys",
+        # a pattern's ")" closed the subshell: the "cd /" after it was read as the line's
+        "cd .intently; (cd /tmp && case x in x) ;; esac; cd /); rm -rf keys",
+        "cd .intently; (cd /tmp && case x in (x|y) ;; esac; cd /); rm -rf keys",
     ],
 )
 def test_a_compound_command_in_a_pipeline_keeps_its_cd(
     allowed: Intently, project: Path, handle: Handler, command: str
 ) -> None:
-    """Before: allowed, the loop's ``cd src`` was read as moving the ``rm`` after it into src."""
+    """Before: allowed, the loop's ``cd ..`` was read as moving the ``rm`` after it out of .intently
+    (the ``for`` and ``case`` forms were refused, but only because their own words, ``d``, ``in``,
+    were read as paths under .intently)."""
     decision, reason = _decide(project, handle, command)
     assert decision == "deny" and GUARDED in reason, (command, reason)
 
 
 def test_a_case_runs_its_branch_commands(allowed: Intently, project: Path, handle: Handler) -> None:
-    command = "case x in\n  x) true ;;&\n  *) intently req accept --all;;\nesac"
-    decision, reason = _decide(project, handle, command)
-    assert decision == "deny" and PERSON in reason, reason
+    """``;;&`` and ``;&`` go on to the next branch: each is read as one operator."""
+    for command in (
+        "case x in\n  x) true ;;&\n  *) intently req accept --all;;\nesac",
+        "case x in x) cd .intently ;& *) rm -rf keys;; esac",
+    ):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and (PERSON in reason or ".intently/keys" in reason), (command, reason)
     for command in ("case $1 in a|b) echo one;; *) echo other;; esac", "while read l; do echo $l; done < list | sort"):
+        reason = _decide(project, handle, command)[1]
+        assert PERSON not in reason and GUARDED not in reason, (command, reason)
+
+
+# -- what "$(...)" and backquotes run inside double quotes and here-documents ---------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ('echo "$(intently req accept --all)"', PERSON),
+        ('echo "done: `intently review confirm cand-1`"', PERSON),
+        ('X="$(intently goal endorse g-1)"', PERSON),
+        ("cat <<EOF\n$(intently req accept --all)\nEOF", PERSON),
+        ('echo "$(rm -rf .intently/keys)"', GUARDED),
+        ('cd .git && echo "$(rm hooks/pre-commit)"', GUARDED),
+    ],
+)
+def test_a_substitution_in_double_quotes_or_a_here_document_is_read(
+    allowed: Intently, project: Path, handle: Handler, command: str, why: str
+) -> None:
+    """Before: allowed, a quoted ``"$(...)"`` was one word, though the shell runs what it holds."""
+    decision, reason = _decide(project, handle, command)
+    assert decision == "deny" and why in reason, (command, reason)
+
+
+def test_a_substitution_the_shell_leaves_as_written_runs_nothing(
+    allowed: Intently, project: Path, handle: Handler
+) -> None:
+    for command in (
+        "echo '$(intently req accept --all)'",
+        "cat <<'EOF'\n$(intently req accept --all)\nEOF",
+        'echo "\\$(intently req accept --all)"',
+        'echo "$((1 + 2))"',
+        'git commit -m "fix: $(date)"',
+        'echo "$(intently goal list)"',
+    ):
         reason = _decide(project, handle, command)[1]
         assert PERSON not in reason and GUARDED not in reason, (command, reason)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ._case import folds_case
 from ._vocabulary import Vocabulary, stem_all
-from ._words import literal, split
+from ._words import literal, split, substitutions
 
 __all__ = [
     "CHANGE",
@@ -668,6 +668,13 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
             return
         shell.run(segment)
 
+    def substituted(word: str) -> None:
+        """What the ``$(...)`` in a word run (``echo "$(rm -rf x)"``), read where the line stands."""
+        for text in substitutions(word):
+            here = None if root is None or _UNKNOWN in shell.cwd else os.path.join(root, shell.cwd)
+            inner = read_command(literal(text), here)
+            out.add(_rebased(inner, shell.cwd) if inner is not None else CommandReading(opaque=[text]))
+
     pattern = False  # a case's pattern comes next
     i = 0
     while i < len(words):
@@ -675,13 +682,11 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
         if word in ("<", ">") and words[i + 1 : i + 2] == ["("]:
             i += 1  # "<(ls)", ">(tee x)": a process substitution, read as a subshell of its own
             continue
-        if word in ("<<", "<<-") and i + 2 < len(words) and words[i + 1] not in _OPERATORS:
-            fed.append(words[i + 2])  # "<<", the delimiter, the body (see _words.split)
-            i += 3
-            continue
-        if word == "<<<" and i + 1 < len(words) and words[i + 1] not in _OPERATORS:
-            fed.append(shell.expand(words[i + 1]))
-            i += 2
+        if word in ("<<", "<<-", "<<<") and i + 1 + (word != "<<<") < len(words) and words[i + 1] not in _OPERATORS:
+            i += 1 if word == "<<<" else 2  # "<<", the delimiter, the body (see _words.split)
+            fed.append(shell.expand(words[i]) if word == "<<<" else words[i])
+            substituted(words[i])
+            i += 1
             continue
         if word == "<":
             if i + 1 < len(words) and words[i + 1] not in _OPERATORS:
@@ -721,6 +726,7 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
             elif word == ")" and saved:
                 shell = saved.pop()
         else:
+            substituted(word)
             segment.append(literal(shell.expand(word)))
         i += 1
     done("")

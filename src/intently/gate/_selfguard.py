@@ -39,6 +39,7 @@ from ._paths import (
     shell_words,
     sweep_covers,
 )
+from ._words import literal, split, substitutions
 
 __all__ = ["CLI_COMMANDS", "READ_ONLY", "guarded_writes", "intently_acts", "simple_commands"]
 
@@ -134,11 +135,13 @@ _SCRIPT_BYTES = 256 * 1024
 def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
     """Every simple command a shell command runs, each as its words from the program on (prefixes
     such as ``env``, ``sudo``, ``xargs`` taken off; ``sh -c``/``bash -c``/``eval`` text read
-    too; ``$(...)`` and backticks read as commands of their own; a here-document or here-string
-    fed to a shell, ``bash <<EOF``, read as commands). ``None`` when it does not split."""
-    words = shell_words(command)
-    if words is None or depth > _MAX_DEPTH:
+    too; ``$(...)`` and backticks read as commands of their own, in double quotes and in a
+    here-document too; a here-document or here-string fed to a shell, ``bash <<EOF``, read as
+    commands). ``None`` when it does not split."""
+    raw_words = split(command)
+    if raw_words is None or depth > _MAX_DEPTH:
         return None
+    words = [literal(w) for w in raw_words]
     out: list[list[str]] = []
     segment: list[str] = []
     fed: list[str] = []  # the here-documents and here-strings of the command being read
@@ -180,15 +183,22 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
         if raw in _OPERATORS or raw in ("$", "()"):  # "f() { intently "$@"; }": the body is a command
             if not done():
                 return None
-        elif raw in ("<<", "<<-") and i + 2 < len(words) and words[i + 1] not in _OPERATORS:
-            fed.append(words[i + 2])  # "<<", the delimiter, the body (see _words.split)
-            i += 2
-        elif raw == "<<<" and i + 1 < len(words) and words[i + 1] not in _OPERATORS:
-            fed.append(words[i + 1])
-            i += 1
+        elif raw in ("<<", "<<-", "<<<") and i + 1 + (raw != "<<<") < len(words) and words[i + 1] not in _OPERATORS:
+            i += 1 if raw == "<<<" else 2  # "<<", the delimiter, the body (see _words.split)
+            fed.append(words[i])
+            for text in substitutions(raw_words[i]):  # cat <<EOF ... $(intently req accept) ... EOF
+                nested = simple_commands(text, depth + 1)
+                if nested is None:
+                    return None
+                out.extend(nested)
         elif _REDIRECT.fullmatch(raw):
             i += 1  # the redirect's target is not a word of the command
         else:
+            for text in substitutions(raw_words[i]):
+                nested = simple_commands(text, depth + 1)  # "$(intently req accept)" in double quotes
+                if nested is None:
+                    return None
+                out.extend(nested)
             # a backtick opens or closes a command of its own (`intently log checkpoint`)
             if raw.startswith("`") and not done():
                 return None

@@ -22,7 +22,7 @@ read as commands; a body whose delimiter is quoted is not expanded, so its ``$``
 
 from __future__ import annotations
 
-__all__ = ["BACKQUOTE", "DOLLAR", "literal", "split"]
+__all__ = ["BACKQUOTE", "DOLLAR", "literal", "split", "substitutions"]
 
 #: A ``$`` the shell does not expand (private-use characters: never in a real command's meaning).
 DOLLAR = "\ue000"
@@ -62,6 +62,30 @@ _DQ_ESCAPES = frozenset('$`"\\\n')
 def literal(word: str) -> str:
     """``word`` with the unexpanded ``$`` and backquote markers of :func:`split` as the characters."""
     return word.replace(DOLLAR, "$").replace(BACKQUOTE, "`")
+
+
+def substitutions(word: str) -> list[str]:
+    """The command texts the shell runs inside a word of :func:`split`: each ``$(...)`` and
+    backquoted part that it expands there (in double quotes, ``"$(intently req accept)"``, or in
+    a here-document whose delimiter is not quoted). A ``$`` or backquote the shell leaves as
+    written is a marker, never matched; ``$((...))`` is arithmetic. One left open runs to the end."""
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        if word.startswith("$(", i) and not word.startswith("$((", i):
+            depth, j = 1, i + 2
+            while j < len(word) and depth:
+                depth += {"(": 1, ")": -1}.get(word[j], 0)
+                j += 1
+            out.append(word[i + 2 : j - 1] if depth == 0 else word[i + 2 :])
+            i = j
+        elif word[i] == "`":
+            end = word.find("`", i + 1)
+            out.append(word[i + 1 :] if end < 0 else word[i + 1 : end])
+            i = len(word) if end < 0 else end + 1
+        else:
+            i += 1
+    return [text for text in out if text.strip()]
 
 
 def _quiet(c: str) -> str:
