@@ -251,3 +251,38 @@ def test_a_substitution_the_shell_leaves_as_written_runs_nothing(
     ):
         reason = _decide(project, handle, command)[1]
         assert PERSON not in reason and GUARDED not in reason, (command, reason)
+
+
+# -- a cd that may not run ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd .intently; false && cd ..; rm -rf keys",
+        "cd .intently; true || cd ..; rm -rf keys",
+        "cd .intently; if false; then cd ..; fi; rm -rf keys",
+        "cd .intently; while false; do cd ..; done; rm -rf keys",
+        "cd .intently; case x in y) cd ..;; esac; rm -rf keys",
+    ],
+)
+def test_a_cd_that_may_not_run_leaves_the_folder_unknown(
+    allowed: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """Before: allowed, the ``cd ..`` was read as run, so ``rm -rf keys`` was read as ``./keys``;
+    the shell skips it (``false &&``, a body that does not run) and removes .intently/keys."""
+    decision, reason = _decide(project, handle, command)
+    assert decision == "deny" and GUARDED in reason and "no word of the command gives" in reason, (command, reason)
+
+
+def test_a_cd_in_one_and_or_list_leads_the_rest_of_it(allowed: Intently, project: Path, handle: Handler) -> None:
+    """Within one ``&&`` list the commands after a ``cd`` run only where it led: no unknown there."""
+    for command in (
+        "cd .intently && rm -rf keys",
+        "true && cd .intently && rm -rf keys",
+    ):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and ".intently/keys" in reason, (command, reason)
+    for command in ("mkdir -p build && cd build && cmake .. && make", "cd web && npm ci && rm -rf dist"):
+        reason = _decide(project, handle, command)[1]
+        assert GUARDED not in reason, (command, reason)

@@ -620,11 +620,22 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     saved: list[_Shell] = []  # the shell outside each open subshell
     # the shell before each open compound command ("{ ...; }", "while ...; done", "if ...; fi"),
     # and whether a pipe feeds it (then it is the last command of a pipeline)
-    groups: list[tuple[_Shell, bool]] = []
+    groups: list[tuple[_Shell, bool, str]] = []
+    # the shell after the first command of an and-or list ("false && cd ..; rm -rf keys"): a
+    # command after "&&" or "||" may not run, so where the list leaves the shell is unsure
+    listed: list[_Shell] = []
 
     fed: list[str] = []  # the here-documents and here-strings of this command
 
     def done(ending: str) -> None:
+        nonlocal shell
+        run(ending)
+        if ending in ("&&", "||") and not listed:
+            listed.append(shell.copy())
+        elif ending not in ("&&", "||", "|", "|&", "(") and listed:
+            shell = listed.pop().unsure_after(shell)
+
+    def run(ending: str) -> None:
         nonlocal shell
         if fed and reads_commands(_command_words(segment)):
             for text in fed:  # "bash <<EOF": its lines are commands, run where the shell stands
@@ -641,10 +652,10 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
         _read_patches(read, root)
         out.add(read)
         lead = itertools.takewhile(lambda w: w in _KEYWORDS or w in _OPENS or w in _CLOSES, segment)
-        closed: tuple[_Shell, bool] | None = None
+        closed: tuple[_Shell, bool, str] | None = None
         for w in lead:  # "do if x", "{ while ...": each opens one; "} }": each closes one
             if w in _OPENS:
-                groups.append((shell.copy(), bool(piped)))
+                groups.append((shell.copy(), bool(piped), w))
             elif w in _CLOSES and groups:
                 closed = groups.pop()
         if closed is not None:  # the outermost one closed here decides
@@ -657,8 +668,10 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
                 shell = groups.pop()[0]
             return
         if closes:
-            before, fed_by_pipe = groups.pop()
-            if fed_by_pipe:  # "... | { cd x; }": last in a pipeline, its own process in bash, not in zsh
+            before, fed_by_pipe, kind = groups.pop()
+            if fed_by_pipe or kind != "{":
+                # "... | { cd x; }": last in a pipeline, its own process in bash, not in zsh;
+                # "if false; then cd x; fi", a loop, a case: its body may not run at all
                 shell = before.unsure_after(shell)
                 return
         if piped:  # the last command of a pipeline: run in the line's shell by zsh, not by bash
