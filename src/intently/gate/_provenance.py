@@ -24,6 +24,7 @@ from ._values import (
     amount_of,
     amounts_in,
     atoms_of,
+    collapse_space,
     normalise,
     segments_of,
     shingles,
@@ -126,7 +127,7 @@ class Ledger:
             atoms, amounts = scanned if scanned is not None and isinstance(data, str) else (None, None)
             rec.structured_atoms |= atoms_of(text) if atoms is None else atoms
             rec.amounts |= amounts_in(text) if amounts is None else amounts
-            rec.segments.append(Segment(re.sub(r"\s+", " ", text).strip().lower(), False, False))
+            rec.segments.append(Segment(collapse_space(text).lower(), False, False))
             rec.segment_atoms.append(set())
         self.records.append(rec)
 

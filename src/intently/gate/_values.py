@@ -25,6 +25,7 @@ __all__ = [
     "amount_of",
     "amounts_in",
     "atoms_of",
+    "collapse_space",
     "computable",
     "computable_from",
     "ibans_in",
@@ -81,6 +82,15 @@ _ASIDE = re.compile(
 _CLAUSE_WORDS = 16
 
 
+def collapse_space(text: str) -> str:
+    """``text`` with each run of white space made one space and none left at either end: what
+    ``_SPACE.sub(" ", text).strip()`` gives (``str.split``, ``str.strip`` and the regex's
+    ``\\s`` know the same white space: ``str.isspace``), in a fifth of the time. Every check
+    normalises the user's whole request, and after a pasted log of megabytes the regex took a
+    fifth of a second of each tool call's process, twice."""
+    return " ".join(text.split())
+
+
 def normalise(value: Any) -> str:
     """One canonical text form for comparing values from different places."""
     if isinstance(value, bool):
@@ -91,7 +101,7 @@ def normalise(value: Any) -> str:
         return value.strftime("%Y-%m-%d %H:%M")
     if isinstance(value, date):
         return value.isoformat()
-    text = _SPACE.sub(" ", str(value)).strip()
+    text = collapse_space(str(value))
     if text[:7].lower() == "mailto:" and EMAIL.fullmatch(text[7:]):
         text = text[7:]  # "mailto:bob@corp.com" is bob@corp.com
     if EMAIL.fullmatch(text):
