@@ -89,6 +89,35 @@ def test_prompts_are_read_on_arrival_and_kept_in_the_record(ix: Intently, handle
     assert _record(ix)["readings"] == kept  # the check read nothing again
 
 
+def test_a_check_that_reads_nothing_new_leaves_the_record_as_it_was(ix: Intently, handle: Handler) -> None:
+    """A tool call only reads the session record: after a pasted log it holds megabytes, and
+    writing it back unchanged cost every call another encoding and file of that size. The file
+    is not rewritten (same bytes, same inode, same time), and the check still decides and logs."""
+    root = ix.home.project_root
+    for prompt in _PROMPTS[:3]:
+        assert handle(event("UserPromptSubmit", root, prompt=prompt)).exit_code == 0
+    path = _file_for(ix.home.state_dir, event("PreToolUse", root)["session_id"])
+    before = path.stat()
+    text = path.read_bytes()
+    decided = len(ix.log.read(ix.namespace, op="GATE_DECIDED"))
+    for tool, args in _CALLS[:4]:
+        assert handle(event("PreToolUse", root, tool_name=tool, tool_input=args)).exit_code in (0, 2)
+    after = path.stat()
+    assert path.read_bytes() == text
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert len(ix.log.read(ix.namespace, op="GATE_DECIDED")) == decided + 4
+
+
+def test_a_check_in_a_session_with_no_record_decides_without_one(ix: Intently, handle: Handler) -> None:
+    """No prompt seen (the hook was installed mid-session): the check decides on no request, and
+    a session record appears only when something is kept in it."""
+    root = ix.home.project_root
+    call = event("PreToolUse", root, tool_name="Read", tool_input={"file_path": str(root / "tests" / "x.py")})
+    done = handle({**call, "session_id": "never-prompted"})
+    assert done.exit_code == 0, done.stderr
+    assert len(ix.log.read(ix.namespace, op="GATE_DECIDED")) == 1
+
+
 def test_a_record_from_before_readings_still_decides_and_keeps_them(ix: Intently, handle: Handler) -> None:
     """A session record written by an earlier version has no readings: the check reads the
     prompts, decides as before, and keeps the readings for the next call."""

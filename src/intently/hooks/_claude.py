@@ -54,7 +54,7 @@ from ._gate import (
     project_relative,
     project_relative_output,
 )
-from ._record import PendingAsk, clip, session_record
+from ._record import PendingAsk, clip, read_session_record, session_record
 from ._settings import hook_settings
 from ._watchdog import blocked, watchdog
 
@@ -539,12 +539,9 @@ def _pre_tool(ix: Intently, ev: _Event, late: LateAnswer | None = None) -> HookR
     server (``late``) the reading stops once the server has answered without it, and nothing
     is logged after that answer (:class:`LateDecision`)."""
     assert isinstance(ev, _ToolCall)
-    with session_record(ix.home.state_dir, ev.session_id) as record:
-        requests = list(record.requests)
-        seen = list(record.observations)
-        opened = record.gate_session
-        agreed = list(record.agreed)
-        readings = dict(record.readings)
+    record = read_session_record(ix.home.state_dir, ev.session_id)  # read only: nothing here changes it
+    requests, seen, opened = record.requests, record.observations, record.gate_session
+    agreed, readings = record.agreed, record.readings
     project, here = project_of(ix, ev.cwd)
     args = project_relative(ev.tool_name, ev.tool_input, project, here)
     if requests and gate_available(ix):

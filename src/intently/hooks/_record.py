@@ -20,7 +20,7 @@ from ..core.errors import InvalidInput
 from ..core.files import atomic_write
 from ._gate import Observation
 
-__all__ = ["MAX_OUTPUT_CHARS", "PendingAsk", "SessionRecord", "session_record"]
+__all__ = ["MAX_OUTPUT_CHARS", "PendingAsk", "SessionRecord", "read_session_record", "session_record"]
 
 #: A tool output longer than this is kept truncated (its head is what provenance matches).
 MAX_OUTPUT_CHARS = 100_000
@@ -135,25 +135,45 @@ def session_record(state_dir: Path, session_id: str) -> Iterator[SessionRecord]:
     with open(path.with_suffix(".lock"), "a+") as lock:
         locks.lock(lock)
         try:
-            record = SessionRecord(session_id)
-            if path.exists():
-                try:
-                    record = SessionRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-                    # Every later tool call of the session blocks on this, so say how to get out:
-                    # without the record the gate knows none of the session's prompts, which only
-                    # makes its checks stricter.
-                    raise InvalidInput(
-                        f"session record unreadable ({type(exc).__name__}: {exc}); remove the file to start "
-                        "this session's record over",
-                        where=str(path),
-                    ) from exc
+            record = _load(path, session_id)
             yield record
             record.observations = record.observations[-_MAX_OBSERVATIONS:]
             record.asks = dict(list(record.asks.items())[-_MAX_ASKS:])
             atomic_write(path, json.dumps(record.to_json(), ensure_ascii=False), durable=False)  # per hook call
         finally:
             locks.unlock(lock)
+
+
+def read_session_record(state_dir: Path, session_id: str) -> SessionRecord:
+    """A session's record as it stands (an empty one when there is none yet), read under the
+    same lock and never written back: what a tool call's check reads before it decides. After a
+    pasted log the record holds megabytes (the prompt and its readings), and writing it back
+    unchanged cost every tool call's process another JSON encoding and file of that size."""
+    path = _file_for(state_dir, session_id)
+    if not path.parent.is_dir():
+        return SessionRecord(session_id)
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        locks.lock(lock)
+        try:
+            return _load(path, session_id)
+        finally:
+            locks.unlock(lock)
+
+
+def _load(path: Path, session_id: str) -> SessionRecord:
+    if not path.exists():
+        return SessionRecord(session_id)
+    try:
+        return SessionRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        # Every later tool call of the session blocks on this, so say how to get out:
+        # without the record the gate knows none of the session's prompts, which only
+        # makes its checks stricter.
+        raise InvalidInput(
+            f"session record unreadable ({type(exc).__name__}: {exc}); remove the file to start "
+            "this session's record over",
+            where=str(path),
+        ) from exc
 
 
 def clip(output: Any) -> Any:
