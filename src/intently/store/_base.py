@@ -46,7 +46,12 @@ def register_migration(component: str, version: int, *statements: str, descripti
 
 
 def registered_migrations() -> dict[str, list[Migration]]:
-    return {c: [steps[v] for v in sorted(steps)] for c, steps in _REGISTRY.items()}
+    """Each component's steps in version order, the log's first: other components' steps may
+    read its tables (the gate's fills its prompt table from ``log_ops``), and components are
+    otherwise registered in import order, so ``import intently.gate`` before ``Intently.init``
+    created a fresh home's gate tables before the log's, and the init failed."""
+    components = sorted(_REGISTRY, key=lambda c: c != "log")  # stable: the rest keep their order
+    return {c: [_REGISTRY[c][v] for v in sorted(_REGISTRY[c])] for c in components}
 
 
 def reject_nul(params: Params | Sequence[Params], *, many: bool = False) -> None:
