@@ -29,3 +29,21 @@ def test_hook_benchmark_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFix
     assert result["served_hook"]["p50_ms"] > result["interpreter_start"]["p50_ms"]
     assert result["oneshot_prompt"]["p50_ms"] > result["interpreter_start"]["p50_ms"]
     assert list(tmp_path.iterdir()) == []  # the temporary project is gone
+
+
+def test_decide_benchmark_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The decided call after a long prompt and after a long session, beside a short prompt's."""
+    argv = ["decide", "--events", "1", "--prompt-chars", "3000", "--prompts", "3", "--prompt-words", "12"]
+    code = bench_main([*argv, "--dir", str(tmp_path), "--json"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    timed = ("short_prompt", "long_prompt", "long_session", "interpreter_start")
+    assert set(result) == {"benchmark", "events", "prompt_chars", "prompts", "prompt_words", *timed}
+    assert (result["benchmark"], result["events"], result["prompt_chars"]) == ("decide", 1, 3000)
+    assert (result["prompts"], result["prompt_words"]) == (3, 12)
+    for name in timed:
+        assert set(result[name]) == {"p50_ms", "p95_ms", "mean_ms", "cpu_p50_ms"}
+        assert result[name]["p50_ms"] > 0
+    for name in ("short_prompt", "long_prompt", "long_session"):  # a decision is more than an interpreter start
+        assert result[name]["p50_ms"] > result["interpreter_start"]["p50_ms"]
+    assert list(tmp_path.iterdir()) == []  # the temporary project is gone

@@ -4,4 +4,4 @@ Each prints our figure beside a baseline measured in the same run. Every benchma
 ``intently.bench.<name>`` exposes ``main(argv: list[str]) -> int``.
 """
 
-BENCHMARKS: tuple[str, ...] = ("log", "cycles", "triggers", "serve", "hook", "requirements")
+BENCHMARKS: tuple[str, ...] = ("log", "cycles", "triggers", "serve", "hook", "requirements", "decide")
