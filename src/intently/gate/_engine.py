@@ -22,6 +22,7 @@ from ..core.actors import ActorKind
 from ..core.clock import format_time
 from ..core.errors import (
     BadSignature,
+    IntentlyError,
     InvalidInput,
     InvalidTransition,
     LogIntegrityError,
@@ -698,6 +699,32 @@ class GateEngine:
         if closed is None:  # the row closed just now is gone: the table was changed outside the log
             raise NotFound(f"no gate run {run}")
         return {"run": run, "closed_at": closed["closed_at"], "operations": closed["chain_n"]}
+
+    def close_runs(self, run_ids: Sequence[str]) -> dict[str, Any]:
+        """Close each open run of ``run_ids`` (a harness ending its session closes the runs it
+        opened, see the Claude Code hook's SessionEnd): ``{"closed": [...], "skipped": [...],
+        "failed": {run: reason}}``. A run never opened, not readable by this actor or already
+        closed is skipped, not an error: the caller names the runs it may have opened. A run
+        that cannot be closed is reported by name and does not stop the others."""
+        closed: list[str] = []
+        skipped: list[str] = []
+        failed: dict[str, str] = {}
+        for run in dict.fromkeys(run_ids):
+            with self._rt.store.transaction(write=False) as tx:
+                row = tx.one("SELECT namespace, closed_at FROM gate_sessions WHERE id = ?", (run,))
+                readable = row is not None and self._rt.access.can(
+                    self._rt.actor, str(row["namespace"]), Permission.READ, tx
+                )
+            if row is None or not readable or row["closed_at"] is not None:
+                skipped.append(run)
+                continue
+            try:
+                HomeJournal(self._rt, str(row["namespace"]), POLICY_VERSION).close(run)
+            except IntentlyError as exc:
+                failed[run] = str(exc)
+            else:
+                closed.append(run)
+        return {"closed": closed, "skipped": skipped, "failed": failed}
 
     def _journal_of(self, decision: Decision) -> HomeJournal:
         """The journal of the namespace the decision's run was logged in (write is checked there)."""

@@ -20,7 +20,8 @@ still meets PreToolUse, which fails closed on the same problem.
   approved it, and that approval is recorded in the gate session. With
   ``[hooks] extract_tool_output = true`` the output also goes through extraction, whose
   findings only wait in review.
-- Stop, SessionEnd: the transcript is queued for an incremental requirements scan.
+- Stop, SessionEnd: the transcript is queued for an incremental requirements scan; SessionEnd
+  also closes the session's gate runs, so their traces prove they are complete.
 """
 
 from __future__ import annotations
@@ -755,11 +756,37 @@ def _session_done(ix: Intently, ev: _Event) -> HookResult:
     return HookResult(0, "", "" if added else "intently: transcript already queued\n")
 
 
+def _session_end(ix: Intently, ev: _Event) -> HookResult:
+    """The session is over: queue its transcript (as on Stop) and close the gate runs its record
+    names. A closed run's trace proves it holds every operation of the run (``gate export``,
+    ``gate verify-trace``: ``complete``); an open one's says only "complete up to operation N".
+    Nothing of the session can be decided after its end, so closing refuses nothing the agent
+    could still do: a call still waiting for the person (an ``ask``) is refused for good, which
+    is what the end of the session already meant. A run already closed, or one that was never
+    opened (a prompt's run is opened when it is read), is passed over; any other failure is
+    told, and the transcript is queued whatever happened."""
+    queued = _session_done(ix, ev)
+    record = read_session_record(ix.home.state_dir, ev.session_id)
+    runs = dict.fromkeys(
+        [f"claude-{ev.session_id}-{n}" for n in range(1, len(record.requests) + 1)]
+        + ([record.gate_session] if record.gate_session else [])
+        + [ask.gate_session for ask in record.asks.values()]
+    )
+    if not runs or not gate_available(ix):
+        return queued
+    closed = ix.gate.close_runs(list(runs))
+    failed = [f"{run}: {why}" for run, why in closed.get("failed", {}).items()]
+    if not failed:
+        return queued
+    note = f"intently: could not close gate run(s) {'; '.join(failed)}\n"
+    return HookResult(queued.exit_code, queued.stdout, queued.stderr + note)
+
+
 _HANDLERS: dict[str, tuple[type[_Event], Callable[[Intently, Any], HookResult]]] = {
     "SessionStart": (_Event, _session_start),
     "UserPromptSubmit": (_Prompt, _user_prompt),
     "PreToolUse": (_ToolCall, _pre_tool),
     "PostToolUse": (_ToolResult, _post_tool),
     "Stop": (_Event, _session_done),
-    "SessionEnd": (_Event, _session_done),
+    "SessionEnd": (_Event, _session_end),
 }
