@@ -18,6 +18,7 @@ try:  # typer >= 0.29 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[assignment,unused-ignore]
 from ._common import State, err, escape
+from ._helptext import reflow_help
 
 __all__ = ["app", "main"]
 
@@ -83,6 +84,7 @@ def _register() -> None:
     for name in COMMAND_MODULES:
         module = importlib.import_module(name)
         module.register(app)
+    reflow_help(app)
 
 
 _register()
