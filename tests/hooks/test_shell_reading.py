@@ -272,7 +272,7 @@ def test_a_cd_that_may_not_run_leaves_the_folder_unknown(
     """Before: allowed, the ``cd ..`` was read as run, so ``rm -rf keys`` was read as ``./keys``;
     the shell skips it (``false &&``, a body that does not run) and removes .intently/keys."""
     decision, reason = _decide(project, handle, command)
-    assert decision == "deny" and GUARDED in reason and "no word of the command gives" in reason, (command, reason)
+    assert decision == "deny" and GUARDED in reason and ".intently/keys" in reason, (command, reason)
 
 
 def test_a_cd_in_one_and_or_list_leads_the_rest_of_it(allowed: Intently, project: Path, handle: Handler) -> None:
@@ -284,5 +284,88 @@ def test_a_cd_in_one_and_or_list_leads_the_rest_of_it(allowed: Intently, project
         decision, reason = _decide(project, handle, command)
         assert decision == "deny" and ".intently/keys" in reason, (command, reason)
     for command in ("mkdir -p build && cd build && cmake .. && make", "cd web && npm ci && rm -rf dist"):
+        reason = _decide(project, handle, command)[1]
+        assert GUARDED not in reason, (command, reason)
+
+
+# -- the folder as a set of possible folders (closing note of 2026-12-02) --------------------------
+
+
+def test_a_cd_that_may_not_run_leaves_both_folders_possible(allowed: Intently, project: Path, handle: Handler) -> None:
+    """Before: ``npm ci && cd web; rm -rf dist`` was refused: after a ``cd`` that may not have run
+    the folder was wholly unknown, and ``?/dist`` may be ``.intently/dist``. It is ``dist`` or
+    ``web/dist``; only when one of the possible folders makes it a guarded write is it refused."""
+    (project / "web").mkdir()
+    for command in (
+        "npm ci && cd web; rm -rf dist",
+        "cd web || exit 1; rm -rf dist",
+        "if true; then cd web; fi; rm -rf dist",
+    ):
+        reason = _decide(project, handle, command)[1]
+        assert GUARDED not in reason, (command, reason)
+    for command in ("cd .intently; npm ci && cd ..; rm -rf keys", "npm ci && cd .intently; rm -rf keys"):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and GUARDED in reason and ".intently/keys" in reason, (command, reason)
+    # a folder no word gives, or more possible folders than the bound: wholly unknown, as before
+    for command in ("cd $D; rm -rf keys", "a && cd w; b && cd x; c && cd y; rm -rf keys"):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and "no word of the command gives" in reason, (command, reason)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$(echo intently) req accept --all",
+        "`echo intently` req accept --all",
+        "$(printf intently) goal endorse g-1",
+        "true; `which intently` review confirm cand-1",
+        "P=x; $(echo intently) req accept --all | cat",
+        "$(case x in x) echo intently;; esac) req accept --all",
+    ],
+)
+def test_a_program_word_made_by_a_substitution_is_an_unresolved_program(
+    allowed: Intently, project: Path, handle: Handler, command: str
+) -> None:
+    """Before: allowed, the split read ``$``, ``(`` as operators and the program word was lost
+    (``req accept --all`` was read as a program of its own); ``"$(which intently)"`` was refused."""
+    decision, reason = _decide(project, handle, command)
+    assert decision == "deny" and PERSON in reason, (command, reason)
+
+
+def test_a_substitution_as_an_argument_is_no_program(allowed: Intently, project: Path, handle: Handler) -> None:
+    """What a substitution prints is a word of the command it stands in, not a command."""
+    for command in ("$(echo intently) goal list", "echo $(date) intently req accept", "echo `date` x"):
+        reason = _decide(project, handle, command)[1]
+        assert PERSON not in reason, (command, reason)
+
+
+def test_a_script_given_to_a_shell_on_standard_input_is_read(allowed: Intently, project: Path, handle: Handler) -> None:
+    """Before: ``bash < x.sh`` and ``cat x.sh | bash`` were allowed; the shell runs the script's
+    text, so it is read as ``bash x.sh``'s is."""
+    (project / "scripts").mkdir()
+    (project / "x.sh").write_text("intently req accept --all\n", encoding="utf-8")
+    (project / "scripts" / "w.sh").write_text("rm -rf ../.intently/keys\n", encoding="utf-8")
+    (project / "ok.sh").write_text("echo intently req accept --all\n", encoding="utf-8")
+    for command in ("bash < x.sh", "sh < x.sh", "bash -s < x.sh", "cat x.sh | bash", "cat x.sh | sh -s"):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and "its text runs intently req accept --all" in reason, (command, reason)
+    for command in ("cd scripts && bash < w.sh", "cat scripts/w.sh | bash"):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and GUARDED in reason and ".intently/keys" in reason, (command, reason)
+    for command in ("bash < ok.sh", "cat x.sh | grep intently", "cat x.sh | bash -c 'wc -l'"):
+        reason = _decide(project, handle, command)[1]
+        assert PERSON not in reason and GUARDED not in reason, (command, reason)
+
+
+def test_a_cd_to_a_folder_that_is_not_there_may_fail(allowed: Intently, project: Path, handle: Handler) -> None:
+    """Before: ``cd .intently; cd /nonexistent; rm -rf keys`` was read as removing
+    ``/nonexistent/keys``; the ``cd`` fails, the shell stays in .intently and removes its keys."""
+    absent = project.parent / "absent-folder"
+    for command in (f"cd .intently; cd {absent}; rm -rf keys", "cd .intently; cd nope; rm -rf keys"):
+        decision, reason = _decide(project, handle, command)
+        assert decision == "deny" and GUARDED in reason and ".intently/keys" in reason, (command, reason)
+    # a folder that is there, or that the line makes first: the cd runs
+    (project / "out").mkdir()
+    for command in ("cd .intently; cd ../out; rm -rf keys", "cd .intently; mkdir -p ../new/x; cd ../new; rm -rf keys"):
         reason = _decide(project, handle, command)[1]
         assert GUARDED not in reason, (command, reason)

@@ -616,7 +616,7 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     segment: list[str] = []
     piped: list[list[str]] = []  # the earlier commands of this pipeline: what feeds an xargs
     given: list[str] = []  # files given on standard input ("< fix.patch")
-    shell = _Shell()
+    shell = _Shell(root=root)
     saved: list[_Shell] = []  # the shell outside each open subshell
     # the shell before each open compound command ("{ ...; }", "while ...; done", "if ...; fi"),
     # and whether a pipe feeds it (then it is the last command of a pipeline)
@@ -639,18 +639,17 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
         nonlocal shell
         if fed and reads_commands(_command_words(segment)):
             for text in fed:  # "bash <<EOF": its lines are commands, run where the shell stands
-                here = None if root is None or _UNKNOWN in shell.cwd else os.path.join(root, shell.cwd)
-                inner = read_command(literal(text), here)
-                out.add(_rebased(inner, shell.cwd) if inner is not None else CommandReading(opaque=[text]))
+                commands(text)
         else:
             segment.extend(literal(t) for t in fed)  # a word of its command: "python - <<EOF" names paths
         fed.clear()
         read = _segment(segment, piped, given)
         if read.opaque:
             read.opaque += given
-        read = _rebased(read, shell.cwd)
-        _read_patches(read, root)
-        out.add(read)
+        for cwd in shell.folders():  # each folder the line may stand in by now
+            here = _rebased(read, cwd)
+            _read_patches(here, root)
+            out.add(here)
         lead = itertools.takewhile(lambda w: w in _KEYWORDS or w in _OPENS or w in _CLOSES, segment)
         closed: tuple[_Shell, bool, str] | None = None
         for w in lead:  # "do if x", "{ while ...": each opens one; "} }": each closes one
@@ -684,9 +683,14 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
     def substituted(word: str) -> None:
         """What the ``$(...)`` in a word run (``echo "$(rm -rf x)"``), read where the line stands."""
         for text in substitutions(word):
-            here = None if root is None or _UNKNOWN in shell.cwd else os.path.join(root, shell.cwd)
+            commands(text)
+
+    def commands(text: str) -> None:
+        """What the command text ``text`` changes, run where the line stands (each folder it may)."""
+        for cwd in shell.folders():
+            here = None if root is None or _UNKNOWN in cwd else os.path.join(root, cwd)
             inner = read_command(literal(text), here)
-            out.add(_rebased(inner, shell.cwd) if inner is not None else CommandReading(opaque=[text]))
+            out.add(_rebased(inner, cwd) if inner is not None else CommandReading(opaque=[text]))
 
     pattern = False  # a case's pattern comes next
     i = 0
@@ -715,7 +719,7 @@ def read_command(command: str, root: str | None = None) -> CommandReading | None
                 i += 1  # "> >(tee log)": into a process substitution, read next
                 continue
             if to and not to.startswith("&") and to not in _OPERATORS and not (word == ">&" and _FD.fullmatch(to)):
-                out.targets.append(_within(shell.cwd, literal(shell.expand(to))))
+                out.targets += [_within(cwd, literal(shell.expand(to))) for cwd in shell.folders()]
             i += 2
             continue
         header = segment[:1] == ["case"] and segment[2:3] == ["in"]
@@ -760,6 +764,8 @@ _KEYWORDS = frozenset({"{", "}", "!", "then", "do", "else", "elif", "if", "while
 # pipeline (or sent to the background) runs in a process of its own, as a simple command does.
 _OPENS = frozenset({"{", "if", "while", "until", "for", "case", "select"})
 _CLOSES = frozenset({"}", "fi", "done", "esac"})
+# How many known folders a line may stand in before the folder counts as unknown.
+_MAX_FOLDERS = 4
 
 
 @dataclass
@@ -770,9 +776,28 @@ class _Shell:
     cwd: str = ""
     dirs: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    # the other folders it may stand in, each known: "npm ci && cd web; rm -rf dist" removes
+    # dist or web/dist, as "cd web" ran or not (at most _MAX_FOLDERS in all, else unknown)
+    also: list[str] = field(default_factory=list)
+    # where the line starts on disk (None: not known), and the folders it makes ("mkdir -p
+    # build && cd build"): a "cd" to a folder that is in neither may fail and leave it where it was
+    root: str | None = None
+    made: list[str] = field(default_factory=list)
 
     def copy(self) -> _Shell:
-        return _Shell(self.cwd, list(self.dirs), dict(self.env))
+        return _Shell(self.cwd, list(self.dirs), dict(self.env), list(self.also), self.root, list(self.made))
+
+    def folders(self) -> list[str]:
+        """Every folder the shell may stand in: a path the line changes is read from each."""
+        return [self.cwd, *self.also]
+
+    def _stand(self, folders: Sequence[str]) -> None:
+        """Stand in one of ``folders``: one folder no word gives, or more than :data:`_MAX_FOLDERS`,
+        make the folder wholly unknown (fail closed: ``?/keys`` may be ``.intently/keys``)."""
+        folders = list(dict.fromkeys(folders))
+        if len(folders) > 1 and (len(folders) > _MAX_FOLDERS or any(_UNKNOWN in f for f in folders)):
+            folders = [_UNKNOWN]
+        self.cwd, self.also = folders[0], folders[1:]
 
     def expand(self, word: str) -> str:
         def value(m: re.Match[str]) -> str:
@@ -783,14 +808,15 @@ class _Shell:
 
     def unsure_after(self, other: _Shell) -> _Shell:
         """This shell, where a command that may or may not have run in it left ``other``: a
-        folder or variable that differs between the two is unknown."""
+        variable that differs between the two is unknown; the folder is either one (:meth:`_stand`)."""
         env = dict(self.env)
         for name in self.env.keys() | other.env.keys():
             if self.env.get(name) != other.env.get(name):
                 env[name] = _UNKNOWN
-        cwd = self.cwd if other.cwd == self.cwd else _UNKNOWN
         dirs = self.dirs if other.dirs == self.dirs else [_UNKNOWN] * max(len(self.dirs), len(other.dirs))
-        return _Shell(cwd, list(dirs), env)
+        after = _Shell(self.cwd, list(dirs), env, root=self.root, made=list(dict.fromkeys(self.made + other.made)))
+        after._stand([*self.folders(), *other.folders()])  # either: both folders stay possible
+        return after
 
     def run(self, words: Sequence[str]) -> None:
         """What a finished simple command (its words expanded) does to the shell itself."""
@@ -809,14 +835,27 @@ class _Shell:
         elif program in ("cd", "pushd", "chdir"):
             operands = [a for a in args if a == "-" or not a.startswith("-")]
             if program == "pushd":
-                self.dirs.append(self.cwd)
+                self.dirs.append(_UNKNOWN if self.also else self.cwd)
             where = operands[0] if operands else ""
             if not where or where == "-" or where.startswith(("~", "+")):
-                self.cwd = _UNKNOWN  # home, the last folder, a stack entry: no word says which
+                self._stand([_UNKNOWN])  # home, the last folder, a stack entry: no word says which
             else:
-                self.cwd = _within(self.cwd, where)
+                # "cd .intently; cd /nonexistent; rm -rf keys": a cd that fails leaves the shell where it was
+                moved = [_within(cwd, where) for cwd in self.folders()]
+                self._stand(moved + [cwd for cwd, to in zip(self.folders(), moved, strict=True) if self._may_fail(to)])
+        elif program == "mkdir":
+            self.made += [_within(cwd, a) for cwd in self.folders() for a in args if not a.startswith("-")]
         elif program == "popd":
-            self.cwd = self.dirs.pop() if self.dirs else _UNKNOWN
+            self._stand([self.dirs.pop() if self.dirs else _UNKNOWN])
+
+    def _may_fail(self, folder: str) -> bool:
+        """Whether a ``cd`` to ``folder`` (known, from where the line starts) may fail: the folder
+        is not on disk and no ``mkdir`` before it on the line makes it (or one under it)."""
+        if self.root is None or _UNKNOWN in folder:
+            return False
+        if any(m == folder or m.startswith(folder.rstrip("/") + "/") for m in map(posixpath.normpath, self.made)):
+            return False
+        return not os.path.isdir(os.path.join(self.root, folder))
 
     def _assign(self, words: Iterable[str]) -> None:
         for w in words:
@@ -845,8 +884,10 @@ def _unknown_globs(path: str) -> list[str]:
 
 def _rebased(read: CommandReading, cwd: str) -> CommandReading:
     """A simple command's reading, its relative paths taken from ``cwd`` (``cd``, ``-C``)."""
-    if not cwd:
-        return read
+    if not cwd:  # a copy: each folder's reading is changed on its own (_read_patches)
+        return CommandReading(
+            list(read.targets), list(read.sweeps), list(read.opaque), list(read.unsure), list(read.patches)
+        )
     opaque = list(read.opaque)
     if _UNKNOWN not in cwd:  # "cd src && python fix.py app/config.py" names src/app/config.py
         opaque += [_within(cwd, w) for w in read.opaque[1:] if not w.startswith(("-", "/")) and _UNKNOWN not in w]
@@ -854,7 +895,7 @@ def _rebased(read: CommandReading, cwd: str) -> CommandReading:
         targets=[_within(cwd, t) for t in read.targets],
         sweeps=[(_within(cwd, f), p) for f, p in read.sweeps],
         opaque=opaque,
-        unsure=read.unsure,
+        unsure=list(read.unsure),
         patches=[(f if f == "-" else _within(cwd, f), n, _within(cwd, d or "."), g) for f, n, d, g in read.patches],
     )
 

@@ -147,10 +147,22 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
     fed: list[str] = []  # the here-documents and here-strings of the command being read
     aliases: dict[str, list[str]] = {}  # "alias x=intently; x req accept": x runs intently
 
+    # The script file a shell may read its commands from on standard input ("bash < x.sh",
+    # "cat x.sh | bash"): read as "bash x.sh" is, so its text is held to the guard too.
+    given: list[str] = []  # this command's "< FILE"
+    piped: list[str] = []  # the file a "cat FILE" before the "|" feeding this command prints
+    catted: list[str] = []  # the file this command prints, when it is "cat FILE"
+
     def done() -> bool:
         run = _unwrap(segment)
         segment.clear()
         texts = fed[:] if reads_commands(run) else []
+        script = [*given, *piped][:1]
+        given.clear()
+        piped.clear()
+        catted[:] = run[1:] if len(run) == 2 and posixpath.basename(run[0]) == "cat" and run[1] != "-" else []
+        if script and not texts and reads_commands(run):
+            run = [run[0], *script]  # "bash < x.sh": its text runs as commands, as "bash x.sh"'s does
         fed.clear()
         for text in texts:  # "bash <<EOF", "sh <<< TEXT": what the shell reads runs as commands
             nested = simple_commands(text, depth + 1)
@@ -176,13 +188,44 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
         out.append(run)
         return True
 
+    # A word the shell makes from what a command prints ("$(echo intently) req accept", a
+    # backquote): the command inside is read on its own, and the word stays in the command
+    # around it as an expansion no word resolves (as "$(which intently)" in double quotes is).
+    outer: list[tuple[list[str], str]] = []  # the command around each open substitution, and the text before it
+    # for each open "(": None, or for a "$(" substitution the "case" commands open when it opened
+    # (a case pattern's ")" in it, "$(case x in a) ...", closes no substitution)
+    parens: list[int | None] = []
+    cases = 0
+    quoted = False  # inside a backquote
+
+    def resume(shown: str) -> None:
+        around, before = outer.pop()
+        segment[:] = [*around, before + shown]
+
     i = 0
     while i < len(words):
         raw = words[i]
         word = raw.strip("`")
-        if raw in _OPERATORS or raw in ("$", "()"):  # "f() { intently "$@"; }": the body is a command
+        if raw.endswith("$") and words[i + 1 : i + 2] == ["("]:
+            outer.append((segment[:], raw[:-1]))  # "x$(...)": one word
+            segment.clear()
+            parens.append(cases)
+            i += 2
+            continue
+        if raw == ")" and parens and parens[-1] is not None and parens[-1] >= cases:
+            parens.pop()
             if not done():
                 return None
+            resume("$(...)")
+        elif raw in _OPERATORS or raw in ("$", "()"):  # "f() { intently "$@"; }": the body is a command
+            if raw == "(":
+                parens.append(None)
+            elif raw == ")" and parens and parens[-1] is None:
+                parens.pop()
+            if not done():
+                return None
+            if raw in ("|", "|&"):
+                piped[:] = catted
         elif raw in ("<<", "<<-", "<<<") and i + 1 + (raw != "<<<") < len(words) and words[i + 1] not in _OPERATORS:
             i += 1 if raw == "<<<" else 2  # "<<", the delimiter, the body (see _words.split)
             fed.append(words[i])
@@ -192,6 +235,8 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
                     return None
                 out.extend(nested)
         elif _REDIRECT.fullmatch(raw):
+            if raw in ("<", "0<") and i + 1 < len(words) and words[i + 1] not in _OPERATORS:
+                given[:] = [words[i + 1]]
             i += 1  # the redirect's target is not a word of the command
         else:
             for text in substitutions(raw_words[i]):
@@ -200,13 +245,24 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]] | None:
                     return None
                 out.extend(nested)
             # a backtick opens or closes a command of its own (`intently log checkpoint`)
-            if raw.startswith("`") and not done():
-                return None
+            cases += (word == "case" and not segment) - (word == "esac" and not segment)
+            opens = raw.startswith("`") and not quoted
+            if opens:
+                outer.append((segment[:], ""))
+                segment.clear()
+                quoted = True
             if word:
                 segment.append(word)
-            if raw.endswith("`") and (len(raw) > 1 or not word) and not done():
-                return None
+            if raw.endswith("`") and quoted and (len(raw) > 1 or not opens):
+                if not done():
+                    return None
+                resume("`...`")
+                quoted = False
         i += 1
+    while outer:  # a substitution left open: its command, then the one around it
+        if not done():
+            return None
+        resume("$(...)")
     return out if done() else None
 
 
