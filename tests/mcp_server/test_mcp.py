@@ -835,3 +835,25 @@ def test_a_session_of_mcp_writes_leaves_the_git_tree_clean(ix: Intently, project
         assert other.log.read_witness()["proj"].size == signed
         assert other.log.verify().ok
     assert _git(project, "status", "--porcelain").split() == ["M", ".intently/checkpoints.json"]
+
+
+def test_the_goal_tools_set_and_empty_completion_criteria(ix: Intently) -> None:
+    """goals_add and goals_update take completion criteria (they had no such argument), and "-"
+    empties them, as it does the owner, due date and note."""
+    ix.checkpoint()
+
+    async def go() -> list[Any]:
+        async with Client(build_server(ix)) as client:
+            added = await client.call_tool("goals_add", {"text": "Ship the docs site", "completion_criteria": "live"})
+            goal_id = json.loads(_text(added))["id"]
+            changed = await client.call_tool(
+                "goals_update", {"goal_id": goal_id, "completion_criteria": "live, with search"}
+            )
+            emptied = await client.call_tool("goals_update", {"goal_id": goal_id, "completion_criteria": "-"})
+            return [added, changed, emptied]
+
+    added, changed, emptied = _run(go)
+    assert not added.is_error, _text(added)
+    assert json.loads(_text(added))["completion_criteria"] == "live"
+    assert json.loads(_text(changed))["completion_criteria"] == "live, with search"
+    assert json.loads(_text(emptied))["completion_criteria"] is None

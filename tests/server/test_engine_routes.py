@@ -196,6 +196,33 @@ def test_an_agents_token_cannot_reword_or_retype_a_persons_goal_over_http(api: A
         assert alice.patch(base, json={"type": "RISK"}).json()["intent_type"] == "RISK"
 
 
+def test_a_person_sets_changes_and_removes_completion_criteria_over_http(api: Api) -> None:
+    """How we will know a goal is done could be set only from the CLI: POST and PATCH had no
+    field for it, so a person on the API alone could not say it, and the agent-side refusal
+    had nothing to guard. Now alice sets it, changes it and removes it (null, as merge patch
+    reads it); an agent's token changing it is 403 and leaves it as she wrote it."""
+    api.ix.access.grant(Actor.parse("agent:bot"), Permission.WRITE)
+    with api.client(api.token("agent:bot")) as bot, api.client(api.token("user:alice")) as alice:
+        made = alice.post(
+            "/v1/namespaces/proj/goals", json={"text": "Migrate the wiki", "completion_criteria": "no 404s"}
+        )
+        assert made.status_code == 201, made.text
+        base = f"/v1/namespaces/proj/goals/{made.json()['id']}"
+        assert alice.get(base).json()["completion_criteria"] == "no 404s"
+        refused = bot.patch(base, json={"completion_criteria": "most pages load"})
+        assert refused.status_code == 403, refused.text
+        assert "cannot change the completion criteria" in refused.json()["detail"]
+        assert "--criteria TEXT" in refused.json()["detail"]
+        assert alice.get(base).json()["completion_criteria"] == "no 404s"
+        changed = alice.patch(base, json={"completion_criteria": "no 404s and redirects kept"})
+        assert changed.status_code == 200 and changed.json()["completion_criteria"] == "no 404s and redirects kept"
+        assert (
+            alice.patch(base, json={"priority": "HIGH"}).json()["completion_criteria"] == "no 404s and redirects kept"
+        )
+        cleared = alice.patch(base, json={"completion_criteria": None})
+        assert cleared.status_code == 200 and cleared.json()["completion_criteria"] is None
+
+
 def test_an_agents_completion_over_http_is_a_claim_the_person_confirms_or_rejects(api: Api) -> None:
     """An agent's complete of the person's goal was a bare 403. It is still 403 (the goal did not
     complete), now "claimed, awaits user:alice" with the claim and the goal in the problem body;

@@ -170,9 +170,19 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
         priority: str | None = None,
         owner: str | None = None,
         due: str | None = None,
+        completion_criteria: str | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
-        return call("goals", "add", text, type=type, priority=priority, owner=owner, due=due)
+        return call(
+            "goals",
+            "add",
+            text,
+            type=type,
+            priority=priority,
+            owner=owner,
+            due=due,
+            completion_criteria=completion_criteria,
+        )
 
     @server.tool(description="List goals; filter by state (default ACTIVE), type, owner or priority.")
     @_as_tool_error
@@ -183,10 +193,11 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
 
     @server.tool(
         description=(
-            'Change a goal\'s text, type, priority, owner, due date or context note ("-" empties the owner, '
-            "due date or note). The owner, text and type of a person's goal (one they added, endorsed or own) are "
-            "theirs to change (`intently goal edit ID --owner NAME`, `--text TEXT`, `--type TYPE`): propose the "
-            "change to them. With expected_version, the edit fails if someone changed the goal since that version."
+            'Change a goal\'s text, type, priority, owner, due date, completion criteria or context note ("-" '
+            "empties the owner, due date, criteria or note). The owner, text, type and completion criteria of a "
+            "person's goal (one they added, endorsed or own) are theirs to change (`intently goal edit ID --owner "
+            "NAME`, `--text TEXT`, `--type TYPE`, `--criteria TEXT`): propose the change to them. With "
+            "expected_version, the edit fails if someone changed the goal since that version."
         )
     )
     @_as_tool_error
@@ -198,6 +209,7 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
         owner: str | None = None,
         due: str | None = None,
         context_note: str | None = None,
+        completion_criteria: str | None = None,
         expected_version: int | None = None,
     ) -> dict[str, Any]:
         ix.require(Permission.WRITE)
@@ -216,6 +228,7 @@ def build_server(ix: Intently, *, agent: str | None = DEFAULT_AGENT) -> MCPServe
             owner=cleared(owner),
             due=cleared(due),
             context_note=cleared(context_note),
+            completion_criteria=cleared(completion_criteria),
             expected_version=expected_version,
         )
 

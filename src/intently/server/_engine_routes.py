@@ -72,9 +72,10 @@ def _page(data: Any, offset: int, limit: int) -> dict[str, Any]:
 
 def _patch(body: GoalUpdate) -> dict[str, Any]:
     """A PATCH as JSON merge patch reads it: a field left out stays, an optional field sent as
-    null is removed (owner, due, context note); the library says the latter with ``CLEAR``."""
+    null is removed (owner, due, context note, completion criteria); the library says the latter
+    with ``CLEAR``."""
     fields = body.model_dump()
-    for name in ("owner", "due", "context_note"):
+    for name in ("owner", "due", "context_note", "completion_criteria"):
         if name in body.model_fields_set and fields[name] is None:
             fields[name] = CLEAR
     return fields

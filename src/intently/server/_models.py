@@ -62,6 +62,7 @@ class GoalCreate(_Body):
     priority: Priority | None = None
     owner: str | None = Field(default=None, max_length=140, pattern=ACTOR_PATTERN)
     due: str | None = Field(default=None, max_length=40)
+    completion_criteria: str | None = Field(default=None, max_length=10_000, description="How we will know it is done.")
 
 
 class GoalUpdate(_Body):
@@ -71,6 +72,11 @@ class GoalUpdate(_Body):
     due: str | None = Field(default=None, max_length=40)
     type: IntentType | None = None
     context_note: str | None = Field(default=None, max_length=10_000)
+    completion_criteria: str | None = Field(
+        default=None,
+        max_length=10_000,
+        description="How we will know it is done (null removes it). A person's goal's criteria are theirs: 403 for an agent.",
+    )
     expected_version: int | None = Field(
         default=None, ge=1, description="Version the edit is based on; a newer stored version answers 409."
     )
