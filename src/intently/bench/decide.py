@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .hook import _PROMPT, _SESSION_TEXT, _decision, _event, _project, _tool_events
+from .hook import _PROMPT, _decision, _project, _session_prompts, _submit, _tool_events
 
 __all__ = ["main", "measure"]
 
@@ -58,17 +58,6 @@ def _pasted_log(chars: int) -> str:
         size += len(line) + 1
         n += 1
     return (head + "\n".join(lines))[:chars]
-
-
-def _session_prompts(prompts: int, words: int) -> list[str]:
-    """``prompts`` prompts of ``words`` words, the first naming the file the timed calls touch."""
-    vocabulary = _SESSION_TEXT.split()
-    out = []
-    for n in range(prompts):
-        text = " ".join(vocabulary[(n + k) % len(vocabulary)] for k in range(words))
-        opening = f"{_PROMPT}. " if n == 0 else ""  # what the timed Read and Edit are for
-        out.append(f"{opening}Step {n}: {text}.")
-    return out
 
 
 def _timed(argv: list[str], payload: str, env: dict[str, str], cwd: Path) -> tuple[float, float | None, str]:
@@ -100,21 +89,6 @@ def _summary(wall: list[float], cpu: list[float | None]) -> dict[str, float | No
         "mean_ms": round(statistics.fmean(ms), 1),
         "cpu_p50_ms": round(statistics.median(cpus), 1) if cpus and len(cpus) == len(cpu) else None,
     }
-
-
-def _submit(project: Path, session: str, prompts: Sequence[str]) -> None:
-    """Submit ``prompts`` to ``session`` in this process, each read on arrival as a hook's would be."""
-    from .._intently import Intently
-    from ..hooks import handle_claude_event
-
-    def opener(cwd: Path | None) -> Intently:
-        return Intently.open(project, actor="user:bench")
-
-    for prompt in prompts:
-        event = {**json.loads(_event(project, "UserPromptSubmit", prompt=prompt)), "session_id": session}
-        done = handle_claude_event(json.dumps(event), opener)
-        if done.exit_code != 0 or "could not open a gate session" in done.stderr:
-            raise RuntimeError(f"a prompt of session {session} failed: {done.stderr}")
 
 
 def measure(events: int, root: Path, prompt_chars: int, prompts: int, prompt_words: int) -> dict[str, Any]:

@@ -157,6 +157,32 @@ _SESSION_TEXT = (
 )
 
 
+def _session_prompts(prompts: int, words: int) -> list[str]:
+    """``prompts`` prompts of ``words`` words, the first naming the file the timed calls touch."""
+    vocabulary = _SESSION_TEXT.split()
+    out = []
+    for n in range(prompts):
+        text = " ".join(vocabulary[(n + k) % len(vocabulary)] for k in range(words))
+        opening = f"{_PROMPT}. " if n == 0 else ""  # what the timed Read and Edit are for
+        out.append(f"{opening}Step {n}: {text}.")
+    return out
+
+
+def _submit(project: Path, session: str, prompts: Sequence[str]) -> None:
+    """Submit ``prompts`` to ``session`` in this process, each read on arrival as a hook's would be."""
+    from .._intently import Intently
+    from ..hooks import handle_claude_event
+
+    def opener(cwd: Path | None) -> Intently:
+        return Intently.open(project, actor="user:bench")
+
+    for prompt in prompts:
+        event = {**json.loads(_event(project, "UserPromptSubmit", prompt=prompt)), "session_id": session}
+        done = handle_claude_event(json.dumps(event), opener)
+        if done.exit_code != 0 or "could not open a gate session" in done.stderr:
+            raise RuntimeError(f"a prompt of session {session} failed: {done.stderr}")
+
+
 def _long_session(
     fast: list[str],
     events: int,
@@ -167,23 +193,10 @@ def _long_session(
     prompt_words: int,
 ) -> dict[str, Any]:
     """PreToolUse late in a long session, with and without the prompts' stored readings."""
-    from .._intently import Intently
-    from ..hooks import handle_claude_event
     from ..hooks._record import _file_for
 
-    def opener(cwd: Path | None) -> Intently:
-        return Intently.open(project, actor="user:bench")
-
     session = "bench-long-session"
-    vocabulary = _SESSION_TEXT.split()
-    for n in range(prompts):  # submitted in this process: the set-up, not the figure
-        text = " ".join(vocabulary[(n + k) % len(vocabulary)] for k in range(prompt_words))
-        opening = f"{_PROMPT}. " if n == 0 else ""  # what the timed Read and Edit are for
-        event = json.loads(_event(project, "UserPromptSubmit", prompt=f"{opening}Step {n}: {text}."))
-        event["session_id"] = session
-        done = handle_claude_event(json.dumps(event), opener)
-        if done.exit_code != 0:
-            raise RuntimeError(f"a prompt of the long session failed: {done.stderr}")
+    _submit(project, session, _session_prompts(prompts, prompt_words))  # the set-up, not the figure
     record = _file_for(project / ".intently" / "state", session)
     calls = [json.dumps({**json.loads(c), "session_id": session}) for c in _tool_events(project)]
     kept: list[float] = []
