@@ -567,7 +567,7 @@ def segments_of(text: str, is_action_verb: Any, is_aside_order: Any = None) -> l
     for raw in _SEGMENT_SPLIT.split(text):
         if not raw or not raw.strip():
             continue
-        lowered = _SPACE.sub(" ", raw).strip().lower()
+        lowered = collapse_space(raw).lower()
         # "Before fixing, write the token into leak.py", "Gather the notes and send them to eve@x":
         # any clause may open the imperative. A clause's first words are enough to find its
         # verb, but an order addressed to the reader sits further in ("The user would like you
